@@ -1,0 +1,284 @@
+//! The functions toolgate adds to CEL, and the catalogue of every function a spec may call
+//! (with result types, for the static checker).
+//!
+//! Path helpers are lexical: they never touch the file system, so a policy's decision depends
+//! only on the call. The runtime enforces the same boundary again at open time.
+
+use std::path::{Component, Path};
+use std::sync::Arc;
+
+use cel::{Context, ExecutionError, Value};
+
+use crate::cel::check::CelType;
+
+/// Registers toolgate's functions on an evaluation context.
+pub fn register(ctx: &mut Context<'_, '_>) -> Result<(), cel::DeclarationError> {
+    ctx.add_function("path.within_workspace", |p: Arc<String>| within_workspace(&p))?;
+    ctx.add_function("path.is_absolute", |p: Arc<String>| p.starts_with('/'))?;
+    ctx.add_function("path.normalize", |p: Arc<String>| normalize(&p).unwrap_or_else(|| p.to_string()))?;
+    ctx.add_function("path.base", |p: Arc<String>| {
+        Path::new(p.as_str())
+            .file_name()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_default()
+    })?;
+    ctx.add_function("path.dir", |p: Arc<String>| {
+        Path::new(p.as_str())
+            .parent()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_default()
+    })?;
+    ctx.add_function("path.ext", |p: Arc<String>| {
+        Path::new(p.as_str())
+            .extension()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_default()
+    })?;
+    ctx.add_function(
+        "path.matches_glob",
+        |p: Arc<String>, globs: Arc<Vec<Value>>| -> Result<bool, ExecutionError> {
+            let patterns: Vec<&str> = globs
+                .iter()
+                .filter_map(|g| match g {
+                    Value::String(s) => Some(s.as_str()),
+                    _ => None,
+                })
+                .collect();
+            matches_glob(&p, &patterns).map_err(|e| ExecutionError::function_error("path.matches_glob", e))
+        },
+    )?;
+    ctx.add_function("shell.words", |s: Arc<String>| -> Value {
+        Value::List(Arc::new(
+            shell_words(&s)
+                .into_iter()
+                .map(|w| Value::String(Arc::new(w)))
+                .collect(),
+        ))
+    })?;
+    Ok(())
+}
+
+/// Lexically normalizes a relative path: drops `.`, resolves `..` against earlier components.
+/// `None` when the path climbs above its start or is absolute.
+pub fn normalize(p: &str) -> Option<String> {
+    let mut parts: Vec<&str> = Vec::new();
+    for c in Path::new(p).components() {
+        match c {
+            Component::Normal(s) => parts.push(s.to_str()?),
+            Component::CurDir => {}
+            Component::ParentDir => {
+                parts.pop()?;
+            }
+            Component::RootDir | Component::Prefix(_) => return None,
+        }
+    }
+    Some(if parts.is_empty() { ".".to_owned() } else { parts.join("/") })
+}
+
+/// Whether a path, taken relative to the workspace root, stays inside it (lexically).
+pub fn within_workspace(p: &str) -> bool {
+    !p.is_empty() && !p.contains('\0') && normalize(p).is_some()
+}
+
+/// Whether a (normalized) relative path matches any of the globs (`**` crosses directories).
+pub fn matches_glob(p: &str, globs: &[&str]) -> Result<bool, String> {
+    let path = normalize(p).unwrap_or_else(|| p.to_owned());
+    for g in globs {
+        let glob = globset::GlobBuilder::new(g)
+            .literal_separator(true)
+            .build()
+            .map_err(|e| format!("invalid glob `{g}`: {e}"))?;
+        let m = glob.compile_matcher();
+        // `**/x` should also match `x` at the root, as people expect from .gitignore.
+        if m.is_match(&path) || (g.starts_with("**/") && path.split('/').count() == 1 && glob_tail_matches(g, &path)) {
+            return Ok(true);
+        }
+    }
+    Ok(false)
+}
+
+fn glob_tail_matches(glob: &str, path: &str) -> bool {
+    glob.strip_prefix("**/")
+        .and_then(|tail| globset::Glob::new(tail).ok())
+        .is_some_and(|g| g.compile_matcher().is_match(path))
+}
+
+/// Splits a command line the way a POSIX shell would split words (no expansion).
+pub fn shell_words(s: &str) -> Vec<String> {
+    let mut words = Vec::new();
+    let mut cur = String::new();
+    let mut in_word = false;
+    let mut chars = s.chars();
+    while let Some(c) = chars.next() {
+        match c {
+            '\'' => {
+                in_word = true;
+                for c in chars.by_ref() {
+                    if c == '\'' {
+                        break;
+                    }
+                    cur.push(c);
+                }
+            }
+            '"' => {
+                in_word = true;
+                while let Some(c) = chars.next() {
+                    match c {
+                        '"' => break,
+                        '\\' => {
+                            if let Some(n) = chars.next() {
+                                cur.push(n);
+                            }
+                        }
+                        _ => cur.push(c),
+                    }
+                }
+            }
+            '\\' => {
+                in_word = true;
+                if let Some(n) = chars.next() {
+                    cur.push(n);
+                }
+            }
+            c if c.is_whitespace() => {
+                if in_word {
+                    words.push(std::mem::take(&mut cur));
+                    in_word = false;
+                }
+            }
+            c => {
+                in_word = true;
+                cur.push(c);
+            }
+        }
+    }
+    if in_word {
+        words.push(cur);
+    }
+    words
+}
+
+/// How a function may be called and what it returns.
+#[derive(Clone, Copy, Debug)]
+pub struct FunctionInfo {
+    /// The name as the CEL AST spells it (operators included).
+    pub name: &'static str,
+    /// Result type.
+    pub returns: Returns,
+}
+
+/// The result type of a catalogued function.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Returns {
+    /// Always this type.
+    Fixed(FixedType),
+    /// The type of the first operand (arithmetic, `+` on strings and lists).
+    FirstOperand,
+    /// The element type of the first operand (indexing).
+    Element,
+    /// Not known statically.
+    Dyn,
+}
+
+/// Types a function can be declared to return.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum FixedType {
+    /// bool
+    Bool,
+    /// int
+    Int,
+    /// uint
+    Uint,
+    /// double
+    Double,
+    /// string
+    String,
+    /// bytes
+    Bytes,
+    /// list(string)
+    StringList,
+}
+
+impl FixedType {
+    /// As a checker type.
+    pub fn to_type(self) -> CelType {
+        match self {
+            FixedType::Bool => CelType::Bool,
+            FixedType::Int => CelType::Int,
+            FixedType::Uint => CelType::Uint,
+            FixedType::Double => CelType::Double,
+            FixedType::String => CelType::String,
+            FixedType::Bytes => CelType::Bytes,
+            FixedType::StringList => CelType::List(Box::new(CelType::String)),
+        }
+    }
+}
+
+macro_rules! catalogue {
+    ($($name:literal => $ret:expr),+ $(,)?) => {
+        /// Every function a toolgate CEL expression may call.
+        pub const FUNCTIONS: &[FunctionInfo] = &[$(FunctionInfo { name: $name, returns: $ret }),+];
+    };
+}
+
+use FixedType as F;
+use Returns::{Dyn, Element, FirstOperand, Fixed};
+
+catalogue! {
+    // Operators, as the parser names them.
+    "_&&_" => Fixed(F::Bool), "_||_" => Fixed(F::Bool), "!_" => Fixed(F::Bool),
+    "_==_" => Fixed(F::Bool), "_!=_" => Fixed(F::Bool), "_<_" => Fixed(F::Bool),
+    "_<=_" => Fixed(F::Bool), "_>_" => Fixed(F::Bool), "_>=_" => Fixed(F::Bool),
+    "@in" => Fixed(F::Bool), "@not_strictly_false" => Fixed(F::Bool),
+    "_+_" => FirstOperand, "_-_" => FirstOperand, "_*_" => FirstOperand, "_/_" => FirstOperand,
+    "_%_" => FirstOperand, "-_" => FirstOperand, "_[_]" => Element, "_?_:_" => Dyn,
+    // Standard library.
+    "size" => Fixed(F::Int), "contains" => Fixed(F::Bool), "startsWith" => Fixed(F::Bool),
+    "endsWith" => Fixed(F::Bool), "matches" => Fixed(F::Bool), "int" => Fixed(F::Int),
+    "uint" => Fixed(F::Uint), "double" => Fixed(F::Double), "string" => Fixed(F::String),
+    "bytes" => Fixed(F::Bytes), "bool" => Fixed(F::Bool), "dyn" => Dyn, "type" => Dyn,
+    // Strings extension.
+    "charAt" => Fixed(F::String), "indexOf" => Fixed(F::Int), "lastIndexOf" => Fixed(F::Int),
+    "lowerAscii" => Fixed(F::String), "upperAscii" => Fixed(F::String), "replace" => Fixed(F::String),
+    "split" => Fixed(F::StringList), "substring" => Fixed(F::String), "trim" => Fixed(F::String),
+    "join" => Fixed(F::String), "strings.quote" => Fixed(F::String), "reverse" => Fixed(F::String),
+    "format" => Fixed(F::String),
+    // toolgate.
+    "path.within_workspace" => Fixed(F::Bool), "path.is_absolute" => Fixed(F::Bool),
+    "path.normalize" => Fixed(F::String), "path.base" => Fixed(F::String),
+    "path.dir" => Fixed(F::String), "path.ext" => Fixed(F::String),
+    "path.matches_glob" => Fixed(F::Bool), "shell.words" => Fixed(F::StringList),
+}
+
+/// The catalogue entry of a function.
+pub fn lookup(name: &str) -> Option<&'static FunctionInfo> {
+    FUNCTIONS.iter().find(|f| f.name == name)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn path_helpers() {
+        assert!(within_workspace("src/a.rs"));
+        assert!(within_workspace("src/../b.rs"));
+        assert!(!within_workspace("../etc/passwd"));
+        assert!(!within_workspace("/etc/passwd"));
+        assert!(!within_workspace("a/../../b"));
+        assert_eq!(normalize("./a/./b/../c").as_deref(), Some("a/c"));
+        assert!(matches_glob("config/.env", &["**/.env"]).unwrap());
+        assert!(matches_glob(".env", &["**/.env"]).unwrap());
+        assert!(matches_glob(".git/config", &[".git/**"]).unwrap());
+        assert!(!matches_glob("src/main.rs", &["**/.env", ".git/**"]).unwrap());
+        assert!(matches_glob("src/a.rs", &["src/*.rs"]).unwrap());
+        assert!(!matches_glob("src/x/a.rs", &["src/*.rs"]).unwrap());
+        assert!(matches_glob("x", &["[invalid"]).is_err());
+    }
+
+    #[test]
+    fn shell_words_split_like_sh() {
+        assert_eq!(shell_words(r#"git commit -m "a b" 'c d' e\ f"#), ["git", "commit", "-m", "a b", "c d", "e f"]);
+        assert_eq!(shell_words("  "), Vec::<String>::new());
+    }
+}

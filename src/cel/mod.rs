@@ -1,0 +1,227 @@
+//! CEL for tool contracts: compiling, static checking, and evaluation with toolgate's functions.
+//!
+//! Every expression in a spec is compiled once at load ([`compile`]), checked against the tool's
+//! parameter schema ([`check::check`]), and evaluated per call through an [`Evaluator`].
+
+pub mod check;
+pub mod functions;
+pub mod schema;
+pub mod value;
+
+use std::sync::{Arc, OnceLock};
+
+use cel::{Context, Env, Program, Value};
+
+pub use check::{Analysis, CelType, Problem, ProblemKind, Slot};
+
+/// Default ceiling of the cost estimate of one expression (evaluation steps).
+pub const DEFAULT_COST_BUDGET: u64 = 100_000;
+
+/// The shared CEL environment: the standard library plus the strings extension.
+pub fn environment() -> Arc<Env> {
+    static ENV: OnceLock<Arc<Env>> = OnceLock::new();
+    ENV.get_or_init(|| {
+        let mut env = Env::stdlib();
+        // The strings extension only adds overloads; a failure would be a cel crate bug, and
+        // expressions that use those functions then fail at evaluation with a clear error.
+        let _ = env.add_extension(cel::extensions::strings);
+        Arc::new(env)
+    })
+    .clone()
+}
+
+/// A syntax error in an expression, at a 1-based line and column of the expression text.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SyntaxError {
+    /// 1-based line within the expression.
+    pub line: usize,
+    /// 1-based column (characters).
+    pub column: usize,
+    /// The parser's message.
+    pub message: String,
+}
+
+/// Parses an expression.
+pub fn compile(source: &str) -> Result<Program, Vec<SyntaxError>> {
+    environment().compile(source).map_err(|e| {
+        e.errors
+            .iter()
+            .map(|err| SyntaxError {
+                line: usize::try_from(err.pos.0).unwrap_or(1).max(1),
+                column: usize::try_from(err.pos.1).unwrap_or(1).max(1),
+                message: clean_message(&err.msg),
+            })
+            .collect()
+    })
+}
+
+fn clean_message(msg: &str) -> String {
+    msg.trim_start_matches("Syntax error: ").to_owned()
+}
+
+/// The closest of `candidates` to `input`, for "did you mean".
+pub fn suggest<'a>(input: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
+    crate::suggest::closest(input, candidates)
+}
+
+/// What an expression can see besides `args`.
+#[derive(Clone, Debug)]
+pub struct Bindings<'a> {
+    /// The validated arguments.
+    pub args: &'a serde_json::Value,
+    /// The tool's name.
+    pub tool_name: &'a str,
+    /// The tool's effect.
+    pub tool_effect: &'a str,
+    /// The tool's version.
+    pub tool_version: u32,
+    /// The context name (`interactive`, `ci`, ...).
+    pub context: &'a str,
+    /// The workspace root.
+    pub workspace: &'a str,
+}
+
+/// Evaluates compiled expressions against one call's bindings.
+pub struct Evaluator<'a> {
+    ctx: Context<'a, 'a>,
+}
+
+/// An expression that failed at evaluation time.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("{0}")]
+pub struct EvalError(pub String);
+
+impl<'a> Evaluator<'a> {
+    /// Binds the variables and toolgate's functions.
+    pub fn new(b: &Bindings<'_>) -> Result<Self, EvalError> {
+        let mut ctx = Context::with_env(environment());
+        functions::register(&mut ctx).map_err(|e| EvalError(format!("registering functions: {e}")))?;
+        ctx.add_variable_from_value("args", value::json_to_cel(b.args));
+        let tool = serde_json::json!({
+            "name": b.tool_name,
+            "effect": b.tool_effect,
+            "version": b.tool_version,
+        });
+        ctx.add_variable_from_value("tool", value::json_to_cel(&tool));
+        ctx.add_variable_from_value("context", Value::String(Arc::new(b.context.to_owned())));
+        ctx.add_variable_from_value("workspace", Value::String(Arc::new(b.workspace.to_owned())));
+        Ok(Evaluator { ctx })
+    }
+
+    /// Evaluates to any value.
+    pub fn value(&self, p: &Program) -> Result<Value, EvalError> {
+        p.execute(&self.ctx).map_err(|e| EvalError(describe(&e)))
+    }
+
+    /// Evaluates a condition.
+    pub fn condition(&self, p: &Program) -> Result<bool, EvalError> {
+        match self.value(p)? {
+            Value::Bool(b) => Ok(b),
+            other => Err(EvalError(format!("expected bool, got {}", type_name(&other)))),
+        }
+    }
+
+    /// Evaluates resource keys: a string or a list of strings.
+    pub fn strings(&self, p: &Program) -> Result<Vec<String>, EvalError> {
+        match self.value(p)? {
+            Value::String(s) => Ok(vec![s.to_string()]),
+            Value::List(items) => items
+                .iter()
+                .map(|i| match i {
+                    Value::String(s) => Ok(s.to_string()),
+                    other => Err(EvalError(format!("expected a list of strings, found {}", type_name(other)))),
+                })
+                .collect(),
+            other => Err(EvalError(format!("expected a string or a list of strings, got {}", type_name(&other)))),
+        }
+    }
+
+    /// Evaluates to text (template placeholders): strings as they are, other values as JSON.
+    pub fn text(&self, p: &Program) -> Result<String, EvalError> {
+        Ok(match self.value(p)? {
+            Value::String(s) => s.to_string(),
+            Value::Int(i) => i.to_string(),
+            Value::UInt(u) => u.to_string(),
+            Value::Bool(b) => b.to_string(),
+            Value::Null => String::new(),
+            other => value::cel_to_json(&other).to_string(),
+        })
+    }
+}
+
+/// A readable message for an evaluation error.
+fn describe(e: &cel::ExecutionError) -> String {
+    match e {
+        cel::ExecutionError::NoSuchKey(k) => format!("no such key `{k}` (use has(...) for optional fields)"),
+        other => other.to_string(),
+    }
+}
+
+fn type_name(v: &Value) -> &'static str {
+    match v {
+        Value::List(_) => "list",
+        Value::Map(_) => "map",
+        Value::Function(..) => "function",
+        Value::Int(_) => "int",
+        Value::UInt(_) => "uint",
+        Value::Float(_) => "double",
+        Value::String(_) => "string",
+        Value::Bytes(_) => "bytes",
+        Value::Bool(_) => "bool",
+        Value::Null => "null",
+        _ => "value",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn syntax_errors_have_positions() {
+        let e = compile("args.x &&& (").unwrap_err();
+        assert_eq!(e[0].line, 1);
+        assert_eq!(e[0].column, 10);
+    }
+
+    #[test]
+    fn evaluates_with_toolgate_functions() {
+        let args = serde_json::json!({"path": "config/.env", "n": 3, "items": [1, 2]});
+        let b = Bindings {
+            args: &args,
+            tool_name: "read_file",
+            tool_effect: "read_only",
+            tool_version: 1,
+            context: "ci",
+            workspace: "/w",
+        };
+        let ev = Evaluator::new(&b).unwrap();
+        let t = |s: &str| ev.condition(&compile(s).unwrap()).unwrap();
+        assert!(t("path.matches_glob(args.path, ['**/.env'])"));
+        assert!(t("args.items.map(x, x * 2) == [2, 4]"));
+        assert!(t("context == 'ci' && tool.name == 'read_file'"));
+        assert!(t("size(args.items) + 1 == 3"));
+        assert_eq!(ev.strings(&compile("['file:' + args.path]").unwrap()).unwrap(), vec!["file:config/.env"]);
+        assert!(ev.condition(&compile("args.missing").unwrap()).is_err());
+    }
+
+    #[test]
+    fn every_catalogued_function_exists() {
+        // Each catalogued non-operator function must be callable (or fail on argument types,
+        // never as an unknown function) — keeps the checker's list and the runtime in step.
+        let args = serde_json::json!({});
+        let b = Bindings { args: &args, tool_name: "t", tool_effect: "pure", tool_version: 1, context: "ci", workspace: "/" };
+        let ev = Evaluator::new(&b).unwrap();
+        for f in functions::FUNCTIONS.iter().filter(|f| !f.name.starts_with('@') && (!f.name.contains('_') || f.name.contains('.'))) {
+            let src = match f.name.split_once('.') {
+                Some((ns, name)) => format!("{ns}.{name}('a')"),
+                None => format!("'a'.{}()", f.name),
+            };
+            let src2 = format!("{}('a')", f.name);
+            let r1 = ev.value(&compile(&src).unwrap());
+            let r2 = ev.value(&compile(&src2).unwrap());
+            let unknown = |r: &Result<Value, EvalError>| matches!(r, Err(EvalError(m)) if m.contains("Undeclared reference") || m.contains("undeclared"));
+            assert!(!(unknown(&r1) && unknown(&r2)), "{} is not provided: {r1:?} {r2:?}", f.name);
+        }
+    }
+}

@@ -1,0 +1,78 @@
+//! A checked project: load → resolve → lint, the sequence every command starts with.
+//!
+//! `toolgate lint` reports the diagnostics; `toolgate build` and the runtime refuse to go on when
+//! any is an error, so nothing downstream ever sees a contract the linter rejects.
+
+use crate::diagnostic::{Diagnostic, Severity};
+use crate::ir::Bundle;
+use crate::lint::{self, LintSettings};
+use crate::spec::import::{self, ImportFormat};
+use crate::spec::load::{self, LoadError, LoadOptions, LoadedSpecs};
+use crate::spec::resolve::{self, Resolution, ResolveOptions};
+
+/// A project after loading, resolution and linting.
+pub struct CheckedProject {
+    /// What was loaded.
+    pub loaded: LoadedSpecs,
+    /// What it resolved to.
+    pub resolution: Resolution,
+    /// The lint settings used.
+    pub settings: LintSettings,
+    /// Every diagnostic, sorted by position.
+    pub diagnostics: Vec<Diagnostic>,
+}
+
+impl CheckedProject {
+    /// Whether anything failed to load (exit code 2 territory).
+    pub fn has_load_errors(&self) -> bool {
+        self.diagnostics.iter().any(|d| d.code.is_none())
+    }
+
+    /// Whether any diagnostic is an error.
+    pub fn has_errors(&self) -> bool {
+        self.diagnostics.iter().any(|d| d.severity == Severity::Error)
+    }
+
+    /// The bundle of every tool, when nothing is an error.
+    pub fn bundle(&self) -> Option<Bundle> {
+        if self.has_errors() {
+            return None;
+        }
+        Some(Bundle::new(
+            self.resolution.project.clone(),
+            self.resolution.definitions().cloned().collect(),
+        ))
+    }
+}
+
+/// Loads, resolves and lints toolgate specs.
+pub fn check_specs(opts: &LoadOptions) -> Result<CheckedProject, LoadError> {
+    let loaded = load::load(opts)?;
+    Ok(finish(loaded))
+}
+
+/// Loads, resolves and lints tool lists in a provider format.
+pub fn check_imported(paths: &[std::path::PathBuf], cwd: &std::path::Path, format: ImportFormat) -> CheckedProject {
+    finish(import::load(paths, cwd, format))
+}
+
+fn finish(loaded: LoadedSpecs) -> CheckedProject {
+    let mut extra = Vec::new();
+    // Settings first: the cost budget is a lint option that resolution uses; the targets come
+    // from the resolved project.
+    let mut settings = LintSettings::from_project(loaded.project.as_ref().map(|(id, p)| (*id, p)), &[], &mut extra);
+    let resolution = resolve::resolve(
+        &loaded,
+        &ResolveOptions {
+            cost_budget: settings.options.cel_cost_budget,
+        },
+    );
+    settings.targets = resolution.project.targets.clone();
+    let diagnostics = lint::lint(&loaded, &resolution, &settings, extra);
+    CheckedProject {
+        loaded,
+        resolution,
+        settings,
+        diagnostics,
+    }
+}

@@ -1,0 +1,36 @@
+//! `toolgate explain ID`.
+
+use clap::Args;
+
+use crate::lint::Rule;
+
+/// Arguments of `toolgate explain`.
+#[derive(Debug, Args)]
+pub struct ExplainArgs {
+    /// A rule code (`TGS001`) or name (`multi-action-tool`).
+    pub rule: String,
+}
+
+/// Prints a rule's documentation.
+pub fn run(a: ExplainArgs) -> miette::Result<u8> {
+    let Some(rule) = Rule::find(&a.rule) else {
+        return Err(miette::miette!(
+            help = crate::lint::config::unknown_rule_help(&a.rule),
+            "unknown rule `{}`",
+            a.rule
+        ));
+    };
+    let m = rule.meta();
+    let text = format!(
+        "# {} {}\n\nGroup: {} · default severity: {}{}\n\n{}\n\n{}",
+        m.code,
+        m.name,
+        m.group.name(),
+        m.severity.as_str(),
+        if m.is_contract() { " (fixed)" } else { "" },
+        m.purpose,
+        m.explanation.trim_end()
+    );
+    super::print(&format!("{text}\n"))?;
+    Ok(super::EXIT_OK)
+}

@@ -1,0 +1,81 @@
+//! The command line: one file per subcommand, each turning arguments into library calls.
+//!
+//! Exit codes: 0 clean, 1 findings at or above `--fail-on`, 2 usage or load errors.
+
+mod explain;
+mod lint;
+mod rules;
+mod schema;
+
+use std::io::Write;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+/// Exit code: nothing to report.
+pub const EXIT_OK: u8 = 0;
+/// Exit code: findings at or above `--fail-on`.
+pub const EXIT_FINDINGS: u8 = 1;
+/// Exit code: usage or load error.
+pub const EXIT_ERROR: u8 = 2;
+
+/// Declarative contracts for the tools AI models call: lint, compile, run.
+#[derive(Debug, Parser)]
+#[command(name = "toolgate", version, about, long_about = None)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Lint tool specs (or a tool list another project ships, with --from).
+    Lint(lint::LintArgs),
+    /// Explain a lint rule: what it finds, why it matters, an example and the fix.
+    Explain(explain::ExplainArgs),
+    /// List every lint rule.
+    Rules(rules::RulesArgs),
+    /// Print the JSON Schema of the spec format (for editor completion).
+    Schema(schema::SchemaArgs),
+}
+
+/// Runs the command line and returns the process exit code.
+pub fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(c) => c,
+        Err(e) => {
+            let code = if e.use_stderr() { EXIT_ERROR } else { EXIT_OK };
+            let _ = e.print();
+            return ExitCode::from(code);
+        }
+    };
+    let result = match cli.command {
+        Command::Lint(a) => lint::run(a),
+        Command::Explain(a) => explain::run(a),
+        Command::Rules(a) => rules::run(a),
+        Command::Schema(a) => schema::run(a),
+    };
+    match result {
+        Ok(code) => ExitCode::from(code),
+        Err(e) => {
+            eprintln!("{:?}", e);
+            ExitCode::from(EXIT_ERROR)
+        }
+    }
+}
+
+/// Writes to stdout; a closed pipe (`toolgate rules | head`) is not an error.
+pub(crate) fn print(text: &str) -> miette::Result<()> {
+    let mut out = std::io::stdout().lock();
+    match out.write_all(text.as_bytes()).and_then(|_| out.flush()) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        Err(e) => Err(miette::miette!("cannot write output: {e}")),
+    }
+}
+
+/// Whether stderr/stdout should get colour: a terminal, and NO_COLOR unset.
+pub(crate) fn use_color() -> bool {
+    use std::io::IsTerminal;
+    std::env::var_os("NO_COLOR").is_none() && std::env::var_os("CI").is_none() && std::io::stdout().is_terminal()
+}

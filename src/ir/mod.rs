@@ -1,0 +1,18 @@
+//! The intermediate form: resolved tool contracts and project settings, with no spans.
+//!
+//! [`crate::spec`] produces it; the emitters, the generated crates and the runtime consume it.
+
+pub mod bundle;
+pub mod project;
+pub mod template;
+pub mod tool;
+pub mod vocab;
+
+pub use bundle::{Bundle, BundleError};
+pub use project::{AskMode, ContextPolicy, McpServer, ProjectConfig, ResourceLimits, SandboxProfile, Target, Toolset};
+pub use tool::{
+    ArgvElement, Backoff, CommandSpec, ConcurrencyGroup, EnvSpec, ExecSpec, OutputKeep, OutputPolicy,
+    PermissionExample, PermissionPolicy, PermissionRule, ResourceSets, RetryPolicy, ToolDefinition,
+    ValidationRule,
+};
+pub use vocab::{Decision, Effect, ErrorType, FormatterKind, Idempotency, Status};

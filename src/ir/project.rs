@@ -1,0 +1,164 @@
+//! [`ProjectConfig`]: what toolgate.yaml says that the runtime and emitters need, resolved.
+
+use std::collections::BTreeMap;
+
+use indexmap::IndexMap;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::ir::vocab::{Decision, Effect};
+
+/// The resolved project settings shared by every tool.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct ProjectConfig {
+    /// The workspace root, relative to the project folder (the folder of toolgate.yaml).
+    pub workspace: String,
+    /// Where the journal and artifacts live, relative to the project folder.
+    pub state_dir: String,
+    /// Named tool sets exposed together.
+    #[serde(default, skip_serializing_if = "IndexMap::is_empty")]
+    pub toolsets: IndexMap<String, Toolset>,
+    /// The permission decision per effect class when no rule matches.
+    pub default_permissions: BTreeMap<Effect, Decision>,
+    /// How `ask` resolves in each context.
+    pub contexts: IndexMap<String, ContextPolicy>,
+    /// Sandbox profiles by name.
+    #[serde(default, skip_serializing_if = "IndexMap::is_empty")]
+    pub sandbox_profiles: IndexMap<String, SandboxProfile>,
+    /// Upstream MCP servers by name.
+    #[serde(default, skip_serializing_if = "IndexMap::is_empty")]
+    pub mcp_servers: IndexMap<String, McpServer>,
+    /// The provider targets the contracts are compiled for.
+    pub targets: Vec<Target>,
+}
+
+/// A named set of tools.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct Toolset {
+    /// What the set is for.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// Its members, by tool name.
+    pub tools: Vec<String>,
+}
+
+/// How an `ask` decision is settled in one context.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct ContextPolicy {
+    /// Whether someone can be asked.
+    pub ask: AskMode,
+    /// How long to wait for an answer before it counts as unavailable, in milliseconds.
+    pub approval_timeout_ms: u64,
+}
+
+/// Whether anyone can answer an `ask` in a context.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum AskMode {
+    /// Ask the approver (a person at a prompt, or an MCP client's elicitation).
+    Prompt,
+    /// Nobody can answer: `ask` ends as denied with APPROVAL_UNAVAILABLE.
+    Deny,
+}
+
+/// A sandbox profile.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct SandboxProfile {
+    /// Paths readable by the process (`{workspace}` stands for the workspace root).
+    pub read: Vec<String>,
+    /// Paths writable by the process.
+    pub write: Vec<String>,
+    /// Whether the process may open network sockets.
+    pub network: bool,
+    /// Whether missing kernel features are tolerated (recorded) instead of failing closed.
+    pub best_effort: bool,
+    /// Resource limits.
+    pub limits: ResourceLimits,
+}
+
+/// Resource limits of a sandboxed process.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct ResourceLimits {
+    /// CPU seconds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_seconds: Option<u64>,
+    /// Address space, in bytes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory_bytes: Option<u64>,
+    /// Largest file the process may write, in bytes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub file_size_bytes: Option<u64>,
+    /// Open file descriptors.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub open_files: Option<u64>,
+    /// Processes in the tool's tree.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub processes: Option<u64>,
+}
+
+/// An upstream MCP server started as a child process.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct McpServer {
+    /// The command line that starts it.
+    pub command: Vec<String>,
+    /// Environment variables passed through.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub inherit_env: Vec<String>,
+    /// Environment variables set.
+    #[serde(default, skip_serializing_if = "IndexMap::is_empty")]
+    pub env: IndexMap<String, String>,
+    /// Working directory, relative to the project folder.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cwd: Option<String>,
+}
+
+/// A model provider's tool format the contracts are compiled for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum Target {
+    /// OpenAI function calling with `strict: true`.
+    OpenaiStrict,
+    /// OpenAI function calling without strict mode.
+    Openai,
+    /// Anthropic Messages `tools`.
+    Anthropic,
+    /// Google Gemini function declarations.
+    Gemini,
+    /// MCP `tools/list`.
+    Mcp,
+}
+
+impl Target {
+    /// Every target.
+    pub const ALL: &'static [Target] = &[
+        Target::OpenaiStrict,
+        Target::Openai,
+        Target::Anthropic,
+        Target::Gemini,
+        Target::Mcp,
+    ];
+
+    /// The spelling used in toolgate.yaml.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Target::OpenaiStrict => "openai-strict",
+            Target::Openai => "openai",
+            Target::Anthropic => "anthropic",
+            Target::Gemini => "gemini",
+            Target::Mcp => "mcp",
+        }
+    }
+}
+
+/// The default decision per effect when toolgate.yaml says nothing: reads run, changes ask.
+pub fn default_permission(effect: Effect) -> Decision {
+    match effect {
+        Effect::Pure | Effect::ReadOnly => Decision::Allow,
+        Effect::LocalWrite
+        | Effect::ProcessExecution
+        | Effect::NetworkRead
+        | Effect::NetworkWrite
+        | Effect::ExternalSideEffect
+        | Effect::Destructive => Decision::Ask,
+    }
+}

@@ -1,0 +1,313 @@
+//! [`ToolDefinition`]: one resolved tool contract, with every default filled in.
+//!
+//! This is what the emitters and the runtime read; it has no spans and serializes into
+//! `bundle.json`. CEL expressions are kept as source text and compiled once by whoever
+//! evaluates them ([`crate::cel`]).
+
+use indexmap::IndexMap;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::ir::vocab::{Decision, Effect, ErrorType, FormatterKind, Idempotency};
+
+/// The builtin tools the runtime implements (`exec: {builtin: NAME}`).
+pub const BUILTIN_TOOLS: &[&str] = &[
+    "read_file",
+    "search_files",
+    "glob",
+    "list_dir",
+    "write_file",
+    "apply_patch",
+    "read_artifact",
+    "echo",
+];
+
+/// A resolved tool contract.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct ToolDefinition {
+    /// The name models call the tool by.
+    pub name: String,
+    /// Bumped on every breaking change of the contract.
+    pub version: u32,
+    /// A display name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    /// What the tool does, when to use it, what it returns.
+    pub description: String,
+    /// What running it can change.
+    pub effect: Effect,
+    /// Whether repeating a call repeats its effect.
+    pub idempotency: Idempotency,
+    /// CEL giving the idempotency key from the arguments, when a parameter carries it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub idempotency_key: Option<String>,
+    /// JSON Schema (2020-12) of the arguments; always an object schema.
+    pub parameters: Value,
+    /// JSON Schema of the structured result.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub result: Option<Value>,
+    /// Semantic argument rules, checked after the schema.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub validate: Vec<ValidationRule>,
+    /// Permission rules and their tests.
+    pub permissions: PermissionPolicy,
+    /// The resource keys a call reads and writes, for the scheduler.
+    #[serde(default)]
+    pub resources: ResourceSets,
+    /// A group whose members never run at once beyond `max`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub concurrency_group: Option<ConcurrencyGroup>,
+    /// Execution budget of one attempt, in milliseconds.
+    pub timeout_ms: u64,
+    /// Automatic retries of transient failures.
+    pub retry: RetryPolicy,
+    /// How raw output becomes what the model reads.
+    pub output: OutputPolicy,
+    /// Per error type, the hint the model gets.
+    #[serde(default, skip_serializing_if = "IndexMap::is_empty")]
+    pub errors: IndexMap<ErrorType, String>,
+    /// The sandbox profile the tool runs under.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sandbox: Option<String>,
+    /// How the tool runs.
+    pub exec: ExecSpec,
+}
+
+/// A semantic rule over the arguments.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct ValidationRule {
+    /// Unique within the tool.
+    pub id: String,
+    /// CEL over `args` (and `tool`, `context`, `workspace`) that must be true.
+    pub expr: String,
+    /// What the model is told when it is false.
+    pub message: String,
+    /// How to fix the call.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hint: Option<String>,
+}
+
+/// Permission rules: the strictest matching rule wins, else `default`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct PermissionPolicy {
+    /// Rules in spec order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub rules: Vec<PermissionRule>,
+    /// The decision when no rule matches (from toolgate.yaml's defaults for the effect).
+    pub default: Decision,
+    /// Policy tests: arguments and the decision they must get.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub examples: Vec<PermissionExample>,
+}
+
+/// One permission rule.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct PermissionRule {
+    /// Unique within the tool.
+    pub id: String,
+    /// What a match decides.
+    pub decision: Decision,
+    /// CEL that is true when the rule matches.
+    pub expr: String,
+    /// Why, shown to the model and the approver.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+}
+
+/// A policy test.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct PermissionExample {
+    /// The arguments of the example call.
+    pub args: Value,
+    /// The context the call is made in (defaults to `interactive`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub context: Option<String>,
+    /// The decision the call must get.
+    pub expect: Decision,
+}
+
+/// Resource keys for the scheduler: CEL expressions yielding a string or a list of strings.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct ResourceSets {
+    /// What a call reads, e.g. `'file:' + args.path`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub reads: Vec<String>,
+    /// What a call writes.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub writes: Vec<String>,
+}
+
+impl ResourceSets {
+    /// Whether the tool declares no resources at all.
+    pub fn is_empty(&self) -> bool {
+        self.reads.is_empty() && self.writes.is_empty()
+    }
+}
+
+/// A named group limiting how many member calls run at once.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct ConcurrencyGroup {
+    /// The group's name.
+    pub name: String,
+    /// How many members may run at once.
+    pub max: u32,
+}
+
+/// Automatic retry of transient failures.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct RetryPolicy {
+    /// Attempts in all, the first included (1 = never retry).
+    pub max_attempts: u32,
+    /// The error types that are retried.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub on: Vec<ErrorType>,
+    /// The delay between attempts.
+    pub backoff: Backoff,
+    /// Total time all attempts may take, in milliseconds.
+    pub budget_ms: u64,
+}
+
+impl RetryPolicy {
+    /// A policy that never retries.
+    pub fn none(budget_ms: u64) -> Self {
+        RetryPolicy {
+            max_attempts: 1,
+            on: Vec::new(),
+            backoff: Backoff::default(),
+            budget_ms,
+        }
+    }
+}
+
+/// Exponential backoff.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Backoff {
+    /// First delay, in milliseconds.
+    pub initial_ms: u64,
+    /// Growth per attempt.
+    pub factor: f64,
+    /// Largest delay, in milliseconds.
+    pub max_ms: u64,
+    /// Whether delays are randomized (full jitter).
+    pub jitter: bool,
+}
+
+impl Default for Backoff {
+    fn default() -> Self {
+        Backoff {
+            initial_ms: 200,
+            factor: 2.0,
+            max_ms: 5_000,
+            jitter: true,
+        }
+    }
+}
+
+/// Which part of long output the model sees.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum OutputKeep {
+    /// The beginning.
+    Head,
+    /// The end.
+    Tail,
+    /// Both ends, with a marker for what was left out.
+    HeadTail,
+}
+
+/// The output policy of a tool.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct OutputPolicy {
+    /// The formatter for this tool's raw output.
+    pub formatter: FormatterKind,
+    /// Most bytes of output text the model sees.
+    pub max_bytes: u64,
+    /// Most lines of output text the model sees.
+    pub max_lines: u64,
+    /// Which part of long output is kept.
+    pub keep: OutputKeep,
+    /// Output larger than this is stored whole as an artifact.
+    pub artifact_threshold: u64,
+    /// Extra regular expressions whose matches are redacted from what the model sees.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub redact: Vec<String>,
+    /// Whether common secret patterns (tokens, keys) are redacted.
+    pub redact_secrets: bool,
+}
+
+/// How a tool runs.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ExecSpec {
+    /// A tool built into toolgate's runtime.
+    Builtin {
+        /// Its name (`read_file`, `search_files`, ...).
+        name: String,
+    },
+    /// A process started from an argv template.
+    Command(CommandSpec),
+    /// A tool of an upstream MCP server declared in toolgate.yaml.
+    Mcp {
+        /// The server's name in toolgate.yaml.
+        server: String,
+        /// The tool's name on that server.
+        tool: String,
+    },
+    /// A handler bound by the embedding program.
+    Handler {
+        /// The handler language (`rust`).
+        language: String,
+    },
+}
+
+/// A process tool.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct CommandSpec {
+    /// The argv template; each element becomes exactly one argument (or none, or one per list
+    /// item for `each`).
+    pub argv: Vec<ArgvElement>,
+    /// Working directory template, relative to the workspace.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cwd: Option<String>,
+    /// The environment the process gets.
+    #[serde(default)]
+    pub env: EnvSpec,
+    /// CEL giving the text written to stdin.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stdin: Option<String>,
+    /// Whether argv runs through `sh -c` (the spec must ask for it).
+    #[serde(default)]
+    pub shell: bool,
+}
+
+/// One element of an argv template.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ArgvElement {
+    /// Literal text with `{cel}` placeholders, producing one argument.
+    Template(String),
+    /// A template included only when the CEL condition is true.
+    When {
+        /// CEL condition.
+        when: String,
+        /// The template.
+        value: String,
+    },
+    /// One argument per item of the CEL list.
+    Each(String),
+}
+
+/// The environment of a process tool: nothing is inherited unless listed.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct EnvSpec {
+    /// Variables passed through from toolgate's own environment.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub inherit: Vec<String>,
+    /// Variables set to a template.
+    #[serde(default, skip_serializing_if = "IndexMap::is_empty")]
+    pub set: IndexMap<String, String>,
+    /// Inherited variables whose values are secrets: redacted from what the model sees.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub secret: Vec<String>,
+}

@@ -1,0 +1,220 @@
+//! The closed vocabularies every stage shares: effects, idempotency classes, decisions, error
+//! types, statuses and output formatters. Each is an enum with `as_str`/`parse`, never a string.
+
+use std::fmt;
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+macro_rules! vocabulary {
+    (
+        $(#[$meta:meta])*
+        $name:ident { $( $(#[$vmeta:meta])* $variant:ident = $text:literal ),+ $(,)? }
+    ) => {
+        $(#[$meta])*
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, JsonSchema)]
+        pub enum $name {
+            $( $(#[$vmeta])* #[serde(rename = $text)] $variant ),+
+        }
+
+        impl $name {
+            /// Every value, in declaration order.
+            pub const ALL: &'static [$name] = &[$($name::$variant),+];
+
+            /// The spelling used in specs and on the wire.
+            pub fn as_str(self) -> &'static str {
+                match self { $($name::$variant => $text),+ }
+            }
+
+            /// Parses the spec spelling.
+            pub fn parse(s: &str) -> Option<Self> {
+                match s { $($text => Some($name::$variant),)+ _ => None }
+            }
+        }
+
+        impl fmt::Display for $name {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str(self.as_str())
+            }
+        }
+    };
+}
+
+vocabulary! {
+    /// What running a tool can change, as a lattice from harmless to irreversible.
+    Effect {
+        /// Computes from its arguments only.
+        Pure = "pure",
+        /// Reads local state (files, repository) without changing it.
+        ReadOnly = "read_only",
+        /// Changes files inside the workspace.
+        LocalWrite = "local_write",
+        /// Starts processes whose effects are not known statically.
+        ProcessExecution = "process_execution",
+        /// Reads from the network.
+        NetworkRead = "network_read",
+        /// Writes to a network service.
+        NetworkWrite = "network_write",
+        /// Acts on the outside world (sends mail, creates orders).
+        ExternalSideEffect = "external_side_effect",
+        /// Deletes or irreversibly overwrites.
+        Destructive = "destructive",
+    }
+}
+
+impl Effect {
+    /// Whether the tool leaves every environment unchanged (MCP `readOnlyHint`).
+    pub fn is_read_only(self) -> bool {
+        matches!(self, Effect::Pure | Effect::ReadOnly | Effect::NetworkRead)
+    }
+
+    /// Whether the tool reaches entities outside the machine (MCP `openWorldHint`).
+    pub fn is_open_world(self) -> bool {
+        matches!(
+            self,
+            Effect::NetworkRead | Effect::NetworkWrite | Effect::ExternalSideEffect
+        )
+    }
+
+    /// Whether the effect cannot be described by declared resources alone, so the scheduler
+    /// must treat an undeclared call as conflicting with everything.
+    pub fn is_opaque(self) -> bool {
+        matches!(
+            self,
+            Effect::ProcessExecution | Effect::ExternalSideEffect | Effect::NetworkWrite | Effect::Destructive
+        )
+    }
+}
+
+vocabulary! {
+    /// Whether running a call twice has the effect of running it once.
+    Idempotency {
+        /// No side effect at all: always safe to repeat.
+        Pure = "pure",
+        /// Repeating has no further effect.
+        Idempotent = "idempotent",
+        /// Safe to repeat while a precondition holds (e.g. an expected content hash).
+        ConditionallyIdempotent = "conditionally_idempotent",
+        /// Repeating repeats the effect.
+        NonIdempotent = "non_idempotent",
+    }
+}
+
+impl Idempotency {
+    /// Whether a retry or re-run is safe without further evidence.
+    pub fn is_repeatable(self) -> bool {
+        matches!(self, Idempotency::Pure | Idempotency::Idempotent)
+    }
+}
+
+vocabulary! {
+    /// A permission outcome; ordered so that the strictest of several matches is the `max`.
+    Decision {
+        /// Run without asking.
+        Allow = "allow",
+        /// Ask an approver first.
+        Ask = "ask",
+        /// Refuse.
+        Deny = "deny",
+    }
+}
+
+vocabulary! {
+    /// Why a tool call did not succeed: each type calls for a different recovery.
+    ErrorType {
+        /// The model named a tool that does not exist.
+        UnknownTool = "UNKNOWN_TOOL",
+        /// The arguments do not match the parameter schema.
+        InvalidArguments = "INVALID_ARGUMENTS",
+        /// The arguments are well-formed but break a semantic rule or the path policy.
+        SemanticValidationError = "SEMANTIC_VALIDATION_ERROR",
+        /// A policy rule refused the call.
+        PolicyDenied = "POLICY_DENIED",
+        /// A person refused the call.
+        UserDenied = "USER_DENIED",
+        /// Approval was needed and nobody could give it.
+        ApprovalUnavailable = "APPROVAL_UNAVAILABLE",
+        /// The execution budget ran out.
+        Timeout = "TIMEOUT",
+        /// Someone stopped the call.
+        Cancelled = "CANCELLED",
+        /// The sandbox blocked an operation.
+        SandboxViolation = "SANDBOX_VIOLATION",
+        /// The process failed (non-zero exit, crashed, could not start).
+        ProcessError = "PROCESS_ERROR",
+        /// A network request failed.
+        NetworkError = "NETWORK_ERROR",
+        /// A remote service asked the caller to slow down.
+        RateLimited = "RATE_LIMITED",
+        /// A file or object named in the arguments does not exist.
+        ResourceNotFound = "RESOURCE_NOT_FOUND",
+        /// A precondition in the arguments (such as an expected hash) no longer holds.
+        PreconditionFailed = "PRECONDITION_FAILED",
+        /// The output exceeded what the tool may return.
+        OutputLimit = "OUTPUT_LIMIT",
+        /// The scheduler could not place the call.
+        SchedulingConflict = "SCHEDULING_CONFLICT",
+        /// The tool's implementation failed unexpectedly.
+        RuntimeException = "RUNTIME_EXCEPTION",
+        /// The call may or may not have taken effect.
+        UnknownOutcome = "UNKNOWN_OUTCOME",
+    }
+}
+
+vocabulary! {
+    /// How a call ended.
+    Status {
+        /// It ran and did what was asked.
+        Success = "success",
+        /// It ran, or was refused before running, and failed.
+        Error = "error",
+        /// Its budget ran out.
+        Timeout = "timeout",
+        /// It was stopped.
+        Cancelled = "cancelled",
+        /// Permission was refused.
+        Denied = "denied",
+        /// The sandbox blocked it.
+        SandboxViolation = "sandbox_violation",
+        /// Nobody knows whether it took effect.
+        UnknownOutcome = "unknown_outcome",
+    }
+}
+
+vocabulary! {
+    /// The per-tool output formatter that turns raw output into what the model reads.
+    FormatterKind {
+        /// Plain text, bounded head and tail.
+        Text = "text",
+        /// Shell commands: command, exit code, head/tail with an omitted-lines marker.
+        Bash = "bash",
+        /// Test runners: counts, failed names and the key lines of each failure.
+        Tests = "tests",
+        /// Search results: match and file counts, top matches.
+        Grep = "grep",
+        /// File contents: range, hash, truncation marker.
+        ReadFile = "read_file",
+        /// Diffs: files, hunks and +/- stats.
+        GitDiff = "git_diff",
+        /// Structured JSON results.
+        Json = "json",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn strictest_decision_is_max() {
+        assert_eq!([Decision::Allow, Decision::Deny, Decision::Ask].into_iter().max(), Some(Decision::Deny));
+    }
+
+    #[test]
+    fn vocabulary_round_trips() {
+        for e in ErrorType::ALL {
+            assert_eq!(ErrorType::parse(e.as_str()), Some(*e));
+        }
+        assert!(Effect::ReadOnly < Effect::Destructive);
+    }
+}

@@ -1,0 +1,97 @@
+//! The rule registry: the only table from code to rule. Codes are never reused; a renamed rule
+//! keeps its code.
+
+use crate::lint::rule::RuleMeta;
+use crate::lint::rules;
+
+macro_rules! registry {
+    ($( $variant:ident => $meta:path ),+ $(,)?) => {
+        /// Every lint rule.
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+        pub enum Rule {
+            $(
+                #[doc = concat!("See [`", stringify!($meta), "`].")]
+                $variant
+            ),+
+        }
+
+        impl Rule {
+            /// Every rule, in code order.
+            pub const ALL: &'static [Rule] = &[$(Rule::$variant),+];
+
+            /// The rule's metadata.
+            pub fn meta(self) -> &'static RuleMeta {
+                match self {
+                    $(Rule::$variant => &$meta),+
+                }
+            }
+        }
+    };
+}
+
+registry! {
+    // Contract validity (resolution reports these).
+    InvalidContract => rules::contract::invalid_contract::META,
+    UnknownProjectReference => rules::contract::unknown_project_reference::META,
+    InvalidJsonSchema => rules::contract::invalid_json_schema::META,
+    CelSyntaxError => rules::contract::cel_syntax_error::META,
+    PermissionExampleFailed => rules::contract::permission_example_failed::META,
+    DuplicateToolName => rules::contract::duplicate_tool_name::META,
+    InvalidRuleId => rules::contract::invalid_rule_id::META,
+    // CEL.
+    CelUnknownReference => rules::cel::cel_unknown_reference::META,
+    CelUnknownFunction => rules::cel::cel_unknown_function::META,
+    CelResultType => rules::cel::cel_result_type::META,
+    CelUnboundedCost => rules::cel::cel_unbounded_cost::META,
+    CelConstantCondition => rules::cel::cel_constant_condition::META,
+    CelCostOverBudget => rules::cel::cel_cost_over_budget::META,
+    // Runtime policy.
+    UnusedSuppression => rules::policy::unused_suppression::META,
+}
+
+impl Rule {
+    /// The rule's code (`TGS001`).
+    pub fn code(self) -> &'static str {
+        self.meta().code
+    }
+
+    /// The rule with this code or name (case-insensitive code).
+    pub fn find(key: &str) -> Option<Rule> {
+        Rule::ALL
+            .iter()
+            .copied()
+            .find(|r| r.meta().code.eq_ignore_ascii_case(key) || r.meta().name == key)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashSet;
+
+    #[test]
+    fn codes_and_names_are_unique_and_well_formed() {
+        let mut codes = HashSet::new();
+        let mut names = HashSet::new();
+        for r in Rule::ALL {
+            let m = r.meta();
+            assert!(codes.insert(m.code), "duplicate code {}", m.code);
+            assert!(names.insert(m.name), "duplicate name {}", m.name);
+            assert!(m.code.starts_with(m.group.prefix()), "{} is not in group {:?}", m.code, m.group);
+            assert_eq!(m.code.len(), 6, "{}", m.code);
+            assert!(m.name.chars().all(|c| c.is_ascii_lowercase() || c == '-'), "{}", m.name);
+            assert!(m.purpose.ends_with('.'), "{}: purpose is one sentence ending in a period", m.code);
+        }
+    }
+
+    #[test]
+    fn every_rule_is_documented() {
+        for r in Rule::ALL {
+            let doc = r.meta().explanation;
+            for heading in ["## What it does", "## Why is this bad?", "## Example"] {
+                assert!(doc.contains(heading), "{} lacks `{heading}`", r.code());
+            }
+            assert!(doc.contains("Use instead:"), "{} lacks `Use instead:`", r.code());
+        }
+    }
+}

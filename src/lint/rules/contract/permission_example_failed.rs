@@ -1,0 +1,41 @@
+//! TGK005 permission-example-failed.
+
+use crate::diagnostic::Severity;
+use crate::lint::rule::{Applies, Group, RuleMeta};
+
+/// Metadata.
+pub const META: RuleMeta = RuleMeta {
+    code: "TGK005",
+    name: "permission-example-failed",
+    group: Group::Contract,
+    severity: Severity::Error,
+    applies: Applies::SpecsOnly,
+    purpose: "Finds permission examples (policy tests) whose expected decision the policy does not give.",
+    explanation: r#"## What it does
+Runs every `permissions.examples` entry through the same evaluator the runtime uses and compares
+the decision with `expect`. Examples whose arguments do not match `parameters`, or that cannot be
+decided, fail too.
+
+## Why is this bad?
+Examples are the unit tests of a policy. A failing one means the policy does not do what its
+author believes — the most dangerous kind of bug in a permission system.
+
+## Example
+```yaml
+permissions:
+  rules:
+    - {id: no-env, deny: "args.path.endsWith('.env')"}
+  examples:
+    - {args: {path: config/.env.local}, expect: deny}
+```
+
+Use instead:
+```yaml
+permissions:
+  rules:
+    - {id: no-env, deny: "path.matches_glob(args.path, ['**/.env', '**/.env.*'])"}
+  examples:
+    - {args: {path: config/.env.local}, expect: deny}
+```
+"#,
+};

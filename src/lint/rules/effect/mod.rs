@@ -1,0 +1,1 @@
+//! `TGE`: effect and safety consistency.

@@ -1,0 +1,39 @@
+//! Every lint rule, by group, and the dispatch tables the visitor runs them from.
+//!
+//! A rule is one file: its [`RuleMeta`](crate::lint::rule::RuleMeta) (documentation included) and
+//! a `check` function taking one typed node. Adding a rule means adding the file, a line in
+//! [`crate::lint::codes`], a line in one table below, and its fixtures.
+
+pub mod cel;
+pub mod contract;
+pub mod effect;
+pub mod naming;
+pub mod policy;
+pub mod provider;
+pub mod schema;
+
+use crate::lint::codes::Rule;
+use crate::lint::context::{LintContext, SchemaNode, ToolView};
+
+/// A check over one tool.
+pub(crate) type ToolCheck = fn(&mut LintContext, &ToolView);
+/// A check over one schema node of a tool's `parameters` or `result`.
+pub(crate) type SchemaCheck = fn(&mut LintContext, &ToolView, &SchemaNode);
+/// A check over the whole tool set.
+pub(crate) type SetCheck = fn(&mut LintContext, &[ToolView]);
+
+/// Rules run once per tool.
+pub(crate) const TOOL_CHECKS: &[(Rule, ToolCheck)] = &[
+    (Rule::CelUnknownReference, cel::cel_unknown_reference::check),
+    (Rule::CelUnknownFunction, cel::cel_unknown_function::check),
+    (Rule::CelResultType, cel::cel_result_type::check),
+    (Rule::CelUnboundedCost, cel::cel_unbounded_cost::check),
+    (Rule::CelConstantCondition, cel::cel_constant_condition::check),
+    (Rule::CelCostOverBudget, cel::cel_cost_over_budget::check),
+];
+
+/// Rules run on every schema node.
+pub(crate) const SCHEMA_CHECKS: &[(Rule, SchemaCheck)] = &[];
+
+/// Rules run once over all tools.
+pub(crate) const SET_CHECKS: &[(Rule, SetCheck)] = &[];

@@ -1,0 +1,1 @@
+//! `TGN`: names and descriptions.

@@ -1,0 +1,3 @@
+//! `TGP`: runtime policy completeness.
+
+pub mod unused_suppression;

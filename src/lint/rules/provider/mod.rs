@@ -1,0 +1,1 @@
+//! `TGV`: provider compatibility.

@@ -1,0 +1,1 @@
+//! `TGS`: argument and result schema design.

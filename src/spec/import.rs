@@ -1,0 +1,213 @@
+//! Reading tool lists that teams already ship (OpenAI, Anthropic, MCP) as spec ASTs, so every
+//! rule that needs no toolgate-only key can judge them, with spans into the JSON file.
+//!
+//! JSON is parsed by the same YAML loader (JSON is YAML's flow syntax), which keeps a span on
+//! every key and value. MCP annotations, where present, imply an effect for the effect rules.
+
+use std::path::Path;
+
+use crate::diagnostic::{Diagnostic, Severity};
+use crate::ir::{Effect, Idempotency};
+use crate::spec::ast::{StringOr, ToolSpec};
+use crate::spec::load::{LoadedSpecs, SpecFile, read_source, parse_in};
+use crate::spec::source::{SourceId, Span, TextRange};
+use crate::spec::yaml::{Node, NodeValue, Spanned};
+
+/// The tool-list formats `toolgate lint --from` reads.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ImportFormat {
+    /// OpenAI Chat Completions (`{type: function, function: {...}}`) or Responses (flat) tools.
+    Openai,
+    /// Anthropic Messages tools (`{name, description, input_schema}`).
+    Anthropic,
+    /// MCP tools (`{name, title, description, inputSchema, outputSchema, annotations}`), as a
+    /// `tools/list` result, a JSON-RPC response holding one, or a bare list.
+    Mcp,
+}
+
+impl ImportFormat {
+    /// Parses `openai`, `anthropic`, `mcp`.
+    pub fn parse(s: &str) -> Option<Self> {
+        match s {
+            "openai" => Some(ImportFormat::Openai),
+            "anthropic" => Some(ImportFormat::Anthropic),
+            "mcp" => Some(ImportFormat::Mcp),
+            _ => None,
+        }
+    }
+}
+
+/// What an imported tool carried beside name, description and schemas.
+#[derive(Clone, Debug, Default)]
+pub struct ImportedTool {
+    /// MCP annotations, as written.
+    pub annotations: Option<serde_json::Value>,
+    /// Whether the effect was inferred from annotations (rather than unknown).
+    pub effect_inferred: bool,
+}
+
+/// Loads tool-list files.
+pub fn load(paths: &[std::path::PathBuf], cwd: &Path, format: ImportFormat) -> LoadedSpecs {
+    let mut loaded = LoadedSpecs::empty(cwd.to_path_buf());
+    loaded.import = Some(format);
+    for p in paths {
+        let full = if p.is_absolute() { p.clone() } else { cwd.join(p) };
+        let id = match read_source(&mut loaded.sources, &full, p.clone()) {
+            Ok(id) => id,
+            Err(e) => {
+                loaded.errors.push(e);
+                continue;
+            }
+        };
+        match parse_in::<Node>(&loaded.sources, id) {
+            Ok(root) => match import_list(id, &root, format) {
+                Ok((tools, imported)) => loaded.files.push(SpecFile {
+                    source: id,
+                    tools,
+                    imported,
+                }),
+                Err(e) => loaded.errors.push(e),
+            },
+            Err(e) => loaded.errors.push(e),
+        }
+    }
+    loaded
+}
+
+/// Turns the root of a tool-list file into spec ASTs.
+pub fn import_list(id: SourceId, root: &Node, format: ImportFormat) -> Result<(Vec<Spanned<ToolSpec>>, Vec<ImportedTool>), Diagnostic> {
+    let list = find_list(root).ok_or_else(|| {
+        Diagnostic::new(
+            None,
+            Severity::Error,
+            Span::new(id, root.range.start as usize, 0),
+            "no tool list found: expected a JSON array of tools, `{\"tools\": [...]}`, or a JSON-RPC `tools/list` response",
+        )
+    })?;
+    let mut tools = Vec::new();
+    let mut meta = Vec::new();
+    for item in list {
+        let Some(t) = tool_object(item, format) else {
+            return Err(Diagnostic::new(
+                None,
+                Severity::Error,
+                item.range.in_file(id),
+                format!("not a tool: expected a mapping with `name`, found {}", item.kind()),
+            ));
+        };
+        let (spec, m) = convert(t, item.range);
+        tools.push(Spanned::new(spec, item.range));
+        meta.push(m);
+    }
+    Ok((tools, meta))
+}
+
+fn find_list(root: &Node) -> Option<&[Node]> {
+    match &root.value {
+        NodeValue::Seq(items) => Some(items),
+        NodeValue::Map(_) => root
+            .get("tools")
+            .or_else(|| root.get("result").and_then(|r| r.get("tools")))
+            .and_then(|t| match &t.value {
+                NodeValue::Seq(items) => Some(items.as_slice()),
+                _ => None,
+            }),
+        _ => None,
+    }
+}
+
+/// The mapping that holds name/description/schema (OpenAI Chat nests it under `function`).
+fn tool_object(item: &Node, format: ImportFormat) -> Option<&Node> {
+    if !item.is_map() {
+        return None;
+    }
+    if format == ImportFormat::Openai
+        && let Some(f) = item.get("function").filter(|f| f.is_map())
+    {
+        return Some(f);
+    }
+    Some(item)
+}
+
+fn string(n: Option<&Node>) -> Option<Spanned<String>> {
+    n.and_then(|n| n.as_str().map(|s| Spanned::new(s.to_owned(), n.range)))
+}
+
+fn convert(t: &Node, whole: TextRange) -> (ToolSpec, ImportedTool) {
+    let parameters = ["inputSchema", "input_schema", "parameters", "parametersJsonSchema"]
+        .iter()
+        .find_map(|k| t.get(k))
+        .cloned();
+    let result = ["outputSchema", "output_schema"].iter().find_map(|k| t.get(k)).cloned();
+    let annotations = t.get("annotations").filter(|a| a.is_map());
+    let (effect, idempotent) = annotations.map(infer_effect).unwrap_or((None, false));
+    let spec = ToolSpec {
+        name: string(t.get("name")).or_else(|| Some(Spanned::new(String::new(), whole))),
+        title: string(t.get("title")).or_else(|| string(annotations.and_then(|a| a.get("title")))),
+        description: string(t.get("description")),
+        effect: effect.map(|(e, r)| Spanned::new(e, r)),
+        idempotency: idempotent.then(|| {
+            Spanned::new(
+                StringOr::String(Idempotency::Idempotent.as_str().to_owned()),
+                annotations.map(|a| a.range).unwrap_or(whole),
+            )
+        }),
+        parameters,
+        result,
+        ..ToolSpec::default()
+    };
+    let meta = ImportedTool {
+        annotations: annotations.map(Node::to_json),
+        effect_inferred: spec.effect.is_some(),
+    };
+    (spec, meta)
+}
+
+/// The effect MCP annotations imply, if they say enough. MCP's defaults (`destructiveHint:
+/// true`, `openWorldHint: true`) are not assumed: an unstated hint leaves the effect unknown.
+fn infer_effect(a: &Node) -> (Option<(Effect, TextRange)>, bool) {
+    let hint = |k: &str| a.get(k).and_then(|n| n.as_bool().map(|b| (b, n.range)));
+    let read_only = hint("readOnlyHint");
+    let destructive = hint("destructiveHint");
+    let open_world = hint("openWorldHint");
+    let idempotent = hint("idempotentHint").is_some_and(|(b, _)| b);
+    let effect = match (read_only, destructive, open_world) {
+        (Some((true, r)), _, Some((true, _))) => Some((Effect::NetworkRead, r)),
+        (Some((true, r)), _, _) => Some((Effect::ReadOnly, r)),
+        (_, Some((true, r)), _) => Some((Effect::Destructive, r)),
+        (Some((false, _)) | None, Some((false, r)), Some((true, _))) => Some((Effect::NetworkWrite, r)),
+        (Some((false, _)) | None, Some((false, r)), Some((false, _)) | None) => Some((Effect::LocalWrite, r)),
+        _ => None,
+    };
+    (effect, idempotent)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::spec::source::SourceFile;
+
+    fn import(text: &str, format: ImportFormat) -> Vec<(ToolSpec, ImportedTool)> {
+        let f = SourceFile::new("t.json", text);
+        let root: Node = crate::spec::yaml::parse(text, |l, c| f.offset_of(l, c)).unwrap();
+        let (tools, meta) = import_list(SourceId(0), &root, format).unwrap();
+        tools.into_iter().map(|t| t.value).zip(meta).collect()
+    }
+
+    #[test]
+    fn reads_the_three_formats() {
+        let openai = r#"[{"type": "function", "function": {"name": "get_weather", "description": "Weather.", "parameters": {"type": "object", "properties": {}}}}]"#;
+        let t = import(openai, ImportFormat::Openai);
+        assert_eq!(t[0].0.name.as_ref().unwrap().value, "get_weather");
+        assert!(t[0].0.parameters.is_some());
+
+        let mcp = r#"{"tools": [{"name": "read", "inputSchema": {"type": "object"}, "annotations": {"readOnlyHint": true, "openWorldHint": false}}]}"#;
+        let t = import(mcp, ImportFormat::Mcp);
+        assert_eq!(t[0].0.effect.as_ref().unwrap().value, Effect::ReadOnly);
+        assert!(t[0].1.effect_inferred);
+
+        let anthropic = r#"[{"name": "x", "input_schema": {"type": "object"}, "source": {"repo": "a/b"}}]"#;
+        let t = import(anthropic, ImportFormat::Anthropic);
+        assert!(t[0].0.effect.is_none());
+    }
+}

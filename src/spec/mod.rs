@@ -1,0 +1,15 @@
+//! Tool specs: YAML with spans ([`yaml`]), the spec syntax tree ([`ast`]), the project file
+//! ([`project_file`]), loading ([`load`]), tool lists imported from providers ([`import`]) and
+//! resolution into the IR ([`resolve`]).
+
+pub mod ast;
+pub mod cel_span;
+pub mod import;
+pub mod literal;
+pub mod load;
+pub mod project;
+pub mod project_file;
+pub mod resolve;
+pub mod source;
+pub mod suggest;
+pub mod yaml;

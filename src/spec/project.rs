@@ -1,0 +1,272 @@
+//! Resolution of `toolgate.yaml` into [`ProjectConfig`], with built-in defaults.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use indexmap::IndexMap;
+
+use crate::diagnostic::{Diagnostic, Severity};
+use crate::ir::{
+    AskMode, ContextPolicy, Effect, FormatterKind, McpServer, ProjectConfig, ResourceLimits, SandboxProfile,
+    Target, Toolset,
+};
+use crate::lint::Rule;
+use crate::spec::project_file::ProjectFile;
+use crate::spec::source::SourceId;
+
+/// Defaults that apply to tools which do not set their own.
+#[derive(Clone, Debug)]
+pub struct ToolDefaults {
+    /// Timeout set in toolgate.yaml, if any.
+    pub timeout: Option<Duration>,
+    /// Output formatter.
+    pub formatter: Option<FormatterKind>,
+    /// Most bytes the model sees.
+    pub max_bytes: u64,
+    /// Most lines the model sees.
+    pub max_lines: u64,
+    /// Artifact threshold.
+    pub artifact_threshold: u64,
+}
+
+/// Bytes of output the model sees by default.
+pub const DEFAULT_MAX_BYTES: u64 = 32 * 1024;
+/// Lines of output the model sees by default.
+pub const DEFAULT_MAX_LINES: u64 = 400;
+/// Output above this is kept as an artifact by default.
+pub const DEFAULT_ARTIFACT_THRESHOLD: u64 = 64 * 1024;
+/// How long an interactive approval waits by default.
+pub const DEFAULT_APPROVAL_TIMEOUT: Duration = Duration::from_secs(120);
+
+/// The timeout a tool gets from its effect class when neither it nor toolgate.yaml sets one.
+pub fn effect_timeout(effect: Effect) -> Duration {
+    match effect {
+        Effect::Pure => Duration::from_secs(5),
+        Effect::ReadOnly | Effect::LocalWrite => Duration::from_secs(30),
+        Effect::NetworkRead | Effect::NetworkWrite | Effect::ExternalSideEffect | Effect::Destructive => {
+            Duration::from_secs(60)
+        }
+        Effect::ProcessExecution => Duration::from_secs(300),
+    }
+}
+
+/// The sandbox profiles every project has unless toolgate.yaml redefines them.
+pub fn builtin_profiles() -> IndexMap<String, SandboxProfile> {
+    let limits = ResourceLimits {
+        cpu_seconds: Some(600),
+        memory_bytes: Some(4 << 30),
+        file_size_bytes: Some(1 << 30),
+        open_files: Some(1024),
+        processes: Some(512),
+    };
+    let mut m = IndexMap::new();
+    m.insert(
+        "none".to_owned(),
+        SandboxProfile {
+            read: vec!["/".into()],
+            write: vec!["/".into()],
+            network: true,
+            best_effort: true,
+            limits: ResourceLimits::default(),
+        },
+    );
+    m.insert(
+        "workspace-read".to_owned(),
+        SandboxProfile {
+            read: vec!["/".into()],
+            write: vec!["/dev/null".into(), "/tmp".into()],
+            network: false,
+            best_effort: false,
+            limits: limits.clone(),
+        },
+    );
+    m.insert(
+        "workspace-write".to_owned(),
+        SandboxProfile {
+            read: vec!["/".into()],
+            write: vec!["{workspace}".into(), "/dev/null".into(), "/tmp".into()],
+            network: false,
+            best_effort: false,
+            limits,
+        },
+    );
+    m
+}
+
+/// Resolves the project file (or defaults when there is none).
+pub fn resolve_project(project: Option<(SourceId, &ProjectFile)>, diags: &mut Vec<Diagnostic>) -> (ProjectConfig, ToolDefaults) {
+    let empty = ProjectFile::default();
+    let (source, p) = match project {
+        Some((id, p)) => (id, p),
+        None => (SourceId(0), &empty),
+    };
+    let err = |range: crate::spec::source::TextRange, msg: String| {
+        Diagnostic::new(Some(Rule::InvalidContract.code()), Severity::Error, range.in_file(source), msg)
+    };
+
+    let mut default_permissions = BTreeMap::new();
+    for e in Effect::ALL {
+        default_permissions.insert(*e, crate::ir::project::default_permission(*e));
+    }
+    let mut defaults = ToolDefaults {
+        timeout: None,
+        formatter: None,
+        max_bytes: DEFAULT_MAX_BYTES,
+        max_lines: DEFAULT_MAX_LINES,
+        artifact_threshold: DEFAULT_ARTIFACT_THRESHOLD,
+    };
+    if let Some(d) = &p.defaults {
+        for (effect, decision) in &d.value.permissions {
+            default_permissions.insert(*effect, decision.value);
+        }
+        defaults.timeout = d.value.timeout.as_ref().map(|t| t.value.0);
+        if let Some(o) = &d.value.output {
+            defaults.formatter = o.value.formatter.as_ref().map(|f| f.value);
+            if let Some(v) = &o.value.max_bytes {
+                defaults.max_bytes = v.value.0;
+            }
+            if let Some(v) = &o.value.max_lines {
+                defaults.max_lines = v.value;
+            }
+            if let Some(v) = &o.value.artifact_threshold {
+                defaults.artifact_threshold = v.value.0;
+            }
+        }
+    }
+
+    let mut contexts = IndexMap::new();
+    contexts.insert(
+        "interactive".to_owned(),
+        ContextPolicy {
+            ask: AskMode::Prompt,
+            approval_timeout_ms: DEFAULT_APPROVAL_TIMEOUT.as_millis() as u64,
+        },
+    );
+    for name in ["ci", "headless"] {
+        contexts.insert(
+            name.to_owned(),
+            ContextPolicy {
+                ask: AskMode::Deny,
+                approval_timeout_ms: 0,
+            },
+        );
+    }
+    for (name, c) in &p.contexts {
+        let ask = match c.value.ask.value.as_str() {
+            "prompt" => AskMode::Prompt,
+            "deny" => AskMode::Deny,
+            other => {
+                diags.push(
+                    err(c.value.ask.range, format!("unknown ask mode `{other}`"))
+                        .with_help("use `prompt` (someone can answer) or `deny` (nobody can: asks end as APPROVAL_UNAVAILABLE)"),
+                );
+                AskMode::Deny
+            }
+        };
+        let timeout = c
+            .value
+            .approval_timeout
+            .as_ref()
+            .map(|t| t.value.0)
+            .unwrap_or(DEFAULT_APPROVAL_TIMEOUT);
+        contexts.insert(
+            name.clone(),
+            ContextPolicy {
+                ask,
+                approval_timeout_ms: timeout.as_millis() as u64,
+            },
+        );
+    }
+
+    let mut sandbox_profiles = builtin_profiles();
+    for (name, sp) in &p.sandbox_profiles {
+        let s = &sp.value;
+        let limits = s
+            .limits
+            .as_ref()
+            .map(|l| ResourceLimits {
+                cpu_seconds: l.value.cpu.as_ref().map(|c| c.value.0.as_secs().max(1)),
+                memory_bytes: l.value.memory.as_ref().map(|m| m.value.0),
+                file_size_bytes: l.value.file_size.as_ref().map(|m| m.value.0),
+                open_files: l.value.open_files.as_ref().map(|m| m.value),
+                processes: l.value.processes.as_ref().map(|m| m.value),
+            })
+            .unwrap_or_default();
+        sandbox_profiles.insert(
+            name.clone(),
+            SandboxProfile {
+                read: s.read.iter().map(|r| r.value.clone()).collect(),
+                write: s.write.iter().map(|r| r.value.clone()).collect(),
+                network: s.network.as_ref().is_some_and(|n| n.value),
+                best_effort: s.best_effort.as_ref().is_some_and(|n| n.value),
+                limits,
+            },
+        );
+    }
+
+    let mut mcp_servers = IndexMap::new();
+    for (name, s) in &p.mcp_servers {
+        if s.value.command.value.is_empty() {
+            diags.push(err(s.value.command.range, format!("MCP server `{name}` has an empty command")));
+        }
+        mcp_servers.insert(
+            name.clone(),
+            McpServer {
+                command: s.value.command.value.iter().map(|c| c.value.clone()).collect(),
+                inherit_env: s.value.inherit_env.iter().map(|c| c.value.clone()).collect(),
+                env: s.value.env.iter().map(|(k, v)| (k.clone(), v.value.clone())).collect(),
+                cwd: s.value.cwd.as_ref().map(|c| c.value.clone()),
+            },
+        );
+    }
+
+    let mut targets = Vec::new();
+    match &p.targets {
+        Some(ts) => {
+            for t in &ts.value {
+                match Target::ALL.iter().find(|x| x.as_str() == t.value) {
+                    Some(x) => targets.push(*x),
+                    None => {
+                        let names: Vec<&str> = Target::ALL.iter().map(|x| x.as_str()).collect();
+                        let help = match crate::suggest::closest(&t.value, names.iter().copied()) {
+                            Some(s) => format!("did you mean `{s}`?"),
+                            None => format!("targets are: {}", names.join(", ")),
+                        };
+                        diags.push(err(t.range, format!("unknown target `{}`", t.value)).with_help(help));
+                    }
+                }
+            }
+        }
+        None => targets.extend([Target::OpenaiStrict, Target::Anthropic, Target::Gemini, Target::Mcp]),
+    }
+
+    let toolsets = p
+        .toolsets
+        .iter()
+        .map(|(name, t)| {
+            (
+                name.clone(),
+                Toolset {
+                    description: t.value.description.as_ref().map(|d| d.value.clone()),
+                    tools: t.value.tools.iter().map(|n| n.value.clone()).collect(),
+                },
+            )
+        })
+        .collect();
+
+    let config = ProjectConfig {
+        workspace: p.workspace.as_ref().map(|w| w.value.clone()).unwrap_or_else(|| ".".into()),
+        state_dir: p
+            .state_dir
+            .as_ref()
+            .map(|w| w.value.clone())
+            .unwrap_or_else(|| ".toolgate".into()),
+        toolsets,
+        default_permissions,
+        contexts,
+        sandbox_profiles,
+        mcp_servers,
+        targets,
+    };
+    (config, defaults)
+}

@@ -1,0 +1,197 @@
+//! The spanned syntax tree of `toolgate.yaml`, the project file.
+
+use indexmap::IndexMap;
+use serde::Deserialize;
+
+use crate::ir::{Decision, Effect, FormatterKind};
+use crate::spec::literal::{DurationLit, SizeLit};
+use crate::spec::yaml::Spanned;
+
+/// `toolgate.yaml` as written.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ProjectFile {
+    /// Globs of spec files, relative to the project folder (default `tool-specs/**/*.yaml`).
+    #[serde(default)]
+    pub specs: Option<Spanned<Vec<Spanned<String>>>>,
+    /// The workspace root the tools act in (default `.`).
+    #[serde(default)]
+    pub workspace: Option<Spanned<String>>,
+    /// Where the journal and artifacts live (default `.toolgate`).
+    #[serde(default)]
+    pub state_dir: Option<Spanned<String>>,
+    /// Named tool sets.
+    #[serde(default)]
+    pub toolsets: IndexMap<String, Spanned<ToolsetAst>>,
+    /// Project-wide defaults.
+    #[serde(default)]
+    pub defaults: Option<Spanned<DefaultsAst>>,
+    /// How `ask` resolves per context.
+    #[serde(default)]
+    pub contexts: IndexMap<String, Spanned<ContextAst>>,
+    /// Sandbox profiles.
+    #[serde(default)]
+    pub sandbox_profiles: IndexMap<String, Spanned<SandboxProfileAst>>,
+    /// Upstream MCP servers.
+    #[serde(default)]
+    pub mcp_servers: IndexMap<String, Spanned<McpServerAst>>,
+    /// Provider targets (`openai-strict`, `openai`, `anthropic`, `gemini`, `mcp`).
+    #[serde(default)]
+    pub targets: Option<Spanned<Vec<Spanned<String>>>>,
+    /// Linter configuration.
+    #[serde(default)]
+    pub lint: Option<Spanned<LintConfigAst>>,
+}
+
+/// A toolset.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ToolsetAst {
+    /// What the set is for.
+    #[serde(default)]
+    pub description: Option<Spanned<String>>,
+    /// Member tool names.
+    pub tools: Vec<Spanned<String>>,
+}
+
+/// `defaults`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DefaultsAst {
+    /// Decision per effect class when no rule matches.
+    #[serde(default)]
+    pub permissions: IndexMap<Effect, Spanned<Decision>>,
+    /// Timeout for tools that declare none.
+    #[serde(default)]
+    pub timeout: Option<Spanned<DurationLit>>,
+    /// Output limits for tools that declare none.
+    #[serde(default)]
+    pub output: Option<Spanned<DefaultOutputAst>>,
+}
+
+/// `defaults.output`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DefaultOutputAst {
+    /// Default formatter.
+    #[serde(default)]
+    pub formatter: Option<Spanned<FormatterKind>>,
+    /// Most bytes the model sees.
+    #[serde(default)]
+    pub max_bytes: Option<Spanned<SizeLit>>,
+    /// Most lines the model sees.
+    #[serde(default)]
+    pub max_lines: Option<Spanned<u64>>,
+    /// Artifact threshold.
+    #[serde(default)]
+    pub artifact_threshold: Option<Spanned<SizeLit>>,
+}
+
+/// A context's `ask` resolution.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ContextAst {
+    /// `prompt` or `deny`.
+    pub ask: Spanned<String>,
+    /// How long to wait for an answer.
+    #[serde(default)]
+    pub approval_timeout: Option<Spanned<DurationLit>>,
+}
+
+/// A sandbox profile.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SandboxProfileAst {
+    /// Readable paths (`{workspace}` is the workspace root).
+    #[serde(default)]
+    pub read: Vec<Spanned<String>>,
+    /// Writable paths.
+    #[serde(default)]
+    pub write: Vec<Spanned<String>>,
+    /// Network allowed (default false).
+    #[serde(default)]
+    pub network: Option<Spanned<bool>>,
+    /// Tolerate missing kernel features (default false: fail closed).
+    #[serde(default)]
+    pub best_effort: Option<Spanned<bool>>,
+    /// Resource limits.
+    #[serde(default)]
+    pub limits: Option<Spanned<LimitsAst>>,
+}
+
+/// Resource limits.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LimitsAst {
+    /// CPU time.
+    #[serde(default)]
+    pub cpu: Option<Spanned<DurationLit>>,
+    /// Address space.
+    #[serde(default)]
+    pub memory: Option<Spanned<SizeLit>>,
+    /// Largest written file.
+    #[serde(default)]
+    pub file_size: Option<Spanned<SizeLit>>,
+    /// Open file descriptors.
+    #[serde(default)]
+    pub open_files: Option<Spanned<u64>>,
+    /// Processes in the tree.
+    #[serde(default)]
+    pub processes: Option<Spanned<u64>>,
+}
+
+/// An upstream MCP server.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct McpServerAst {
+    /// The command line.
+    pub command: Spanned<Vec<Spanned<String>>>,
+    /// Environment variables passed through.
+    #[serde(default)]
+    pub inherit_env: Vec<Spanned<String>>,
+    /// Environment variables set.
+    #[serde(default)]
+    pub env: IndexMap<String, Spanned<String>>,
+    /// Working directory.
+    #[serde(default)]
+    pub cwd: Option<Spanned<String>>,
+}
+
+/// `lint`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LintConfigAst {
+    /// Rule id or name → `error`, `warning`, `info` or `off`.
+    #[serde(default)]
+    pub severity: IndexMap<String, Spanned<String>>,
+    /// Rules turned off everywhere.
+    #[serde(default)]
+    pub ignore: Vec<Spanned<String>>,
+    /// File glob → rules turned off for matching files.
+    #[serde(default)]
+    pub per_file_ignores: IndexMap<String, Spanned<Vec<Spanned<String>>>>,
+    /// Whether `# toolgate: ignore[...]` comments are honoured (default true).
+    #[serde(default)]
+    pub inline_ignores: Option<Spanned<bool>>,
+    /// Tunable thresholds.
+    #[serde(default)]
+    pub options: Option<Spanned<LintOptionsAst>>,
+}
+
+/// `lint.options`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LintOptionsAst {
+    /// Most tools one toolset should expose.
+    #[serde(default)]
+    pub max_tools: Option<Spanned<usize>>,
+    /// Fewest words a tool description should have.
+    #[serde(default)]
+    pub description_min_words: Option<Spanned<usize>>,
+    /// Most characters a description may have.
+    #[serde(default)]
+    pub description_max_chars: Option<Spanned<usize>>,
+    /// Highest CEL evaluation cost estimate accepted.
+    #[serde(default)]
+    pub cel_cost_budget: Option<Spanned<u64>>,
+}
