@@ -16,7 +16,7 @@ use crate::spec::literal::{DurationLit, SizeLit};
 use crate::spec::yaml::{Node, Spanned};
 
 /// A spec file: one tool at the top level, or several under `tools:`.
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ToolSpec {
     /// Several tools in one file (then no other key may be set).
@@ -142,7 +142,7 @@ impl<'de, T: Deserialize<'de>> Deserialize<'de> for OneOrMany<T> {
 }
 
 /// The long form of `idempotency`.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct IdempotencyMap {
     /// The class.
@@ -153,7 +153,7 @@ pub struct IdempotencyMap {
 }
 
 /// The long form of `concurrency_group`.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ConcurrencyGroupMap {
     /// The group name.
@@ -164,7 +164,7 @@ pub struct ConcurrencyGroupMap {
 }
 
 /// One `validate` rule.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ValidateRuleAst {
     /// Unique id within the tool.
@@ -180,7 +180,7 @@ pub struct ValidateRuleAst {
 }
 
 /// The `permissions` key.
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct PermissionsAst {
     /// Rules.
@@ -192,7 +192,7 @@ pub struct PermissionsAst {
 }
 
 /// One permission rule: exactly one of `allow`, `ask`, `deny`.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct PermissionRuleAst {
     /// Unique id within the tool.
@@ -229,7 +229,7 @@ impl PermissionRuleAst {
 }
 
 /// One policy test.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct PermissionExampleAst {
     /// The arguments.
@@ -242,7 +242,7 @@ pub struct PermissionExampleAst {
 }
 
 /// The `resources` key.
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ResourcesAst {
     /// CEL (one or a list) yielding resource keys read.
@@ -254,7 +254,7 @@ pub struct ResourcesAst {
 }
 
 /// The `retry` key.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RetryAst {
     /// Attempts in all (the first included).
@@ -272,7 +272,7 @@ pub struct RetryAst {
 }
 
 /// The `retry.backoff` key.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct BackoffAst {
     /// First delay.
@@ -290,7 +290,7 @@ pub struct BackoffAst {
 }
 
 /// The `output` key.
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct OutputAst {
     /// Formatter.
@@ -317,7 +317,7 @@ pub struct OutputAst {
 }
 
 /// The `exec` key: exactly one backend.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case", deny_unknown_fields)]
 pub enum ExecAst {
     /// A builtin tool.
@@ -331,7 +331,7 @@ pub enum ExecAst {
 }
 
 /// `exec.command`.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CommandAst {
     /// The argv template.
@@ -351,7 +351,7 @@ pub struct CommandAst {
 }
 
 /// An argv element in long form: `{when, value}` or `{each}`.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ArgvMap {
     /// Include `value` only when this CEL is true.
@@ -366,7 +366,7 @@ pub struct ArgvMap {
 }
 
 /// `exec.command.env`.
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct EnvAst {
     /// Passed through from toolgate's environment.
@@ -381,11 +381,31 @@ pub struct EnvAst {
 }
 
 /// `exec.mcp`.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct McpExecAst {
     /// Server name from toolgate.yaml.
     pub server: Spanned<String>,
     /// Tool name on the server.
     pub tool: Spanned<String>,
+}
+
+impl<M: schemars::JsonSchema> schemars::JsonSchema for StringOr<M> {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        format!("StringOr{}", M::schema_name()).into()
+    }
+    fn json_schema(g: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        let m = g.subschema_for::<M>();
+        schemars::json_schema!({"anyOf": [{"type": "string"}, m]})
+    }
+}
+
+impl<T: schemars::JsonSchema> schemars::JsonSchema for OneOrMany<T> {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        format!("OneOrMany{}", T::schema_name()).into()
+    }
+    fn json_schema(g: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        let t = g.subschema_for::<T>();
+        schemars::json_schema!({"anyOf": [t.clone(), {"type": "array", "items": t}]})
+    }
 }

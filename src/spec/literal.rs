@@ -117,3 +117,31 @@ mod tests {
         assert!(parse_size("99999999999999999999GiB").is_err());
     }
 }
+
+impl schemars::JsonSchema for DurationLit {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "Duration".into()
+    }
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({
+            "type": "string",
+            "description": "A duration such as `500ms`, `5s`, `2m` or `1h30m`.",
+            "pattern": "^\\s*([0-9]+\\s*(ns|us|ms|s|sec|m|min|h|hr|d)\\s*)+$"
+        })
+    }
+}
+
+impl schemars::JsonSchema for SizeLit {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "Size".into()
+    }
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({
+            "description": "A size in bytes, or with a unit: `32KiB`, `1MiB`, `2GB`.",
+            "anyOf": [
+                {"type": "integer", "minimum": 0},
+                {"type": "string", "pattern": "^[0-9_]+\\s*(B|KiB|MiB|GiB|KB|kB|MB|GB)?$"}
+            ]
+        })
+    }
+}

@@ -10,6 +10,7 @@ pub mod load;
 pub mod project;
 pub mod project_file;
 pub mod resolve;
+pub mod schema;
 pub mod source;
 pub mod suggest;
 pub mod yaml;

@@ -8,7 +8,7 @@ use crate::spec::literal::{DurationLit, SizeLit};
 use crate::spec::yaml::Spanned;
 
 /// `toolgate.yaml` as written.
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ProjectFile {
     /// Globs of spec files, relative to the project folder (default `tool-specs/**/*.yaml`).
@@ -44,7 +44,7 @@ pub struct ProjectFile {
 }
 
 /// A toolset.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ToolsetAst {
     /// What the set is for.
@@ -55,7 +55,7 @@ pub struct ToolsetAst {
 }
 
 /// `defaults`.
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct DefaultsAst {
     /// Decision per effect class when no rule matches.
@@ -70,7 +70,7 @@ pub struct DefaultsAst {
 }
 
 /// `defaults.output`.
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct DefaultOutputAst {
     /// Default formatter.
@@ -88,7 +88,7 @@ pub struct DefaultOutputAst {
 }
 
 /// A context's `ask` resolution.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ContextAst {
     /// `prompt` or `deny`.
@@ -99,7 +99,7 @@ pub struct ContextAst {
 }
 
 /// A sandbox profile.
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SandboxProfileAst {
     /// Readable paths (`{workspace}` is the workspace root).
@@ -120,7 +120,7 @@ pub struct SandboxProfileAst {
 }
 
 /// Resource limits.
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct LimitsAst {
     /// CPU time.
@@ -141,7 +141,7 @@ pub struct LimitsAst {
 }
 
 /// An upstream MCP server.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct McpServerAst {
     /// The command line.
@@ -158,7 +158,7 @@ pub struct McpServerAst {
 }
 
 /// `lint`.
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct LintConfigAst {
     /// Rule id or name → `error`, `warning`, `info` or `off`.
@@ -179,7 +179,7 @@ pub struct LintConfigAst {
 }
 
 /// `lint.options`.
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct LintOptionsAst {
     /// Most tools one toolset should expose.

@@ -521,3 +521,33 @@ mod tests {
         assert!(e.message.contains("nesting"), "{e:?}");
     }
 }
+
+impl<T: schemars::JsonSchema> schemars::JsonSchema for Spanned<T> {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        T::schema_name()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        T::schema_id()
+    }
+    fn inline_schema() -> bool {
+        T::inline_schema()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        T::json_schema(generator)
+    }
+}
+
+impl schemars::JsonSchema for Node {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "JsonSchemaDocument".into()
+    }
+    fn inline_schema() -> bool {
+        true
+    }
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({
+            "description": "A JSON Schema (2020-12), written in YAML.",
+            "$ref": "https://json-schema.org/draft/2020-12/schema"
+        })
+    }
+}
