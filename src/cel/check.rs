@@ -249,7 +249,8 @@ impl Checker<'_> {
         self.program
             .source_info()
             .offset_for(id)
-            .map(|(s, e)| (s as usize, (e as usize).max(s as usize + 1)))
+            // The parser records inclusive stop indices.
+            .map(|(s, e)| (s as usize, (e as usize + 1).max(s as usize + 1)))
     }
 
     fn extent(&self, e: &IdedExpr) -> (usize, usize) {
@@ -262,10 +263,10 @@ impl Checker<'_> {
         };
         match &e.expr {
             Expr::Select(s) => {
-                cover(self.extent(&s.operand));
-                if let Some((dot, _)) = self.own(e.id) {
-                    cover((dot, dot + 1 + s.field.chars().count()));
-                }
+                // `a.b` and `has(a.b)`: from the operand to the end of the field name (the
+                // parser places the node at the `.` or at `has(`).
+                let (olo, ohi) = self.extent(&s.operand);
+                return (olo, ohi + 1 + s.field.chars().count());
             }
             Expr::Call(c) => {
                 if let Some(t) = &c.target {

@@ -56,7 +56,18 @@ pub fn compile(source: &str) -> Result<Program, Vec<SyntaxError>> {
 }
 
 fn clean_message(msg: &str) -> String {
-    msg.trim_start_matches("Syntax error: ").to_owned()
+    let msg = msg.trim_start_matches("Syntax error: ");
+    if msg.starts_with("mismatched input '<EOF>'") {
+        return "the expression ends too early: an operand or closing bracket is missing".to_owned();
+    }
+    if let Some(tok) = msg.strip_prefix("token recognition error at: ") {
+        return format!("unexpected character {}", tok.trim_end());
+    }
+    if let Some(rest) = msg.strip_prefix("mismatched input ") {
+        let tok = rest.split(" expecting").next().unwrap_or(rest);
+        return format!("unexpected {tok}");
+    }
+    msg.to_owned()
 }
 
 /// The closest of `candidates` to `input`, for "did you mean".
