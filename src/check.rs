@@ -30,7 +30,9 @@ impl CheckedProject {
 
     /// Whether any diagnostic is an error.
     pub fn has_errors(&self) -> bool {
-        self.diagnostics.iter().any(|d| d.severity == Severity::Error)
+        self.diagnostics
+            .iter()
+            .any(|d| d.severity == Severity::Error)
     }
 
     /// The bundle of every tool, when nothing is an error.
@@ -52,7 +54,11 @@ pub fn check_specs(opts: &LoadOptions) -> Result<CheckedProject, LoadError> {
 }
 
 /// Loads, resolves and lints tool lists in a provider format.
-pub fn check_imported(paths: &[std::path::PathBuf], cwd: &std::path::Path, format: ImportFormat) -> CheckedProject {
+pub fn check_imported(
+    paths: &[std::path::PathBuf],
+    cwd: &std::path::Path,
+    format: ImportFormat,
+) -> CheckedProject {
     finish(import::load(paths, cwd, format))
 }
 
@@ -60,7 +66,11 @@ fn finish(loaded: LoadedSpecs) -> CheckedProject {
     let mut extra = Vec::new();
     // Settings first: the cost budget is a lint option that resolution uses; the targets come
     // from the resolved project.
-    let mut settings = LintSettings::from_project(loaded.project.as_ref().map(|(id, p)| (*id, p)), &[], &mut extra);
+    let mut settings = LintSettings::from_project(
+        loaded.project.as_ref().map(|(id, p)| (*id, p)),
+        &[],
+        &mut extra,
+    );
     let resolution = resolve::resolve(
         &loaded,
         &ResolveOptions {

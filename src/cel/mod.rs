@@ -58,7 +58,8 @@ pub fn compile(source: &str) -> Result<Program, Vec<SyntaxError>> {
 fn clean_message(msg: &str) -> String {
     let msg = msg.trim_start_matches("Syntax error: ");
     if msg.starts_with("mismatched input '<EOF>'") {
-        return "the expression ends too early: an operand or closing bracket is missing".to_owned();
+        return "the expression ends too early: an operand or closing bracket is missing"
+            .to_owned();
     }
     if let Some(tok) = msg.strip_prefix("token recognition error at: ") {
         return format!("unexpected character {}", tok.trim_end());
@@ -106,7 +107,8 @@ impl<'a> Evaluator<'a> {
     /// Binds the variables and toolgate's functions.
     pub fn new(b: &Bindings<'_>) -> Result<Self, EvalError> {
         let mut ctx = Context::with_env(environment());
-        functions::register(&mut ctx).map_err(|e| EvalError(format!("registering functions: {e}")))?;
+        functions::register(&mut ctx)
+            .map_err(|e| EvalError(format!("registering functions: {e}")))?;
         ctx.add_variable_from_value("args", value::json_to_cel(b.args));
         let tool = serde_json::json!({
             "name": b.tool_name,
@@ -128,7 +130,10 @@ impl<'a> Evaluator<'a> {
     pub fn condition(&self, p: &Program) -> Result<bool, EvalError> {
         match self.value(p)? {
             Value::Bool(b) => Ok(b),
-            other => Err(EvalError(format!("expected bool, got {}", type_name(&other)))),
+            other => Err(EvalError(format!(
+                "expected bool, got {}",
+                type_name(&other)
+            ))),
         }
     }
 
@@ -140,10 +145,16 @@ impl<'a> Evaluator<'a> {
                 .iter()
                 .map(|i| match i {
                     Value::String(s) => Ok(s.to_string()),
-                    other => Err(EvalError(format!("expected a list of strings, found {}", type_name(other)))),
+                    other => Err(EvalError(format!(
+                        "expected a list of strings, found {}",
+                        type_name(other)
+                    ))),
                 })
                 .collect(),
-            other => Err(EvalError(format!("expected a string or a list of strings, got {}", type_name(&other)))),
+            other => Err(EvalError(format!(
+                "expected a string or a list of strings, got {}",
+                type_name(&other)
+            ))),
         }
     }
 
@@ -163,7 +174,9 @@ impl<'a> Evaluator<'a> {
 /// A readable message for an evaluation error.
 fn describe(e: &cel::ExecutionError) -> String {
     match e {
-        cel::ExecutionError::NoSuchKey(k) => format!("no such key `{k}` (use has(...) for optional fields)"),
+        cel::ExecutionError::NoSuchKey(k) => {
+            format!("no such key `{k}` (use has(...) for optional fields)")
+        }
         other => other.to_string(),
     }
 }
@@ -212,7 +225,11 @@ mod tests {
         assert!(t("args.items.map(x, x * 2) == [2, 4]"));
         assert!(t("context == 'ci' && tool.name == 'read_file'"));
         assert!(t("size(args.items) + 1 == 3"));
-        assert_eq!(ev.strings(&compile("['file:' + args.path]").unwrap()).unwrap(), vec!["file:config/.env"]);
+        assert_eq!(
+            ev.strings(&compile("['file:' + args.path]").unwrap())
+                .unwrap(),
+            vec!["file:config/.env"]
+        );
         assert!(ev.condition(&compile("args.missing").unwrap()).is_err());
     }
 
@@ -221,9 +238,19 @@ mod tests {
         // Each catalogued non-operator function must be callable (or fail on argument types,
         // never as an unknown function) — keeps the checker's list and the runtime in step.
         let args = serde_json::json!({});
-        let b = Bindings { args: &args, tool_name: "t", tool_effect: "pure", tool_version: 1, context: "ci", workspace: "/" };
+        let b = Bindings {
+            args: &args,
+            tool_name: "t",
+            tool_effect: "pure",
+            tool_version: 1,
+            context: "ci",
+            workspace: "/",
+        };
         let ev = Evaluator::new(&b).unwrap();
-        for f in functions::FUNCTIONS.iter().filter(|f| !f.name.starts_with('@') && (!f.name.contains('_') || f.name.contains('.'))) {
+        for f in functions::FUNCTIONS
+            .iter()
+            .filter(|f| !f.name.starts_with('@') && (!f.name.contains('_') || f.name.contains('.')))
+        {
             let src = match f.name.split_once('.') {
                 Some((ns, name)) => format!("{ns}.{name}('a')"),
                 None => format!("'a'.{}()", f.name),
@@ -232,7 +259,11 @@ mod tests {
             let r1 = ev.value(&compile(&src).unwrap());
             let r2 = ev.value(&compile(&src2).unwrap());
             let unknown = |r: &Result<Value, EvalError>| matches!(r, Err(EvalError(m)) if m.contains("Undeclared reference") || m.contains("undeclared"));
-            assert!(!(unknown(&r1) && unknown(&r2)), "{} is not provided: {r1:?} {r2:?}", f.name);
+            assert!(
+                !(unknown(&r1) && unknown(&r2)),
+                "{} is not provided: {r1:?} {r2:?}",
+                f.name
+            );
         }
     }
 }
