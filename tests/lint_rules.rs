@@ -71,7 +71,7 @@ fn fixtures() -> BTreeMap<String, (Vec<PathBuf>, Vec<PathBuf>)> {
     out
 }
 
-fn fired<'a>(c: &'a CheckedProject, rule: Rule) -> Vec<&'a Diagnostic> {
+fn fired(c: &CheckedProject, rule: Rule) -> Vec<&Diagnostic> {
     c.diagnostics
         .iter()
         .filter(|d| d.code == Some(rule.code()))
