@@ -86,3 +86,31 @@ fn finish(loaded: LoadedSpecs) -> CheckedProject {
         diagnostics,
     }
 }
+
+/// Loads, resolves and lints specs given as text (tests, benchmarks, editors): `files` are
+/// (path, text) pairs, `project` the text of a toolgate.yaml.
+pub fn check_texts(
+    files: &[(std::path::PathBuf, String)],
+    project: Option<&str>,
+) -> CheckedProject {
+    let mut loaded = LoadedSpecs::empty(std::path::PathBuf::from("."));
+    if let Some(text) = project {
+        let id = loaded.sources.add(load::PROJECT_FILE, text);
+        match load::parse_in(&loaded.sources, id) {
+            Ok(p) => loaded.project = Some((id, p)),
+            Err(e) => loaded.errors.push(e),
+        }
+    }
+    for (path, text) in files {
+        let (id, parsed) = load::load_text(&mut loaded.sources, path.clone(), text);
+        match parsed {
+            Ok(tools) => loaded.files.push(load::SpecFile {
+                source: id,
+                tools,
+                imported: Vec::new(),
+            }),
+            Err(mut e) => loaded.errors.append(&mut e),
+        }
+    }
+    finish(loaded)
+}
