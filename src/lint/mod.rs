@@ -50,7 +50,8 @@ pub fn lint(loaded: &LoadedSpecs, resolution: &Resolution, settings: &LintSettin
         });
     }
 
-    let mut ctx = LintContext::new(&loaded.sources, settings, &resolution.project);
+    let mut ctx = LintContext::new(&loaded.sources, settings, &resolution.project)
+        .with_project_file(loaded.project.as_ref().map(|(id, p)| (*id, p)));
     visit::run(&mut ctx, &views);
     let mut findings = ctx.into_findings();
 
