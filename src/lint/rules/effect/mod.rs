@@ -1,1 +1,3 @@
 //! `TGE`: effect and safety consistency.
+
+pub(crate) mod names;
