@@ -47,6 +47,14 @@ registry! {
     CelCostOverBudget => rules::cel::cel_cost_over_budget::META,
     // Runtime policy.
     UnusedSuppression => rules::policy::unused_suppression::META,
+    MissingTimeout => rules::policy::missing_timeout::META,
+    UnboundedOutput => rules::policy::unbounded_output::META,
+    UntestedPermissionRule => rules::policy::untested_permission_rule::META,
+    MissingPermissionRules => rules::policy::missing_permission_rules::META,
+    UnactionableValidationMessage => rules::policy::unactionable_validation_message::META,
+    MissingErrorHints => rules::policy::missing_error_hints::META,
+    UndeclaredResources => rules::policy::undeclared_resources::META,
+    UnpaginatedListOutput => rules::policy::unpaginated_list_output::META,
 }
 
 impl Rule {

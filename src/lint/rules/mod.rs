@@ -30,6 +30,14 @@ pub(crate) const TOOL_CHECKS: &[(Rule, ToolCheck)] = &[
     (Rule::CelUnboundedCost, cel::cel_unbounded_cost::check),
     (Rule::CelConstantCondition, cel::cel_constant_condition::check),
     (Rule::CelCostOverBudget, cel::cel_cost_over_budget::check),
+    (Rule::MissingTimeout, policy::missing_timeout::check),
+    (Rule::UnboundedOutput, policy::unbounded_output::check),
+    (Rule::UntestedPermissionRule, policy::untested_permission_rule::check),
+    (Rule::MissingPermissionRules, policy::missing_permission_rules::check),
+    (Rule::UnactionableValidationMessage, policy::unactionable_validation_message::check),
+    (Rule::MissingErrorHints, policy::missing_error_hints::check),
+    (Rule::UndeclaredResources, policy::undeclared_resources::check),
+    (Rule::UnpaginatedListOutput, policy::unpaginated_list_output::check),
 ];
 
 /// Rules run on every schema node.
