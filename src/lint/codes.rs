@@ -55,6 +55,14 @@ registry! {
     MissingErrorHints => rules::policy::missing_error_hints::META,
     UndeclaredResources => rules::policy::undeclared_resources::META,
     UnpaginatedListOutput => rules::policy::unpaginated_list_output::META,
+    // Effect and safety.
+    EffectVerbMismatch => rules::effect::effect_verb_mismatch::META,
+    DestructiveWithoutApproval => rules::effect::destructive_without_approval::META,
+    RetryUnsafe => rules::effect::retry_unsafe::META,
+    SensitiveParameterUnmarked => rules::effect::sensitive_parameter_unmarked::META,
+    EffectIdempotencyContradiction => rules::effect::effect_idempotency_contradiction::META,
+    RuntimeKnownParameter => rules::effect::runtime_known_parameter::META,
+    ProcessWithoutSandbox => rules::effect::process_without_sandbox::META,
 }
 
 impl Rule {

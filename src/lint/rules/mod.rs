@@ -30,6 +30,10 @@ pub(crate) const TOOL_CHECKS: &[(Rule, ToolCheck)] = &[
     (Rule::CelUnboundedCost, cel::cel_unbounded_cost::check),
     (Rule::CelConstantCondition, cel::cel_constant_condition::check),
     (Rule::CelCostOverBudget, cel::cel_cost_over_budget::check),
+    (Rule::EffectVerbMismatch, effect::effect_verb_mismatch::check),
+    (Rule::RetryUnsafe, effect::retry_unsafe::check),
+    (Rule::EffectIdempotencyContradiction, effect::effect_idempotency_contradiction::check),
+    (Rule::ProcessWithoutSandbox, effect::process_without_sandbox::check),
     (Rule::MissingTimeout, policy::missing_timeout::check),
     (Rule::UnboundedOutput, policy::unbounded_output::check),
     (Rule::UntestedPermissionRule, policy::untested_permission_rule::check),
@@ -41,7 +45,12 @@ pub(crate) const TOOL_CHECKS: &[(Rule, ToolCheck)] = &[
 ];
 
 /// Rules run on every schema node.
-pub(crate) const SCHEMA_CHECKS: &[(Rule, SchemaCheck)] = &[];
+pub(crate) const SCHEMA_CHECKS: &[(Rule, SchemaCheck)] = &[
+    (Rule::SensitiveParameterUnmarked, effect::sensitive_parameter_unmarked::check),
+    (Rule::RuntimeKnownParameter, effect::runtime_known_parameter::check),
+];
 
 /// Rules run once over all tools.
-pub(crate) const SET_CHECKS: &[(Rule, SetCheck)] = &[];
+pub(crate) const SET_CHECKS: &[(Rule, SetCheck)] = &[
+    (Rule::DestructiveWithoutApproval, effect::destructive_without_approval::check),
+];
