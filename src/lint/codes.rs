@@ -63,6 +63,13 @@ registry! {
     EffectIdempotencyContradiction => rules::effect::effect_idempotency_contradiction::META,
     RuntimeKnownParameter => rules::effect::runtime_known_parameter::META,
     ProcessWithoutSandbox => rules::effect::process_without_sandbox::META,
+    // Provider compatibility.
+    OpenaiStrictIncompatible => rules::provider::openai_strict_incompatible::META,
+    AnthropicIncompatible => rules::provider::anthropic_incompatible::META,
+    GeminiIncompatible => rules::provider::gemini_incompatible::META,
+    McpIncompatible => rules::provider::mcp_incompatible::META,
+    TooManyTools => rules::provider::too_many_tools::META,
+    ConstraintDroppedByTarget => rules::provider::constraint_dropped_by_target::META,
 }
 
 impl Rule {

@@ -42,15 +42,21 @@ pub(crate) const TOOL_CHECKS: &[(Rule, ToolCheck)] = &[
     (Rule::MissingErrorHints, policy::missing_error_hints::check),
     (Rule::UndeclaredResources, policy::undeclared_resources::check),
     (Rule::UnpaginatedListOutput, policy::unpaginated_list_output::check),
+    (Rule::AnthropicIncompatible, provider::anthropic_incompatible::check),
+    (Rule::McpIncompatible, provider::mcp_incompatible::check),
 ];
 
 /// Rules run on every schema node.
 pub(crate) const SCHEMA_CHECKS: &[(Rule, SchemaCheck)] = &[
     (Rule::SensitiveParameterUnmarked, effect::sensitive_parameter_unmarked::check),
     (Rule::RuntimeKnownParameter, effect::runtime_known_parameter::check),
+    (Rule::OpenaiStrictIncompatible, provider::openai_strict_incompatible::check),
+    (Rule::GeminiIncompatible, provider::gemini_incompatible::check),
+    (Rule::ConstraintDroppedByTarget, provider::constraint_dropped_by_target::check),
 ];
 
 /// Rules run once over all tools.
 pub(crate) const SET_CHECKS: &[(Rule, SetCheck)] = &[
     (Rule::DestructiveWithoutApproval, effect::destructive_without_approval::check),
+    (Rule::TooManyTools, provider::too_many_tools::check),
 ];
