@@ -30,7 +30,9 @@ impl CheckedProject {
 
     /// Whether any diagnostic is an error.
     pub fn has_errors(&self) -> bool {
-        self.diagnostics.iter().any(|d| d.severity == Severity::Error)
+        self.diagnostics
+            .iter()
+            .any(|d| d.severity == Severity::Error)
     }
 
     /// The bundle of every tool, when nothing is an error.
@@ -52,7 +54,11 @@ pub fn check_specs(opts: &LoadOptions) -> Result<CheckedProject, LoadError> {
 }
 
 /// Loads, resolves and lints tool lists in a provider format.
-pub fn check_imported(paths: &[std::path::PathBuf], cwd: &std::path::Path, format: ImportFormat) -> CheckedProject {
+pub fn check_imported(
+    paths: &[std::path::PathBuf],
+    cwd: &std::path::Path,
+    format: ImportFormat,
+) -> CheckedProject {
     finish(import::load(paths, cwd, format))
 }
 
@@ -60,7 +66,11 @@ fn finish(loaded: LoadedSpecs) -> CheckedProject {
     let mut extra = Vec::new();
     // Settings first: the cost budget is a lint option that resolution uses; the targets come
     // from the resolved project.
-    let mut settings = LintSettings::from_project(loaded.project.as_ref().map(|(id, p)| (*id, p)), &[], &mut extra);
+    let mut settings = LintSettings::from_project(
+        loaded.project.as_ref().map(|(id, p)| (*id, p)),
+        &[],
+        &mut extra,
+    );
     let resolution = resolve::resolve(
         &loaded,
         &ResolveOptions {
@@ -75,4 +85,32 @@ fn finish(loaded: LoadedSpecs) -> CheckedProject {
         settings,
         diagnostics,
     }
+}
+
+/// Loads, resolves and lints specs given as text (tests, benchmarks, editors): `files` are
+/// (path, text) pairs, `project` the text of a toolgate.yaml.
+pub fn check_texts(
+    files: &[(std::path::PathBuf, String)],
+    project: Option<&str>,
+) -> CheckedProject {
+    let mut loaded = LoadedSpecs::empty(std::path::PathBuf::from("."));
+    if let Some(text) = project {
+        let id = loaded.sources.add(load::PROJECT_FILE, text);
+        match load::parse_in(&loaded.sources, id) {
+            Ok(p) => loaded.project = Some((id, p)),
+            Err(e) => loaded.errors.push(e),
+        }
+    }
+    for (path, text) in files {
+        let (id, parsed) = load::load_text(&mut loaded.sources, path.clone(), text);
+        match parsed {
+            Ok(tools) => loaded.files.push(load::SpecFile {
+                source: id,
+                tools,
+                imported: Vec::new(),
+            }),
+            Err(mut e) => loaded.errors.append(&mut e),
+        }
+    }
+    finish(loaded)
 }

@@ -66,7 +66,12 @@ pub struct Diagnostic {
 
 impl Diagnostic {
     /// A diagnostic without help or secondary labels.
-    pub fn new(code: Option<&'static str>, severity: Severity, span: Span, message: impl Into<String>) -> Self {
+    pub fn new(
+        code: Option<&'static str>,
+        severity: Severity,
+        span: Span,
+        message: impl Into<String>,
+    ) -> Self {
         Diagnostic {
             code,
             severity,

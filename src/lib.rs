@@ -23,5 +23,8 @@ pub mod lint;
 #[cfg(feature = "compiler")]
 pub mod spec;
 
+#[cfg(feature = "runtime")]
+pub mod runtime;
+
 #[cfg(feature = "cli")]
 pub mod cli;

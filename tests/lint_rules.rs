@@ -1,3 +1,5 @@
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
 //! Every lint rule against its fixtures: `tests/fixtures/lint/<CODE>_bad*` must make the rule
 //! fire and `<CODE>_good*` must not. A fixture is a spec file (`.yaml`), a folder with a
 //! toolgate.yaml and specs, or an imported tool list (`.openai.json`, `.anthropic.json`,
@@ -31,7 +33,12 @@ fn lint_fixture(path: &Path) -> CheckedProject {
         }
     }
     if path.is_dir() {
-        return check::check_specs(&LoadOptions { paths: vec![], config: None, cwd: path.to_path_buf() }).unwrap();
+        return check::check_specs(&LoadOptions {
+            paths: vec![],
+            config: None,
+            cwd: path.to_path_buf(),
+        })
+        .unwrap();
     }
     check::check_specs(&LoadOptions {
         paths: vec![PathBuf::from(&name)],
@@ -44,11 +51,16 @@ fn lint_fixture(path: &Path) -> CheckedProject {
 /// Fixtures by rule code: (bad, good).
 fn fixtures() -> BTreeMap<String, (Vec<PathBuf>, Vec<PathBuf>)> {
     let mut out: BTreeMap<String, (Vec<PathBuf>, Vec<PathBuf>)> = BTreeMap::new();
-    let mut entries: Vec<_> = std::fs::read_dir(fixtures_dir()).unwrap().map(|e| e.unwrap().path()).collect();
+    let mut entries: Vec<_> = std::fs::read_dir(fixtures_dir())
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
     entries.sort();
     for p in entries {
         let name = p.file_name().unwrap().to_string_lossy().into_owned();
-        let Some((code, rest)) = name.split_once('_') else { continue };
+        let Some((code, rest)) = name.split_once('_') else {
+            continue;
+        };
         let slot = out.entry(code.to_owned()).or_default();
         if rest.starts_with("bad") {
             slot.0.push(p);
@@ -59,8 +71,11 @@ fn fixtures() -> BTreeMap<String, (Vec<PathBuf>, Vec<PathBuf>)> {
     out
 }
 
-fn fired<'a>(c: &'a CheckedProject, rule: Rule) -> Vec<&'a Diagnostic> {
-    c.diagnostics.iter().filter(|d| d.code == Some(rule.code())).collect()
+fn fired(c: &CheckedProject, rule: Rule) -> Vec<&Diagnostic> {
+    c.diagnostics
+        .iter()
+        .filter(|d| d.code == Some(rule.code()))
+        .collect()
 }
 
 #[test]
@@ -88,10 +103,17 @@ fn every_rule_fires_on_its_bad_fixture_and_not_on_its_good_one() {
             let c = lint_fixture(g);
             let f = fired(&c, *rule);
             if !f.is_empty() {
-                problems.push(format!("{code}: fires on good fixture {}: {}", g.display(), f[0].message));
+                problems.push(format!(
+                    "{code}: fires on good fixture {}: {}",
+                    g.display(),
+                    f[0].message
+                ));
             }
             if c.has_load_errors() {
-                problems.push(format!("{code}: good fixture {} does not load", g.display()));
+                problems.push(format!(
+                    "{code}: good fixture {} does not load",
+                    g.display()
+                ));
             }
         }
     }
@@ -106,7 +128,9 @@ fn every_rule_fires_on_its_bad_fixture_and_not_on_its_good_one() {
 #[test]
 fn bad_fixture_reports_match_snapshots() {
     for (code, (bad, _)) in fixtures() {
-        let Some(rule) = Rule::find(&code) else { continue };
+        let Some(rule) = Rule::find(&code) else {
+            continue;
+        };
         for b in bad {
             let c = lint_fixture(&b);
             let mine: Vec<Diagnostic> = c
@@ -119,7 +143,8 @@ fn bad_fixture_reports_match_snapshots() {
             let text = human::render(&mine, &c.loaded.sources, human::Style::Plain, summary);
             let stem = b.file_name().unwrap().to_string_lossy().replace('.', "_");
             insta::assert_snapshot!(format!("{stem}_human"), text);
-            let log: serde_json::Value = serde_json::from_str(&sarif::render(&mine, &c.loaded.sources)).unwrap();
+            let log: serde_json::Value =
+                serde_json::from_str(&sarif::render(&mine, &c.loaded.sources)).unwrap();
             insta::assert_json_snapshot!(format!("{stem}_sarif"), log["runs"][0]["results"]);
         }
     }
@@ -131,9 +156,19 @@ fn clean_fixtures_and_the_standard_library_have_no_findings() {
     let mut dirs = vec![root.join("tests/fixtures/clean")];
     dirs.push(root.to_path_buf());
     for cwd in dirs {
-        let c = check::check_specs(&LoadOptions { paths: vec![], config: None, cwd: cwd.clone() }).unwrap();
+        let c = check::check_specs(&LoadOptions {
+            paths: vec![],
+            config: None,
+            cwd: cwd.clone(),
+        })
+        .unwrap();
         let summary = Summary::of(&c.diagnostics, c.loaded.files.len(), c.loaded.tool_count());
-        let text = human::render(&c.diagnostics, &c.loaded.sources, human::Style::Plain, summary);
+        let text = human::render(
+            &c.diagnostics,
+            &c.loaded.sources,
+            human::Style::Plain,
+            summary,
+        );
         assert!(c.diagnostics.is_empty(), "{}:\n{text}", cwd.display());
         assert!(c.loaded.tool_count() > 0, "{} has no tools", cwd.display());
     }

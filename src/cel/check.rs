@@ -7,8 +7,8 @@
 use std::collections::HashMap;
 use std::fmt;
 
-use cel::common::ast::{Expr, IdedExpr, LiteralValue};
 use cel::Program;
+use cel::common::ast::{Expr, IdedExpr, LiteralValue};
 
 use crate::cel::functions::{self, Returns};
 use crate::cel::schema::{Lookup, SchemaView, Ty};
@@ -88,8 +88,10 @@ impl Slot {
         }
         match self {
             Slot::Condition => *t == CelType::Bool,
-            Slot::Resources => matches!(t, CelType::String)
-                || matches!(t, CelType::List(e) if matches!(**e, CelType::String | CelType::Dyn)),
+            Slot::Resources => {
+                matches!(t, CelType::String)
+                    || matches!(t, CelType::List(e) if matches!(**e, CelType::String | CelType::Dyn))
+            }
             Slot::List => matches!(t, CelType::List(_)),
             Slot::String => *t == CelType::String,
             Slot::Text => true,
@@ -146,7 +148,12 @@ pub struct Analysis {
 }
 
 /// Checks a compiled expression against the parameter schema for a slot.
-pub fn check(program: &Program, parameters: &serde_json::Value, slot: Slot, cost_budget: u64) -> Analysis {
+pub fn check(
+    program: &Program,
+    parameters: &serde_json::Value,
+    slot: Slot,
+    cost_budget: u64,
+) -> Analysis {
     let mut c = Checker {
         program,
         schema: SchemaView::new(parameters),
@@ -190,7 +197,8 @@ pub fn check(program: &Program, parameters: &serde_json::Value, slot: Slot, cost
             kind: ProblemKind::Constant,
             start,
             end,
-            message: "expression does not depend on the call: it always gives the same answer".into(),
+            message: "expression does not depend on the call: it always gives the same answer"
+                .into(),
             help: Some("refer to `args`, `context` or `tool`, or remove the rule".into()),
         });
     }
@@ -275,7 +283,9 @@ impl Checker<'_> {
                 for a in &c.args {
                     cover(self.extent(a));
                 }
-                if c.func_name == "_[_]" || (!c.func_name.starts_with('_') && !c.func_name.starts_with('@')) {
+                if c.func_name == "_[_]"
+                    || (!c.func_name.starts_with('_') && !c.func_name.starts_with('@'))
+                {
                     // Include the closing bracket or parenthesis.
                     let text = &self.program.source_info().source;
                     let close = if c.func_name == "_[_]" { ']' } else { ')' };
@@ -293,7 +303,11 @@ impl Checker<'_> {
             }
             _ => {}
         }
-        if lo == usize::MAX { (0, hi.max(1)) } else { (lo, hi.max(lo + 1)) }
+        if lo == usize::MAX {
+            (0, hi.max(1))
+        } else {
+            (lo, hi.max(lo + 1))
+        }
     }
 
     /// The `args` path an expression spells (`args.a.b`, `args.a[0].b`), if it is one.
@@ -328,7 +342,9 @@ impl Checker<'_> {
                 let bad = segs[at];
                 let help = match crate::cel::suggest(bad, known.iter().map(String::as_str)) {
                     Some(s) => Some(format!("did you mean `{s}`?")),
-                    None if known.is_empty() => Some("declare the parameter under `parameters.properties`".into()),
+                    None if known.is_empty() => {
+                        Some("declare the parameter under `parameters.properties`".into())
+                    }
                     None => Some(format!("parameters here: {}", known.join(", "))),
                 };
                 self.problems.push(Problem {
@@ -359,7 +375,10 @@ impl Checker<'_> {
                     }
                     "tool" => {
                         self.references_input = true;
-                        (Ty::of(CelType::Map(Box::new(CelType::Dyn))), Cost::Bounded(1))
+                        (
+                            Ty::of(CelType::Map(Box::new(CelType::Dyn))),
+                            Cost::Bounded(1),
+                        )
                     }
                     "context" | "workspace" => {
                         self.references_input = true;
@@ -372,10 +391,12 @@ impl Checker<'_> {
                             start,
                             end,
                             message: format!("unknown variable `{other}`"),
-                            help: Some(match crate::cel::suggest(other, VARIABLES.iter().copied()) {
-                                Some(s) => format!("did you mean `{s}`?"),
-                                None => format!("expressions can use {}", VARIABLES.join(", ")),
-                            }),
+                            help: Some(
+                                match crate::cel::suggest(other, VARIABLES.iter().copied()) {
+                                    Some(s) => format!("did you mean `{s}`?"),
+                                    None => format!("expressions can use {}", VARIABLES.join(", ")),
+                                },
+                            ),
                         });
                         (Ty::dyn_(), Cost::Bounded(1))
                     }
@@ -465,7 +486,9 @@ impl Checker<'_> {
                 let mut cost = Cost::Bounded(1);
                 for entry in &map.entries {
                     if let cel::common::ast::EntryExpr::MapEntry(m) = &entry.expr {
-                        cost = cost.add(self.walk(&m.key, scope).1).add(self.walk(&m.value, scope).1);
+                        cost = cost
+                            .add(self.walk(&m.key, scope).1)
+                            .add(self.walk(&m.value, scope).1);
                     }
                 }
                 (
@@ -495,7 +518,12 @@ impl Checker<'_> {
         }
     }
 
-    fn walk_call(&mut self, e: &IdedExpr, call: &cel::common::ast::CallExpr, scope: &Scope) -> (Ty, Cost) {
+    fn walk_call(
+        &mut self,
+        e: &IdedExpr,
+        call: &cel::common::ast::CallExpr,
+        scope: &Scope,
+    ) -> (Ty, Cost) {
         // `args.x[0]` and friends are paths, checked against the schema.
         if call.func_name == "_[_]"
             && let Some(p) = Self::args_path(e)
@@ -509,7 +537,9 @@ impl Checker<'_> {
         }
         // `path.x(...)`: a namespaced function, not a method on a variable named `path`.
         let namespaced = call.target.as_ref().and_then(|t| match &t.expr {
-            Expr::Ident(ns) if !scope.locals.contains_key(ns) && !VARIABLES.contains(&ns.as_str()) => {
+            Expr::Ident(ns)
+                if !scope.locals.contains_key(ns) && !VARIABLES.contains(&ns.as_str()) =>
+            {
                 Some(format!("{ns}.{}", call.func_name))
             }
             _ => None,
@@ -551,7 +581,7 @@ impl Checker<'_> {
             Returns::Fixed(f) => {
                 let ty = f.to_type();
                 // A split of a bounded string is bounded by its length.
-                let bound = if name == "split" {
+                let bound = if name == "split" || name == "shell.words" {
                     operand_types.first().and_then(|t| t.bound).map(|b| b + 1)
                 } else {
                     None
@@ -594,16 +624,26 @@ fn find(e: &IdedExpr, id: u64) -> Option<&IdedExpr> {
             .as_deref()
             .and_then(|t| find(t, id))
             .or_else(|| c.args.iter().find_map(|a| find(a, id))),
-        Expr::Comprehension(c) => [&c.iter_range, &c.accu_init, &c.loop_cond, &c.loop_step, &c.result]
-            .into_iter()
-            .find_map(|x| find(x, id)),
+        Expr::Comprehension(c) => [
+            &c.iter_range,
+            &c.accu_init,
+            &c.loop_cond,
+            &c.loop_step,
+            &c.result,
+        ]
+        .into_iter()
+        .find_map(|x| find(x, id)),
         Expr::List(l) => l.elements.iter().find_map(|x| find(x, id)),
         Expr::Map(m) => m.entries.iter().find_map(|en| match &en.expr {
-            cel::common::ast::EntryExpr::MapEntry(me) => find(&me.key, id).or_else(|| find(&me.value, id)),
+            cel::common::ast::EntryExpr::MapEntry(me) => {
+                find(&me.key, id).or_else(|| find(&me.value, id))
+            }
             cel::common::ast::EntryExpr::StructField(sf) => find(&sf.value, id),
         }),
         Expr::Struct(st) => st.entries.iter().find_map(|en| match &en.expr {
-            cel::common::ast::EntryExpr::MapEntry(me) => find(&me.key, id).or_else(|| find(&me.value, id)),
+            cel::common::ast::EntryExpr::MapEntry(me) => {
+                find(&me.key, id).or_else(|| find(&me.value, id))
+            }
             cel::common::ast::EntryExpr::StructField(sf) => find(&sf.value, id),
         }),
         _ => None,
@@ -639,7 +679,10 @@ mod tests {
 
     #[test]
     fn clean_expression_has_no_problems() {
-        let a = run("!has(args.start_line) || args.start_line > 0", Slot::Condition);
+        let a = run(
+            "!has(args.start_line) || args.start_line > 0",
+            Slot::Condition,
+        );
         assert_eq!(kinds(&a), vec![]);
         assert_eq!(a.result, Some(CelType::Bool));
     }
@@ -656,30 +699,57 @@ mod tests {
 
     #[test]
     fn unknown_function_and_variable() {
-        let a = run("path.matches_glb(args.path, ['x']) || ctx == 'ci'", Slot::Condition);
-        assert_eq!(kinds(&a), vec![ProblemKind::UnknownFunction, ProblemKind::UnknownReference]);
-        assert_eq!(a.problems[0].help.as_deref(), Some("did you mean `path.matches_glob`?"));
+        let a = run(
+            "path.matches_glb(args.path, ['x']) || ctx == 'ci'",
+            Slot::Condition,
+        );
+        assert_eq!(
+            kinds(&a),
+            vec![ProblemKind::UnknownFunction, ProblemKind::UnknownReference]
+        );
+        assert_eq!(
+            a.problems[0].help.as_deref(),
+            Some("did you mean `path.matches_glob`?")
+        );
     }
 
     #[test]
     fn result_type_must_fit_the_slot() {
-        assert_eq!(kinds(&run("args.path", Slot::Condition)), vec![ProblemKind::ResultType]);
+        assert_eq!(
+            kinds(&run("args.path", Slot::Condition)),
+            vec![ProblemKind::ResultType]
+        );
         assert_eq!(kinds(&run("'file:' + args.path", Slot::Resources)), vec![]);
-        assert_eq!(kinds(&run("args.files.map(f, 'file:' + f)", Slot::Resources)), vec![]);
-        assert_eq!(kinds(&run("args.start_line", Slot::Resources)), vec![ProblemKind::ResultType]);
+        assert_eq!(
+            kinds(&run("args.files.map(f, 'file:' + f)", Slot::Resources)),
+            vec![]
+        );
+        assert_eq!(
+            kinds(&run("args.start_line", Slot::Resources)),
+            vec![ProblemKind::ResultType]
+        );
     }
 
     #[test]
     fn comprehension_over_unbounded_list_is_a_finding() {
-        let a = run("args.paths.all(p, path.within_workspace(p))", Slot::Condition);
+        let a = run(
+            "args.paths.all(p, path.within_workspace(p))",
+            Slot::Condition,
+        );
         assert_eq!(kinds(&a), vec![ProblemKind::UnboundedCost]);
-        let b = run("args.files.all(p, path.within_workspace(p))", Slot::Condition);
+        let b = run(
+            "args.files.all(p, path.within_workspace(p))",
+            Slot::Condition,
+        );
         assert_eq!(kinds(&b), vec![]);
         assert!(b.cost.unwrap() < 100);
     }
 
     #[test]
     fn constant_conditions_are_reported() {
-        assert_eq!(kinds(&run("1 == 1", Slot::Condition)), vec![ProblemKind::Constant]);
+        assert_eq!(
+            kinds(&run("1 == 1", Slot::Condition)),
+            vec![ProblemKind::Constant]
+        );
     }
 }

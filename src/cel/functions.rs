@@ -13,9 +13,13 @@ use crate::cel::check::CelType;
 
 /// Registers toolgate's functions on an evaluation context.
 pub fn register(ctx: &mut Context<'_, '_>) -> Result<(), cel::DeclarationError> {
-    ctx.add_function("path.within_workspace", |p: Arc<String>| within_workspace(&p))?;
+    ctx.add_function("path.within_workspace", |p: Arc<String>| {
+        within_workspace(&p)
+    })?;
     ctx.add_function("path.is_absolute", |p: Arc<String>| p.starts_with('/'))?;
-    ctx.add_function("path.normalize", |p: Arc<String>| normalize(&p).unwrap_or_else(|| p.to_string()))?;
+    ctx.add_function("path.normalize", |p: Arc<String>| {
+        normalize(&p).unwrap_or_else(|| p.to_string())
+    })?;
     ctx.add_function("path.base", |p: Arc<String>| {
         Path::new(p.as_str())
             .file_name()
@@ -44,7 +48,8 @@ pub fn register(ctx: &mut Context<'_, '_>) -> Result<(), cel::DeclarationError> 
                     _ => None,
                 })
                 .collect();
-            matches_glob(&p, &patterns).map_err(|e| ExecutionError::function_error("path.matches_glob", e))
+            matches_glob(&p, &patterns)
+                .map_err(|e| ExecutionError::function_error("path.matches_glob", e))
         },
     )?;
     ctx.add_function("shell.words", |s: Arc<String>| -> Value {
@@ -72,7 +77,11 @@ pub fn normalize(p: &str) -> Option<String> {
             Component::RootDir | Component::Prefix(_) => return None,
         }
     }
-    Some(if parts.is_empty() { ".".to_owned() } else { parts.join("/") })
+    Some(if parts.is_empty() {
+        ".".to_owned()
+    } else {
+        parts.join("/")
+    })
 }
 
 /// Whether a path, taken relative to the workspace root, stays inside it (lexically).
@@ -90,7 +99,9 @@ pub fn matches_glob(p: &str, globs: &[&str]) -> Result<bool, String> {
             .map_err(|e| format!("invalid glob `{g}`: {e}"))?;
         let m = glob.compile_matcher();
         // `**/x` should also match `x` at the root, as people expect from .gitignore.
-        if m.is_match(&path) || (g.starts_with("**/") && path.split('/').count() == 1 && glob_tail_matches(g, &path)) {
+        if m.is_match(&path)
+            || (g.starts_with("**/") && path.split('/').count() == 1 && glob_tail_matches(g, &path))
+        {
             return Ok(true);
         }
     }
@@ -278,7 +289,10 @@ mod tests {
 
     #[test]
     fn shell_words_split_like_sh() {
-        assert_eq!(shell_words(r#"git commit -m "a b" 'c d' e\ f"#), ["git", "commit", "-m", "a b", "c d", "e f"]);
+        assert_eq!(
+            shell_words(r#"git commit -m "a b" 'c d' e\ f"#),
+            ["git", "commit", "-m", "a b", "c d", "e f"]
+        );
         assert_eq!(shell_words("  "), Vec::<String>::new());
     }
 }

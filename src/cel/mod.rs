@@ -41,8 +41,74 @@ pub struct SyntaxError {
     pub message: String,
 }
 
+/// Longest expression accepted (policies are one-liners; this bounds parser work).
+pub const MAX_EXPRESSION_BYTES: usize = 16 * 1024;
+/// Deepest bracket nesting accepted. The ANTLR-generated parser recurses per level, and
+/// nesting is what made older versions blow up (cel-rust#305/#306); real rules nest a few levels.
+pub const MAX_EXPRESSION_NESTING: usize = 32;
+
+/// Refuses expressions whose shape alone could exhaust the parser, before parsing them.
+fn guard(source: &str) -> Result<(), SyntaxError> {
+    if source.len() > MAX_EXPRESSION_BYTES {
+        return Err(SyntaxError {
+            line: 1,
+            column: 1,
+            message: format!(
+                "expression is {} bytes; at most {MAX_EXPRESSION_BYTES} are accepted",
+                source.len()
+            ),
+        });
+    }
+    let (mut depth, mut max_depth, mut unary_run) = (0usize, 0usize, 0usize);
+    let (mut line, mut column) = (1usize, 0usize);
+    let mut quote: Option<char> = None;
+    let mut escaped = false;
+    for c in source.chars() {
+        column += 1;
+        if c == '\n' {
+            line += 1;
+            column = 0;
+        }
+        if let Some(q) = quote {
+            if escaped {
+                escaped = false;
+            } else if c == '\\' {
+                escaped = true;
+            } else if c == q {
+                quote = None;
+            }
+            continue;
+        }
+        match c {
+            '\'' | '"' => quote = Some(c),
+            '(' | '[' | '{' => {
+                depth += 1;
+                max_depth = max_depth.max(depth);
+            }
+            ')' | ']' | '}' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+        unary_run = if c == '!' || c == '-' {
+            unary_run + 1
+        } else if c.is_whitespace() {
+            unary_run
+        } else {
+            0
+        };
+        if max_depth > MAX_EXPRESSION_NESTING || unary_run > MAX_EXPRESSION_NESTING {
+            return Err(SyntaxError {
+                line,
+                column,
+                message: format!("expression nests deeper than {MAX_EXPRESSION_NESTING} levels"),
+            });
+        }
+    }
+    Ok(())
+}
+
 /// Parses an expression.
 pub fn compile(source: &str) -> Result<Program, Vec<SyntaxError>> {
+    guard(source).map_err(|e| vec![e])?;
     environment().compile(source).map_err(|e| {
         e.errors
             .iter()
@@ -58,7 +124,8 @@ pub fn compile(source: &str) -> Result<Program, Vec<SyntaxError>> {
 fn clean_message(msg: &str) -> String {
     let msg = msg.trim_start_matches("Syntax error: ");
     if msg.starts_with("mismatched input '<EOF>'") {
-        return "the expression ends too early: an operand or closing bracket is missing".to_owned();
+        return "the expression ends too early: an operand or closing bracket is missing"
+            .to_owned();
     }
     if let Some(tok) = msg.strip_prefix("token recognition error at: ") {
         return format!("unexpected character {}", tok.trim_end());
@@ -106,7 +173,8 @@ impl<'a> Evaluator<'a> {
     /// Binds the variables and toolgate's functions.
     pub fn new(b: &Bindings<'_>) -> Result<Self, EvalError> {
         let mut ctx = Context::with_env(environment());
-        functions::register(&mut ctx).map_err(|e| EvalError(format!("registering functions: {e}")))?;
+        functions::register(&mut ctx)
+            .map_err(|e| EvalError(format!("registering functions: {e}")))?;
         ctx.add_variable_from_value("args", value::json_to_cel(b.args));
         let tool = serde_json::json!({
             "name": b.tool_name,
@@ -128,7 +196,10 @@ impl<'a> Evaluator<'a> {
     pub fn condition(&self, p: &Program) -> Result<bool, EvalError> {
         match self.value(p)? {
             Value::Bool(b) => Ok(b),
-            other => Err(EvalError(format!("expected bool, got {}", type_name(&other)))),
+            other => Err(EvalError(format!(
+                "expected bool, got {}",
+                type_name(&other)
+            ))),
         }
     }
 
@@ -140,10 +211,16 @@ impl<'a> Evaluator<'a> {
                 .iter()
                 .map(|i| match i {
                     Value::String(s) => Ok(s.to_string()),
-                    other => Err(EvalError(format!("expected a list of strings, found {}", type_name(other)))),
+                    other => Err(EvalError(format!(
+                        "expected a list of strings, found {}",
+                        type_name(other)
+                    ))),
                 })
                 .collect(),
-            other => Err(EvalError(format!("expected a string or a list of strings, got {}", type_name(&other)))),
+            other => Err(EvalError(format!(
+                "expected a string or a list of strings, got {}",
+                type_name(&other)
+            ))),
         }
     }
 
@@ -163,7 +240,9 @@ impl<'a> Evaluator<'a> {
 /// A readable message for an evaluation error.
 fn describe(e: &cel::ExecutionError) -> String {
     match e {
-        cel::ExecutionError::NoSuchKey(k) => format!("no such key `{k}` (use has(...) for optional fields)"),
+        cel::ExecutionError::NoSuchKey(k) => {
+            format!("no such key `{k}` (use has(...) for optional fields)")
+        }
         other => other.to_string(),
     }
 }
@@ -212,7 +291,11 @@ mod tests {
         assert!(t("args.items.map(x, x * 2) == [2, 4]"));
         assert!(t("context == 'ci' && tool.name == 'read_file'"));
         assert!(t("size(args.items) + 1 == 3"));
-        assert_eq!(ev.strings(&compile("['file:' + args.path]").unwrap()).unwrap(), vec!["file:config/.env"]);
+        assert_eq!(
+            ev.strings(&compile("['file:' + args.path]").unwrap())
+                .unwrap(),
+            vec!["file:config/.env"]
+        );
         assert!(ev.condition(&compile("args.missing").unwrap()).is_err());
     }
 
@@ -221,9 +304,19 @@ mod tests {
         // Each catalogued non-operator function must be callable (or fail on argument types,
         // never as an unknown function) — keeps the checker's list and the runtime in step.
         let args = serde_json::json!({});
-        let b = Bindings { args: &args, tool_name: "t", tool_effect: "pure", tool_version: 1, context: "ci", workspace: "/" };
+        let b = Bindings {
+            args: &args,
+            tool_name: "t",
+            tool_effect: "pure",
+            tool_version: 1,
+            context: "ci",
+            workspace: "/",
+        };
         let ev = Evaluator::new(&b).unwrap();
-        for f in functions::FUNCTIONS.iter().filter(|f| !f.name.starts_with('@') && (!f.name.contains('_') || f.name.contains('.'))) {
+        for f in functions::FUNCTIONS
+            .iter()
+            .filter(|f| !f.name.starts_with('@') && (!f.name.contains('_') || f.name.contains('.')))
+        {
             let src = match f.name.split_once('.') {
                 Some((ns, name)) => format!("{ns}.{name}('a')"),
                 None => format!("'a'.{}()", f.name),
@@ -232,7 +325,38 @@ mod tests {
             let r1 = ev.value(&compile(&src).unwrap());
             let r2 = ev.value(&compile(&src2).unwrap());
             let unknown = |r: &Result<Value, EvalError>| matches!(r, Err(EvalError(m)) if m.contains("Undeclared reference") || m.contains("undeclared"));
-            assert!(!(unknown(&r1) && unknown(&r2)), "{} is not provided: {r1:?} {r2:?}", f.name);
+            assert!(
+                !(unknown(&r1) && unknown(&r2)),
+                "{} is not provided: {r1:?} {r2:?}",
+                f.name
+            );
         }
+    }
+}
+
+#[cfg(test)]
+mod guard_tests {
+    use super::*;
+
+    #[test]
+    fn shapes_that_exhaust_parsers_are_refused_early() {
+        let motif = "!!(!!!!!!(!!!!(((((!!(!!(!!!!((";
+        let e = compile(&(motif.repeat(8) + "1")).unwrap_err();
+        assert!(e[0].message.contains("nests deeper"), "{e:?}");
+        assert!(compile(&"x".repeat(MAX_EXPRESSION_BYTES + 1)).is_err());
+        // Brackets inside strings do not count.
+        assert!(compile(&format!("'{}' == 'x'", "(".repeat(100))).is_ok());
+    }
+
+    #[test]
+    fn long_flat_expressions_parse_without_overflowing_the_stack() {
+        let chain = vec!["args.x == 1"; 1000].join(" && ");
+        assert!(chain.len() < MAX_EXPRESSION_BYTES);
+        let r = std::thread::Builder::new()
+            .stack_size(2 * 1024 * 1024)
+            .spawn(move || compile(&chain).is_ok())
+            .unwrap()
+            .join();
+        assert!(matches!(r, Ok(true)), "{r:?}");
     }
 }

@@ -115,8 +115,15 @@ impl<'a> SchemaView<'a> {
             known.extend(props.keys().cloned());
         }
         for key in ["allOf", "anyOf", "oneOf"] {
-            for branch in schema.get(key).and_then(Value::as_array).into_iter().flatten() {
-                let Some(branch) = self.resolve(branch, depth + 1) else { continue };
+            for branch in schema
+                .get(key)
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+            {
+                let Some(branch) = self.resolve(branch, depth + 1) else {
+                    continue;
+                };
                 match self.property(branch, name, depth + 1) {
                     PropertyLookup::Found(s) => return PropertyLookup::Found(s),
                     PropertyLookup::Open => return PropertyLookup::Open,
@@ -152,7 +159,11 @@ impl<'a> SchemaView<'a> {
             } else if schema.get("items").is_some() {
                 Some("array")
             } else if let Some(Value::Array(vals)) = schema.get("enum") {
-                if vals.iter().all(Value::is_string) { Some("string") } else { None }
+                if vals.iter().all(Value::is_string) {
+                    Some("string")
+                } else {
+                    None
+                }
             } else {
                 None
             }
@@ -222,16 +233,34 @@ mod tests {
             "$defs": {"edit": {"type": "object", "properties": {"old": {"type": "string"}}}}
         });
         let v = SchemaView::new(&s);
-        assert_eq!(v.lookup(&["path"]), Lookup::Found(Ty { ty: CelType::String, bound: Some(10) }));
+        assert_eq!(
+            v.lookup(&["path"]),
+            Lookup::Found(Ty {
+                ty: CelType::String,
+                bound: Some(10)
+            })
+        );
         assert_eq!(
             v.lookup(&["edits"]),
-            Lookup::Found(Ty { ty: CelType::List(Box::new(CelType::Map(Box::new(CelType::Dyn)))), bound: Some(5) })
+            Lookup::Found(Ty {
+                ty: CelType::List(Box::new(CelType::Map(Box::new(CelType::Dyn)))),
+                bound: Some(5)
+            })
         );
-        assert_eq!(v.lookup(&["edits", "[]", "old"]), Lookup::Found(Ty { ty: CelType::String, bound: None }));
+        assert_eq!(
+            v.lookup(&["edits", "[]", "old"]),
+            Lookup::Found(Ty {
+                ty: CelType::String,
+                bound: None
+            })
+        );
         assert_eq!(v.lookup(&["meta", "anything"]), Lookup::Found(Ty::dyn_()));
         assert_eq!(
             v.lookup(&["pth"]),
-            Lookup::Missing { at: 0, known: vec!["edits".into(), "meta".into(), "path".into()] }
+            Lookup::Missing {
+                at: 0,
+                known: vec!["edits".into(), "meta".into(), "path".into()]
+            }
         );
     }
 }

@@ -6,8 +6,8 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use cel::objects::{Key, Map};
 use cel::Value;
+use cel::objects::{Key, Map};
 
 /// A JSON value as a CEL value.
 pub fn json_to_cel(v: &serde_json::Value) -> Value {
@@ -24,7 +24,9 @@ pub fn json_to_cel(v: &serde_json::Value) -> Value {
             }
         }
         serde_json::Value::String(s) => Value::String(Arc::new(s.clone())),
-        serde_json::Value::Array(items) => Value::List(Arc::new(items.iter().map(json_to_cel).collect())),
+        serde_json::Value::Array(items) => {
+            Value::List(Arc::new(items.iter().map(json_to_cel).collect()))
+        }
         serde_json::Value::Object(map) => {
             let mut out: HashMap<Key, Value> = HashMap::with_capacity(map.len());
             for (k, v) in map {

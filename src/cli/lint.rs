@@ -66,7 +66,8 @@ pub struct LintArgs {
 
 /// Runs `toolgate lint`.
 pub fn run(a: LintArgs) -> miette::Result<u8> {
-    let cwd = std::env::current_dir().map_err(|e| miette::miette!("cannot read the current folder: {e}"))?;
+    let cwd = std::env::current_dir()
+        .map_err(|e| miette::miette!("cannot read the current folder: {e}"))?;
     let checked: CheckedProject = match a.from {
         Some(f) => {
             if a.paths.is_empty() {
@@ -90,11 +91,19 @@ pub fn run(a: LintArgs) -> miette::Result<u8> {
         .map_err(|e| miette::miette!("{e}"))?,
     };
     let diags = &checked.diagnostics;
-    let summary = Summary::of(diags, checked.loaded.files.len(), checked.loaded.tool_count());
+    let summary = Summary::of(
+        diags,
+        checked.loaded.files.len(),
+        checked.loaded.tool_count(),
+    );
     let sources = &checked.loaded.sources;
     let text = match a.format {
         FormatArg::Human => {
-            let style = if super::use_color() { human::Style::Color } else { human::Style::Narrated };
+            let style = if super::use_color() {
+                human::Style::Color
+            } else {
+                human::Style::Narrated
+            };
             human::render(diags, sources, style, summary)
         }
         FormatArg::Json => report::json::render(diags, sources, summary),

@@ -77,5 +77,7 @@ pub(crate) fn print(text: &str) -> miette::Result<()> {
 /// Whether stderr/stdout should get colour: a terminal, and NO_COLOR unset.
 pub(crate) fn use_color() -> bool {
     use std::io::IsTerminal;
-    std::env::var_os("NO_COLOR").is_none() && std::env::var_os("CI").is_none() && std::io::stdout().is_terminal()
+    std::env::var_os("NO_COLOR").is_none()
+        && std::env::var_os("CI").is_none()
+        && std::io::stdout().is_terminal()
 }

@@ -40,7 +40,13 @@ pub fn run(a: RulesArgs) -> miette::Result<u8> {
             let mut s = String::new();
             for r in Rule::ALL {
                 let m = r.meta();
-                s.push_str(&format!("{:<7} {:<34} {:<8} {}\n", m.code, m.name, m.severity.as_str(), m.purpose));
+                s.push_str(&format!(
+                    "{:<7} {:<34} {:<8} {}\n",
+                    m.code,
+                    m.name,
+                    m.severity.as_str(),
+                    m.purpose
+                ));
             }
             s
         }

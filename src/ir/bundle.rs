@@ -30,13 +30,17 @@ pub enum BundleError {
     #[error("bundle is not valid: {0}")]
     Parse(#[from] serde_json::Error),
     /// Written by an incompatible toolgate.
-    #[error("bundle format {found} is not supported (this toolgate reads format {BUNDLE_FORMAT}); rebuild it with `toolgate build`")]
+    #[error(
+        "bundle format {found} is not supported (this toolgate reads format {BUNDLE_FORMAT}); rebuild it with `toolgate build`"
+    )]
     Format {
         /// The format found.
         found: u32,
     },
     /// The content does not match its hash.
-    #[error("bundle content hash mismatch (expected {expected}, computed {computed}); the file was edited or corrupted — rebuild it with `toolgate build`")]
+    #[error(
+        "bundle content hash mismatch (expected {expected}, computed {computed}); the file was edited or corrupted — rebuild it with `toolgate build`"
+    )]
     Hash {
         /// Recorded hash.
         expected: String,
@@ -62,7 +66,9 @@ impl Bundle {
     pub fn from_json(text: &str) -> Result<Self, BundleError> {
         let bundle: Bundle = serde_json::from_str(text)?;
         if bundle.format != BUNDLE_FORMAT {
-            return Err(BundleError::Format { found: bundle.format });
+            return Err(BundleError::Format {
+                found: bundle.format,
+            });
         }
         let computed = content_hash(&bundle.project, &bundle.tools);
         if computed != bundle.content_hash {

@@ -9,10 +9,13 @@ pub mod tool;
 pub mod vocab;
 
 pub use bundle::{Bundle, BundleError};
-pub use project::{AskMode, ContextPolicy, McpServer, ProjectConfig, ResourceLimits, SandboxProfile, Target, Toolset};
+pub use project::{
+    AskMode, ContextPolicy, McpServer, ProjectConfig, ResourceLimits, SandboxProfile, Target,
+    Toolset,
+};
 pub use tool::{
-    ArgvElement, Backoff, CommandSpec, ConcurrencyGroup, EnvSpec, ExecSpec, OutputKeep, OutputPolicy,
-    PermissionExample, PermissionPolicy, PermissionRule, ResourceSets, RetryPolicy, ToolDefinition,
-    ValidationRule,
+    ArgvElement, Backoff, CommandSpec, ConcurrencyGroup, EnvSpec, ExecSpec, OutputKeep,
+    OutputPolicy, PermissionExample, PermissionPolicy, PermissionRule, ResourceSets, RetryPolicy,
+    ToolDefinition, ValidationRule,
 };
 pub use vocab::{Decision, Effect, ErrorType, FormatterKind, Idempotency, Status};

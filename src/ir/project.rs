@@ -113,7 +113,9 @@ pub struct McpServer {
 }
 
 /// A model provider's tool format the contracts are compiled for.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, JsonSchema)]
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, JsonSchema,
+)]
 #[serde(rename_all = "kebab-case")]
 pub enum Target {
     /// OpenAI function calling with `strict: true`.

@@ -82,7 +82,10 @@ pub fn parse(template: &str) -> Result<Vec<TemplatePart>, TemplateError> {
                 if !lit.is_empty() {
                     parts.push(TemplatePart::Literal(std::mem::take(&mut lit)));
                 }
-                parts.push(TemplatePart::Expr { source, start: open + 1 });
+                parts.push(TemplatePart::Expr {
+                    source,
+                    start: open + 1,
+                });
                 i = j + 1;
             }
             '}' => {
@@ -113,15 +116,30 @@ mod tests {
             parse("--file={args.path}").unwrap(),
             vec![
                 TemplatePart::Literal("--file=".into()),
-                TemplatePart::Expr { source: "args.path".into(), start: 8 }
+                TemplatePart::Expr {
+                    source: "args.path".into(),
+                    start: 8
+                }
             ]
         );
-        assert_eq!(parse("{{x}}").unwrap(), vec![TemplatePart::Literal("{x}".into())]);
+        assert_eq!(
+            parse("{{x}}").unwrap(),
+            vec![TemplatePart::Literal("{x}".into())]
+        );
         assert_eq!(
             parse("{ {'a': 1}['a'] }").unwrap(),
-            vec![TemplatePart::Expr { source: " {'a': 1}['a'] ".into(), start: 1 }]
+            vec![TemplatePart::Expr {
+                source: " {'a': 1}['a'] ".into(),
+                start: 1
+            }]
         );
-        assert_eq!(parse("{'}'}").unwrap(), vec![TemplatePart::Expr { source: "'}'".into(), start: 1 }]);
+        assert_eq!(
+            parse("{'}'}").unwrap(),
+            vec![TemplatePart::Expr {
+                source: "'}'".into(),
+                start: 1
+            }]
+        );
         assert!(parse("a{b").is_err());
         assert!(parse("a}b").is_err());
         assert!(parse("{}").is_err());

@@ -81,7 +81,10 @@ impl Effect {
     pub fn is_opaque(self) -> bool {
         matches!(
             self,
-            Effect::ProcessExecution | Effect::ExternalSideEffect | Effect::NetworkWrite | Effect::Destructive
+            Effect::ProcessExecution
+                | Effect::ExternalSideEffect
+                | Effect::NetworkWrite
+                | Effect::Destructive
         )
     }
 }
@@ -207,7 +210,12 @@ mod tests {
 
     #[test]
     fn strictest_decision_is_max() {
-        assert_eq!([Decision::Allow, Decision::Deny, Decision::Ask].into_iter().max(), Some(Decision::Deny));
+        assert_eq!(
+            [Decision::Allow, Decision::Deny, Decision::Ask]
+                .into_iter()
+                .max(),
+            Some(Decision::Deny)
+        );
     }
 
     #[test]

@@ -100,10 +100,23 @@ mod tests {
             let m = r.meta();
             assert!(codes.insert(m.code), "duplicate code {}", m.code);
             assert!(names.insert(m.name), "duplicate name {}", m.name);
-            assert!(m.code.starts_with(m.group.prefix()), "{} is not in group {:?}", m.code, m.group);
+            assert!(
+                m.code.starts_with(m.group.prefix()),
+                "{} is not in group {:?}",
+                m.code,
+                m.group
+            );
             assert_eq!(m.code.len(), 6, "{}", m.code);
-            assert!(m.name.chars().all(|c| c.is_ascii_lowercase() || c == '-'), "{}", m.name);
-            assert!(m.purpose.ends_with('.'), "{}: purpose is one sentence ending in a period", m.code);
+            assert!(
+                m.name.chars().all(|c| c.is_ascii_lowercase() || c == '-'),
+                "{}",
+                m.name
+            );
+            assert!(
+                m.purpose.ends_with('.'),
+                "{}: purpose is one sentence ending in a period",
+                m.code
+            );
         }
     }
 
@@ -114,7 +127,11 @@ mod tests {
             for heading in ["## What it does", "## Why is this bad?", "## Example"] {
                 assert!(doc.contains(heading), "{} lacks `{heading}`", r.code());
             }
-            assert!(doc.contains("Use instead:"), "{} lacks `Use instead:`", r.code());
+            assert!(
+                doc.contains("Use instead:"),
+                "{} lacks `Use instead:`",
+                r.code()
+            );
         }
     }
 }

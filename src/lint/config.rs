@@ -53,7 +53,12 @@ impl Default for LintSettings {
             severity: HashMap::new(),
             per_file: Vec::new(),
             inline_ignores: true,
-            targets: vec![Target::OpenaiStrict, Target::Anthropic, Target::Gemini, Target::Mcp],
+            targets: vec![
+                Target::OpenaiStrict,
+                Target::Anthropic,
+                Target::Gemini,
+                Target::Mcp,
+            ],
             options: LintOptions::default(),
         }
     }
@@ -92,7 +97,11 @@ impl LintSettings {
 
     /// Reads the `lint` section of toolgate.yaml; unknown rule ids and bad values become
     /// diagnostics (contract errors in the project file).
-    pub fn from_project(project: Option<(SourceId, &ProjectFile)>, targets: &[Target], diags: &mut Vec<Diagnostic>) -> Self {
+    pub fn from_project(
+        project: Option<(SourceId, &ProjectFile)>,
+        targets: &[Target],
+        diags: &mut Vec<Diagnostic>,
+    ) -> Self {
         let mut s = LintSettings {
             targets: targets.to_vec(),
             ..LintSettings::default()
@@ -101,11 +110,21 @@ impl LintSettings {
         let Some(lint) = &pf.lint else { return s };
         let lint = &lint.value;
         let bad = |range: crate::spec::source::TextRange, msg: String, help: String| {
-            Diagnostic::new(Some(Rule::InvalidContract.code()), Severity::Error, range.in_file(id), msg).with_help(help)
+            Diagnostic::new(
+                Some(Rule::InvalidContract.code()),
+                Severity::Error,
+                range.in_file(id),
+                msg,
+            )
+            .with_help(help)
         };
         for (key, sev) in &lint.severity {
             let Some(rule) = Rule::find(key) else {
-                diags.push(bad(sev.range, format!("unknown rule `{key}` in `lint.severity`"), unknown_rule_help(key)));
+                diags.push(bad(
+                    sev.range,
+                    format!("unknown rule `{key}` in `lint.severity`"),
+                    unknown_rule_help(key),
+                ));
                 continue;
             };
             let value = match sev.value.as_str() {
@@ -113,7 +132,11 @@ impl LintSettings {
                 other => match Severity::parse(other) {
                     Some(v) => Some(v),
                     None => {
-                        diags.push(bad(sev.range, format!("unknown severity `{other}`"), "use error, warning, info or off".into()));
+                        diags.push(bad(
+                            sev.range,
+                            format!("unknown severity `{other}`"),
+                            "use error, warning, info or off".into(),
+                        ));
                         continue;
                     }
                 },
@@ -121,7 +144,10 @@ impl LintSettings {
             if rule.meta().is_contract() {
                 diags.push(bad(
                     sev.range,
-                    format!("`{}` reports invalid contracts; its severity cannot be changed", rule.code()),
+                    format!(
+                        "`{}` reports invalid contracts; its severity cannot be changed",
+                        rule.code()
+                    ),
                     "fix the contract instead".into(),
                 ));
                 continue;
@@ -132,18 +158,29 @@ impl LintSettings {
             match Rule::find(&r.value) {
                 Some(rule) if rule.meta().is_contract() => diags.push(bad(
                     r.range,
-                    format!("`{}` reports invalid contracts and cannot be ignored", rule.code()),
+                    format!(
+                        "`{}` reports invalid contracts and cannot be ignored",
+                        rule.code()
+                    ),
                     "fix the contract instead".into(),
                 )),
                 Some(rule) => s.set(rule, None),
-                None => diags.push(bad(r.range, format!("unknown rule `{}` in `lint.ignore`", r.value), unknown_rule_help(&r.value))),
+                None => diags.push(bad(
+                    r.range,
+                    format!("unknown rule `{}` in `lint.ignore`", r.value),
+                    unknown_rule_help(&r.value),
+                )),
             }
         }
         for (pattern, rules) in &lint.per_file_ignores {
             let matcher = match Glob::new(pattern) {
                 Ok(g) => g.compile_matcher(),
                 Err(e) => {
-                    diags.push(bad(rules.range, format!("invalid glob `{pattern}`: {}", e.kind()), "use globs such as `tool-specs/legacy/**`".into()));
+                    diags.push(bad(
+                        rules.range,
+                        format!("invalid glob `{pattern}`: {}", e.kind()),
+                        "use globs such as `tool-specs/legacy/**`".into(),
+                    ));
                     continue;
                 }
             };
@@ -151,7 +188,11 @@ impl LintSettings {
             for r in &rules.value {
                 match Rule::find(&r.value) {
                     Some(rule) => list.push(rule),
-                    None => diags.push(bad(r.range, format!("unknown rule `{}`", r.value), unknown_rule_help(&r.value))),
+                    None => diags.push(bad(
+                        r.range,
+                        format!("unknown rule `{}`", r.value),
+                        unknown_rule_help(&r.value),
+                    )),
                 }
             }
             s.per_file.push((matcher, list));

@@ -50,12 +50,24 @@ impl ToolView<'_> {
 
     /// The span of the tool's name (or of the whole tool when it has none).
     pub fn name_span(&self) -> Span {
-        self.span(self.spec.value.name.as_ref().map(|n| n.range).unwrap_or(self.spec.range))
+        self.span(
+            self.spec
+                .value
+                .name
+                .as_ref()
+                .map(|n| n.range)
+                .unwrap_or(self.spec.range),
+        )
     }
 
     /// The tool's description text (empty when missing).
     pub fn description(&self) -> &str {
-        self.spec.value.description.as_ref().map(|d| d.value.as_str()).unwrap_or("")
+        self.spec
+            .value
+            .description
+            .as_ref()
+            .map(|d| d.value.as_str())
+            .unwrap_or("")
     }
 
     /// The `parameters` schema node.
@@ -65,7 +77,9 @@ impl ToolView<'_> {
 
     /// Top-level properties with whether each is required.
     pub fn properties(&self) -> Vec<(&Key, &Node, bool)> {
-        let Some(p) = self.parameters() else { return Vec::new() };
+        let Some(p) = self.parameters() else {
+            return Vec::new();
+        };
         let required: Vec<&str> = p
             .get("required")
             .map(|r| r.items().iter().filter_map(Node::as_str).collect())
@@ -129,7 +143,10 @@ impl SchemaNode<'_> {
 
     /// The node's description.
     pub fn description(&self) -> &str {
-        self.node.get("description").and_then(Node::as_str).unwrap_or("")
+        self.node
+            .get("description")
+            .and_then(Node::as_str)
+            .unwrap_or("")
     }
 
     /// The property name, when the node is one.
@@ -155,7 +172,11 @@ pub struct LintContext<'a> {
 
 impl<'a> LintContext<'a> {
     /// A context with no findings.
-    pub fn new(sources: &'a SourceMap, settings: &'a LintSettings, project: &'a ProjectConfig) -> Self {
+    pub fn new(
+        sources: &'a SourceMap,
+        settings: &'a LintSettings,
+        project: &'a ProjectConfig,
+    ) -> Self {
         LintContext {
             sources,
             settings,

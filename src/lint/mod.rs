@@ -23,16 +23,27 @@ use crate::spec::load::LoadedSpecs;
 use crate::spec::resolve::Resolution;
 
 /// Lints loaded and resolved specs; `extra` holds diagnostics found earlier (settings).
-pub fn lint(loaded: &LoadedSpecs, resolution: &Resolution, settings: &LintSettings, extra: Vec<Diagnostic>) -> Vec<Diagnostic> {
+pub fn lint(
+    loaded: &LoadedSpecs,
+    resolution: &Resolution,
+    settings: &LintSettings,
+    extra: Vec<Diagnostic>,
+) -> Vec<Diagnostic> {
     let mut diagnostics: Vec<Diagnostic> = loaded.errors.clone();
     diagnostics.extend(extra);
     diagnostics.extend(resolution.diagnostics.iter().cloned());
 
     let mut views = Vec::with_capacity(resolution.tools.len());
     for rt in &resolution.tools {
-        let Some(file) = loaded.files.get(rt.file) else { continue };
-        let Some(spec) = file.tools.get(rt.index) else { continue };
-        let Some(src) = loaded.sources.get(rt.source) else { continue };
+        let Some(file) = loaded.files.get(rt.file) else {
+            continue;
+        };
+        let Some(spec) = file.tools.get(rt.index) else {
+            continue;
+        };
+        let Some(src) = loaded.sources.get(rt.source) else {
+            continue;
+        };
         let imported = file.imported.get(rt.index);
         views.push(ToolView {
             source: rt.source,
@@ -44,7 +55,12 @@ pub fn lint(loaded: &LoadedSpecs, resolution: &Resolution, settings: &LintSettin
                 Some(f) => Origin::Imported(f),
                 None => Origin::Spec,
             },
-            name: spec.value.name.as_ref().map(|n| n.value.as_str()).unwrap_or(""),
+            name: spec
+                .value
+                .name
+                .as_ref()
+                .map(|n| n.value.as_str())
+                .unwrap_or(""),
             effect: spec.value.effect.as_ref().map(|e| e.value),
             annotations: imported.and_then(|i| i.annotations.as_ref()),
         });
@@ -64,11 +80,20 @@ pub fn lint(loaded: &LoadedSpecs, resolution: &Resolution, settings: &LintSettin
                 Some((f.source, src, suppress::parse(f.source, src)))
             })
             .collect();
-        findings = suppress::apply(findings, &files, settings.severity_of(Rule::UnusedSuppression));
+        findings = suppress::apply(
+            findings,
+            &files,
+            settings.severity_of(Rule::UnusedSuppression),
+        );
     }
     diagnostics.extend(findings);
     diagnostics.sort_by(|a, b| {
-        (a.span.source, a.span.start, a.code, &a.message).cmp(&(b.span.source, b.span.start, b.code, &b.message))
+        (a.span.source, a.span.start, a.code, &a.message).cmp(&(
+            b.span.source,
+            b.span.start,
+            b.code,
+            &b.message,
+        ))
     });
     diagnostics.dedup();
     diagnostics

@@ -96,6 +96,9 @@ impl RuleMeta {
 
     /// The documentation URL of the rule.
     pub fn help_uri(&self) -> String {
-        format!("https://github.com/toolgate/toolgate/blob/main/docs/rules.md#{}", self.code.to_ascii_lowercase())
+        format!(
+            "https://github.com/toolgate/toolgate/blob/main/docs/rules.md#{}",
+            self.code.to_ascii_lowercase()
+        )
     }
 }

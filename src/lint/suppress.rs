@@ -31,10 +31,16 @@ pub fn parse(source: SourceId, file: &SourceFile) -> Vec<Suppression> {
     let mut out = Vec::new();
     let line_count = file.line_count();
     for line_no in 1..=line_count {
-        let Some(text) = file.line_text(line_no) else { continue };
-        let Some(hash) = comment_start(text) else { continue };
+        let Some(text) = file.line_text(line_no) else {
+            continue;
+        };
+        let Some(hash) = comment_start(text) else {
+            continue;
+        };
         let comment = text[hash + 1..].trim_start();
-        let Some(rest) = comment.strip_prefix(MARKER) else { continue };
+        let Some(rest) = comment.strip_prefix(MARKER) else {
+            continue;
+        };
         let rest = rest.trim_start();
         let (whole_file, rest) = if let Some(r) = rest.strip_prefix("ignore-file") {
             (true, r)
@@ -44,7 +50,9 @@ pub fn parse(source: SourceId, file: &SourceFile) -> Vec<Suppression> {
             continue;
         };
         let Some(open) = rest.find('[') else { continue };
-        let Some(close) = rest.find(']') else { continue };
+        let Some(close) = rest.find(']') else {
+            continue;
+        };
         if close < open {
             continue;
         }
@@ -113,7 +121,9 @@ fn next_content_line(file: &SourceFile, from: usize) -> Option<usize> {
 
 /// The last line of the node starting at `start`: following lines indented deeper.
 fn block_end(file: &SourceFile, start: usize) -> usize {
-    let Some(first) = file.line_text(start) else { return start };
+    let Some(first) = file.line_text(start) else {
+        return start;
+    };
     let base = first.len() - first.trim_start().len();
     let mut end = start;
     for l in start + 1..=file.line_count() {
@@ -123,7 +133,10 @@ fn block_end(file: &SourceFile, start: usize) -> usize {
         }
         let ind = t.len() - t.trim_start().len();
         // A list item under the same key may start at the key's indentation (`- x`).
-        let deeper = ind > base || (ind == base && t.trim_start().starts_with('-') && !first.trim_start().starts_with('-'));
+        let deeper = ind > base
+            || (ind == base
+                && t.trim_start().starts_with('-')
+                && !first.trim_start().starts_with('-'));
         if !deeper {
             break;
         }
@@ -155,9 +168,11 @@ pub fn apply(
                 if line < s.lines.0 || line > s.lines.1 {
                     continue;
                 }
-                if let Some(i) = s.rules.iter().position(|r| {
-                    Rule::find(r).is_some_and(|rule| rule.code() == code)
-                }) {
+                if let Some(i) = s
+                    .rules
+                    .iter()
+                    .position(|r| Rule::find(r).is_some_and(|rule| rule.code() == code))
+                {
                     s.used[i] = true;
                     continue 'finding;
                 }
@@ -165,13 +180,20 @@ pub fn apply(
         }
         kept.push(f);
     }
-    let Some(severity) = unused_enabled else { return kept };
+    let Some(severity) = unused_enabled else {
+        return kept;
+    };
     for (_, _, sups) in &files {
         for s in sups {
             if s.reason.is_none() {
                 kept.push(
-                    Diagnostic::new(Some(Rule::UnusedSuppression.code()), severity, s.span, "suppression gives no reason")
-                        .with_help("add `-- why this is acceptable` after the rule list"),
+                    Diagnostic::new(
+                        Some(Rule::UnusedSuppression.code()),
+                        severity,
+                        s.span,
+                        "suppression gives no reason",
+                    )
+                    .with_help("add `-- why this is acceptable` after the rule list"),
                 );
             }
             for (rule, used) in s.rules.iter().zip(&s.used) {
@@ -190,7 +212,10 @@ pub fn apply(
                             Some(Rule::UnusedSuppression.code()),
                             severity,
                             s.span,
-                            format!("`{}` reports an invalid contract and cannot be suppressed", r.code()),
+                            format!(
+                                "`{}` reports an invalid contract and cannot be suppressed",
+                                r.code()
+                            ),
                         )
                         .with_help("fix the contract instead"),
                     ),
@@ -199,7 +224,11 @@ pub fn apply(
                             Some(Rule::UnusedSuppression.code()),
                             severity,
                             s.span,
-                            format!("suppression of `{}` ({}) suppresses nothing", r.code(), r.meta().name),
+                            format!(
+                                "suppression of `{}` ({}) suppresses nothing",
+                                r.code(),
+                                r.meta().name
+                            ),
                         )
                         .with_help("remove it, or move it above the node it is meant for"),
                     ),

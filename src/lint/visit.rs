@@ -38,10 +38,26 @@ pub fn run(ctx: &mut LintContext, tools: &[ToolView]) {
             }
         };
         if let Some(p) = tool.parameters() {
-            walk(ctx, p, SchemaRole::Parameters, String::new(), 0, None, &mut visit);
+            walk(
+                ctx,
+                p,
+                SchemaRole::Parameters,
+                String::new(),
+                0,
+                None,
+                &mut visit,
+            );
         }
         if let Some(r) = &tool.spec.value.result {
-            walk(ctx, r, SchemaRole::Result, String::new(), 0, None, &mut visit);
+            walk(
+                ctx,
+                r,
+                SchemaRole::Result,
+                String::new(),
+                0,
+                None,
+                &mut visit,
+            );
         }
     }
     for (rule, check) in rules::SET_CHECKS {
@@ -87,22 +103,54 @@ fn walk(
             "properties" => {
                 for (pk, pv) in value.entries() {
                     let is_req = required.contains(&pk.name.as_str());
-                    walk(ctx, pv, role, format!("{here}/{}", escape(&pk.name)), depth + 1, Some((pk, is_req)), visit);
+                    walk(
+                        ctx,
+                        pv,
+                        role,
+                        format!("{here}/{}", escape(&pk.name)),
+                        depth + 1,
+                        Some((pk, is_req)),
+                        visit,
+                    );
                 }
             }
             "$defs" | "definitions" | "patternProperties" | "dependentSchemas" => {
                 for (pk, pv) in value.entries() {
-                    walk(ctx, pv, role, format!("{here}/{}", escape(&pk.name)), depth + 1, None, visit);
+                    walk(
+                        ctx,
+                        pv,
+                        role,
+                        format!("{here}/{}", escape(&pk.name)),
+                        depth + 1,
+                        None,
+                        visit,
+                    );
                 }
             }
-            "items" | "additionalProperties" | "not" | "if" | "then" | "else" | "contains" | "propertyNames"
-            | "unevaluatedItems" | "unevaluatedProperties" => {
+            "items"
+            | "additionalProperties"
+            | "not"
+            | "if"
+            | "then"
+            | "else"
+            | "contains"
+            | "propertyNames"
+            | "unevaluatedItems"
+            | "unevaluatedProperties" => {
                 walk(ctx, value, role, here, depth + 1, None, visit);
             }
             "allOf" | "anyOf" | "oneOf" | "prefixItems" => {
                 if let NodeValue::Seq(items) = &value.value {
                     for (i, item) in items.iter().enumerate() {
-                        walk(ctx, item, role, format!("{here}/{i}"), depth + 1, None, visit);
+                        walk(
+                            ctx,
+                            item,
+                            role,
+                            format!("{here}/{i}"),
+                            depth + 1,
+                            None,
+                            visit,
+                        );
                     }
                 }
             }

@@ -122,7 +122,9 @@ impl CompiledPolicy {
         Ok(match best {
             Some(rule) => PolicyDecision {
                 decision: rule.decision,
-                source: DecisionSource::Rule { id: rule.id.clone() },
+                source: DecisionSource::Rule {
+                    id: rule.id.clone(),
+                },
                 reason: rule.reason.clone(),
                 chain,
             },
@@ -160,7 +162,11 @@ mod tests {
         CompiledPolicy::compile(&PermissionPolicy {
             rules: vec![
                 rule("src-ok", Decision::Allow, "args.path.startsWith('src/')"),
-                rule("secrets", Decision::Deny, "path.matches_glob(args.path, ['**/.env'])"),
+                rule(
+                    "secrets",
+                    Decision::Deny,
+                    "path.matches_glob(args.path, ['**/.env'])",
+                ),
                 rule("big", Decision::Ask, "args.path.endsWith('.lock')"),
             ],
             default: Decision::Ask,
@@ -186,7 +192,12 @@ mod tests {
     fn deny_beats_allow() {
         let d = decide(&policy(), "src/.env");
         assert_eq!(d.decision, Decision::Deny);
-        assert_eq!(d.source, DecisionSource::Rule { id: "secrets".into() });
+        assert_eq!(
+            d.source,
+            DecisionSource::Rule {
+                id: "secrets".into()
+            }
+        );
         assert_eq!(d.chain.iter().filter(|r| r.matched).count(), 2);
     }
 
@@ -194,19 +205,34 @@ mod tests {
     fn allow_matches_and_default_applies_otherwise() {
         assert_eq!(decide(&policy(), "src/a.rs").decision, Decision::Allow);
         let d = decide(&policy(), "docs/a.md");
-        assert_eq!((d.decision, d.source), (Decision::Ask, DecisionSource::Default));
+        assert_eq!(
+            (d.decision, d.source),
+            (Decision::Ask, DecisionSource::Default)
+        );
     }
 
     #[test]
     fn failing_rule_is_an_error_not_a_non_match() {
         let p = CompiledPolicy::compile(&PermissionPolicy {
-            rules: vec![PermissionRule { id: "x".into(), decision: Decision::Deny, expr: "args.nope == 1".into(), reason: None }],
+            rules: vec![PermissionRule {
+                id: "x".into(),
+                decision: Decision::Deny,
+                expr: "args.nope == 1".into(),
+                reason: None,
+            }],
             default: Decision::Allow,
             examples: vec![],
         })
         .unwrap();
         let args = json!({});
-        let r = p.decide_for(&Bindings { args: &args, tool_name: "t", tool_effect: "pure", tool_version: 1, context: "ci", workspace: "/" });
+        let r = p.decide_for(&Bindings {
+            args: &args,
+            tool_name: "t",
+            tool_effect: "pure",
+            tool_version: 1,
+            context: "ci",
+            workspace: "/",
+        });
         assert!(r.is_err());
     }
 }

@@ -19,7 +19,12 @@ pub fn map_range(text: &str, token: TextRange, value: &str, start: usize, end: u
     let last = end.saturating_sub(1).max(start);
     let e = offsets
         .get(last)
-        .map(|&o| o + text.get(o..).and_then(|t| t.chars().next()).map_or(1, char::len_utf8))
+        .map(|&o| {
+            o + text
+                .get(o..)
+                .and_then(|t| t.chars().next())
+                .map_or(1, char::len_utf8)
+        })
         .unwrap_or(s + 1);
     TextRange {
         start: s as u32,
@@ -124,9 +129,15 @@ mod tests {
         let text = "expr: args.pth == 1\n";
         assert_eq!(check(text, 6, "args.pth == 1", "args.pth"), "args.pth");
         let text = "expr: \"args.a == \\\"x\\\" && args.pth\"\n";
-        assert_eq!(check(text, 6, "args.a == \"x\" && args.pth", "args.pth"), "args.pth");
+        assert_eq!(
+            check(text, 6, "args.a == \"x\" && args.pth", "args.pth"),
+            "args.pth"
+        );
         let text = "expr: 'args.a == ''x'' && args.pth'\n";
-        assert_eq!(check(text, 6, "args.a == 'x' && args.pth", "args.pth"), "args.pth");
+        assert_eq!(
+            check(text, 6, "args.a == 'x' && args.pth", "args.pth"),
+            "args.pth"
+        );
     }
 
     #[test]

@@ -9,7 +9,7 @@ use std::path::Path;
 use crate::diagnostic::{Diagnostic, Severity};
 use crate::ir::{Effect, Idempotency};
 use crate::spec::ast::{StringOr, ToolSpec};
-use crate::spec::load::{LoadedSpecs, SpecFile, read_source, parse_in};
+use crate::spec::load::{LoadedSpecs, SpecFile, parse_in, read_source};
 use crate::spec::source::{SourceId, Span, TextRange};
 use crate::spec::yaml::{Node, NodeValue, Spanned};
 
@@ -51,7 +51,11 @@ pub fn load(paths: &[std::path::PathBuf], cwd: &Path, format: ImportFormat) -> L
     let mut loaded = LoadedSpecs::empty(cwd.to_path_buf());
     loaded.import = Some(format);
     for p in paths {
-        let full = if p.is_absolute() { p.clone() } else { cwd.join(p) };
+        let full = if p.is_absolute() {
+            p.clone()
+        } else {
+            cwd.join(p)
+        };
         let id = match read_source(&mut loaded.sources, &full, p.clone()) {
             Ok(id) => id,
             Err(e) => {
@@ -75,7 +79,11 @@ pub fn load(paths: &[std::path::PathBuf], cwd: &Path, format: ImportFormat) -> L
 }
 
 /// Turns the root of a tool-list file into spec ASTs.
-pub fn import_list(id: SourceId, root: &Node, format: ImportFormat) -> Result<(Vec<Spanned<ToolSpec>>, Vec<ImportedTool>), Diagnostic> {
+pub fn import_list(
+    id: SourceId,
+    root: &Node,
+    format: ImportFormat,
+) -> Result<(Vec<Spanned<ToolSpec>>, Vec<ImportedTool>), Diagnostic> {
     let list = find_list(root).ok_or_else(|| {
         Diagnostic::new(
             None,
@@ -92,7 +100,10 @@ pub fn import_list(id: SourceId, root: &Node, format: ImportFormat) -> Result<(V
                 None,
                 Severity::Error,
                 item.range.in_file(id),
-                format!("not a tool: expected a mapping with `name`, found {}", item.kind()),
+                format!(
+                    "not a tool: expected a mapping with `name`, found {}",
+                    item.kind()
+                ),
             ));
         };
         let (spec, m) = convert(t, item.range);
@@ -134,11 +145,19 @@ fn string(n: Option<&Node>) -> Option<Spanned<String>> {
 }
 
 fn convert(t: &Node, whole: TextRange) -> (ToolSpec, ImportedTool) {
-    let parameters = ["inputSchema", "input_schema", "parameters", "parametersJsonSchema"]
+    let parameters = [
+        "inputSchema",
+        "input_schema",
+        "parameters",
+        "parametersJsonSchema",
+    ]
+    .iter()
+    .find_map(|k| t.get(k))
+    .cloned();
+    let result = ["outputSchema", "output_schema"]
         .iter()
         .find_map(|k| t.get(k))
         .cloned();
-    let result = ["outputSchema", "output_schema"].iter().find_map(|k| t.get(k)).cloned();
     let annotations = t.get("annotations").filter(|a| a.is_map());
     let (effect, idempotent) = annotations.map(infer_effect).unwrap_or((None, false));
     let spec = ToolSpec {
@@ -175,8 +194,12 @@ fn infer_effect(a: &Node) -> (Option<(Effect, TextRange)>, bool) {
         (Some((true, r)), _, Some((true, _))) => Some((Effect::NetworkRead, r)),
         (Some((true, r)), _, _) => Some((Effect::ReadOnly, r)),
         (_, Some((true, r)), _) => Some((Effect::Destructive, r)),
-        (Some((false, _)) | None, Some((false, r)), Some((true, _))) => Some((Effect::NetworkWrite, r)),
-        (Some((false, _)) | None, Some((false, r)), Some((false, _)) | None) => Some((Effect::LocalWrite, r)),
+        (Some((false, _)) | None, Some((false, r)), Some((true, _))) => {
+            Some((Effect::NetworkWrite, r))
+        }
+        (Some((false, _)) | None, Some((false, r)), Some((false, _)) | None) => {
+            Some((Effect::LocalWrite, r))
+        }
         _ => None,
     };
     (effect, idempotent)
@@ -206,7 +229,8 @@ mod tests {
         assert_eq!(t[0].0.effect.as_ref().unwrap().value, Effect::ReadOnly);
         assert!(t[0].1.effect_inferred);
 
-        let anthropic = r#"[{"name": "x", "input_schema": {"type": "object"}, "source": {"repo": "a/b"}}]"#;
+        let anthropic =
+            r#"[{"name": "x", "input_schema": {"type": "object"}, "source": {"repo": "a/b"}}]"#;
         let t = import(anthropic, ImportFormat::Anthropic);
         assert!(t[0].0.effect.is_none());
     }

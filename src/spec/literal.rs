@@ -22,13 +22,16 @@ pub fn parse_duration(s: &str) -> Result<Duration, String> {
     if t.chars().all(|c| c.is_ascii_digit()) {
         return Err(format!("`{t}` has no unit; write e.g. `{t}s` or `{t}ms`"));
     }
-    humantime::parse_duration(t).map_err(|e| format!("`{t}` is not a duration ({e}); write e.g. `500ms`, `5s`, `2m`"))
+    humantime::parse_duration(t)
+        .map_err(|e| format!("`{t}` is not a duration ({e}); write e.g. `500ms`, `5s`, `2m`"))
 }
 
 /// Parses a size literal (binary units `KiB`/`MiB`/`GiB`, decimal `KB`/`MB`/`GB`, or bytes).
 pub fn parse_size(s: &str) -> Result<u64, String> {
     let t = s.trim();
-    let split = t.find(|c: char| !c.is_ascii_digit() && c != '_').unwrap_or(t.len());
+    let split = t
+        .find(|c: char| !c.is_ascii_digit() && c != '_')
+        .unwrap_or(t.len());
     let (num, unit) = t.split_at(split);
     let num: u64 = num
         .replace('_', "")
@@ -42,9 +45,14 @@ pub fn parse_size(s: &str) -> Result<u64, String> {
         "KB" | "kB" => 1_000,
         "MB" => 1_000_000,
         "GB" => 1_000_000_000,
-        other => return Err(format!("unknown size unit `{other}` in `{t}`; use B, KiB, MiB, GiB, KB, MB or GB")),
+        other => {
+            return Err(format!(
+                "unknown size unit `{other}` in `{t}`; use B, KiB, MiB, GiB, KB, MB or GB"
+            ));
+        }
     };
-    num.checked_mul(mult).ok_or_else(|| format!("`{t}` is too large"))
+    num.checked_mul(mult)
+        .ok_or_else(|| format!("`{t}` is too large"))
 }
 
 impl<'de> Deserialize<'de> for DurationLit {
@@ -59,10 +67,14 @@ impl<'de> Deserialize<'de> for DurationLit {
                 parse_duration(v).map(DurationLit).map_err(E::custom)
             }
             fn visit_u64<E: de::Error>(self, v: u64) -> Result<DurationLit, E> {
-                Err(E::custom(format!("`{v}` has no unit; write e.g. `{v}s` or `{v}ms`")))
+                Err(E::custom(format!(
+                    "`{v}` has no unit; write e.g. `{v}s` or `{v}ms`"
+                )))
             }
             fn visit_i64<E: de::Error>(self, v: i64) -> Result<DurationLit, E> {
-                Err(E::custom(format!("`{v}` has no unit; write e.g. `{v}s` or `{v}ms`")))
+                Err(E::custom(format!(
+                    "`{v}` has no unit; write e.g. `{v}s` or `{v}ms`"
+                )))
             }
         }
         d.deserialize_any(V)
@@ -93,31 +105,6 @@ impl<'de> Deserialize<'de> for SizeLit {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn durations() {
-        assert_eq!(parse_duration("5s").unwrap(), Duration::from_secs(5));
-        assert_eq!(parse_duration("2m").unwrap(), Duration::from_secs(120));
-        assert_eq!(parse_duration("1m30s").unwrap(), Duration::from_secs(90));
-        assert_eq!(parse_duration("250ms").unwrap(), Duration::from_millis(250));
-        assert!(parse_duration("5").unwrap_err().contains("no unit"));
-        assert!(parse_duration("fast").is_err());
-    }
-
-    #[test]
-    fn sizes() {
-        assert_eq!(parse_size("32KiB").unwrap(), 32 * 1024);
-        assert_eq!(parse_size("1MB").unwrap(), 1_000_000);
-        assert_eq!(parse_size("4096").unwrap(), 4096);
-        assert_eq!(parse_size("1_000").unwrap(), 1000);
-        assert!(parse_size("3 parsecs").is_err());
-        assert!(parse_size("99999999999999999999GiB").is_err());
-    }
-}
-
 impl schemars::JsonSchema for DurationLit {
     fn schema_name() -> std::borrow::Cow<'static, str> {
         "Duration".into()
@@ -143,5 +130,30 @@ impl schemars::JsonSchema for SizeLit {
                 {"type": "string", "pattern": "^[0-9_]+\\s*(B|KiB|MiB|GiB|KB|kB|MB|GB)?$"}
             ]
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations() {
+        assert_eq!(parse_duration("5s").unwrap(), Duration::from_secs(5));
+        assert_eq!(parse_duration("2m").unwrap(), Duration::from_secs(120));
+        assert_eq!(parse_duration("1m30s").unwrap(), Duration::from_secs(90));
+        assert_eq!(parse_duration("250ms").unwrap(), Duration::from_millis(250));
+        assert!(parse_duration("5").unwrap_err().contains("no unit"));
+        assert!(parse_duration("fast").is_err());
+    }
+
+    #[test]
+    fn sizes() {
+        assert_eq!(parse_size("32KiB").unwrap(), 32 * 1024);
+        assert_eq!(parse_size("1MB").unwrap(), 1_000_000);
+        assert_eq!(parse_size("4096").unwrap(), 4096);
+        assert_eq!(parse_size("1_000").unwrap(), 1000);
+        assert!(parse_size("3 parsecs").is_err());
+        assert!(parse_size("99999999999999999999GiB").is_err());
     }
 }

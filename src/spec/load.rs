@@ -115,18 +115,29 @@ impl LoadedSpecs {
 pub fn load(opts: &LoadOptions) -> Result<LoadedSpecs, LoadError> {
     let mut sources = SourceMap::new();
     let mut errors = Vec::new();
-    let cwd = if opts.cwd.as_os_str().is_empty() { PathBuf::from(".") } else { opts.cwd.clone() };
+    let cwd = if opts.cwd.as_os_str().is_empty() {
+        PathBuf::from(".")
+    } else {
+        opts.cwd.clone()
+    };
 
     let (root, project_path) = match &opts.config {
         Some(p) => {
-            let p = if p.is_absolute() { p.clone() } else { cwd.join(p) };
+            let p = if p.is_absolute() {
+                p.clone()
+            } else {
+                cwd.join(p)
+            };
             if !p.is_file() {
                 return Err(LoadError::Config {
                     path: p,
                     source: std::io::Error::new(std::io::ErrorKind::NotFound, "not found"),
                 });
             }
-            let root = p.parent().map(Path::to_path_buf).unwrap_or_else(|| cwd.clone());
+            let root = p
+                .parent()
+                .map(Path::to_path_buf)
+                .unwrap_or_else(|| cwd.clone());
             (root, Some(p))
         }
         None => {
@@ -157,7 +168,11 @@ pub fn load(opts: &LoadOptions) -> Result<LoadedSpecs, LoadError> {
     } else {
         let mut out = Vec::new();
         for p in &opts.paths {
-            let full = if p.is_absolute() { p.clone() } else { cwd.join(p) };
+            let full = if p.is_absolute() {
+                p.clone()
+            } else {
+                cwd.join(p)
+            };
             if full.is_file() {
                 out.push(full);
             } else if full.is_dir() {
@@ -174,7 +189,11 @@ pub fn load(opts: &LoadOptions) -> Result<LoadedSpecs, LoadError> {
     let mut files = Vec::new();
     let project_source = project.as_ref().map(|(id, _)| *id);
     for path in dedup(files_to_read) {
-        if project_source.is_some_and(|id| sources.get(id).is_some_and(|f| same_file(&f.path, &path, &cwd))) {
+        if project_source.is_some_and(|id| {
+            sources
+                .get(id)
+                .is_some_and(|f| same_file(&f.path, &path, &cwd))
+        }) {
             continue;
         }
         let display = display_path(&path, &cwd);
@@ -225,14 +244,23 @@ fn display_path(path: &Path, cwd: &Path) -> PathBuf {
 
 /// Reads a file into the source map, refusing oversized files and invalid UTF-8 with a located
 /// error.
-pub fn read_source(sources: &mut SourceMap, path: &Path, display: PathBuf) -> Result<SourceId, Diagnostic> {
+pub fn read_source(
+    sources: &mut SourceMap,
+    path: &Path,
+    display: PathBuf,
+) -> Result<SourceId, Diagnostic> {
     let io_err = |sources: &mut SourceMap, msg: String| {
         let id = sources.add(display.clone(), "");
         Diagnostic::new(None, Severity::Error, Span::new(id, 0, 0), msg)
     };
     let meta = match std::fs::metadata(path) {
         Ok(m) => m,
-        Err(e) => return Err(io_err(sources, format!("cannot read {}: {e}", display.display()))),
+        Err(e) => {
+            return Err(io_err(
+                sources,
+                format!("cannot read {}: {e}", display.display()),
+            ));
+        }
     };
     if meta.len() > yaml::MAX_FILE_BYTES as u64 {
         return Err(io_err(
@@ -248,7 +276,12 @@ pub fn read_source(sources: &mut SourceMap, path: &Path, display: PathBuf) -> Re
     }
     let bytes = match std::fs::read(path) {
         Ok(b) => b,
-        Err(e) => return Err(io_err(sources, format!("cannot read {}: {e}", display.display()))),
+        Err(e) => {
+            return Err(io_err(
+                sources,
+                format!("cannot read {}: {e}", display.display()),
+            ));
+        }
     };
     match String::from_utf8(bytes) {
         Ok(text) => Ok(sources.add(display, text)),
@@ -269,9 +302,17 @@ pub fn read_source(sources: &mut SourceMap, path: &Path, display: PathBuf) -> Re
 }
 
 /// Parses a loaded file as `T`, turning a YAML error into a located diagnostic.
-pub fn parse_in<T: serde::de::DeserializeOwned>(sources: &SourceMap, id: SourceId) -> Result<T, Diagnostic> {
+pub fn parse_in<T: serde::de::DeserializeOwned>(
+    sources: &SourceMap,
+    id: SourceId,
+) -> Result<T, Diagnostic> {
     let Some(file) = sources.get(id) else {
-        return Err(Diagnostic::new(None, Severity::Error, Span::default(), "internal: unknown source"));
+        return Err(Diagnostic::new(
+            None,
+            Severity::Error,
+            Span::default(),
+            "internal: unknown source",
+        ));
     };
     yaml::parse::<T>(&file.text, |l, c| file.offset_of(l, c)).map_err(|e| yaml_diagnostic(id, e))
 }
@@ -281,7 +322,10 @@ fn yaml_diagnostic(id: SourceId, e: YamlError) -> Diagnostic {
 }
 
 /// Parses a spec file: one tool, or `tools: [...]`.
-pub fn parse_spec_source(sources: &SourceMap, id: SourceId) -> Result<Vec<Spanned<ToolSpec>>, Vec<Diagnostic>> {
+pub fn parse_spec_source(
+    sources: &SourceMap,
+    id: SourceId,
+) -> Result<Vec<Spanned<ToolSpec>>, Vec<Diagnostic>> {
     let Some(file) = sources.get(id) else {
         return Err(Vec::new());
     };
@@ -369,7 +413,11 @@ pub fn expand_globs(base: &Path, globs: &[String]) -> Result<Vec<PathBuf>, LoadE
         })?;
         let prefix: PathBuf = Path::new(pattern)
             .components()
-            .take_while(|c| !c.as_os_str().to_string_lossy().contains(['*', '?', '[', '{']))
+            .take_while(|c| {
+                !c.as_os_str()
+                    .to_string_lossy()
+                    .contains(['*', '?', '[', '{'])
+            })
             .collect();
         let start = base.join(&prefix);
         if start.is_file() {
@@ -410,7 +458,11 @@ fn walk(dir: &Path, depth: usize, f: &mut dyn FnMut(&Path)) {
 }
 
 /// Loads spec text that is not on disk (tests, benchmarks, imported lists).
-pub fn load_text(sources: &mut SourceMap, path: impl Into<PathBuf>, text: &str) -> (SourceId, Result<Vec<Spanned<ToolSpec>>, Vec<Diagnostic>>) {
+pub fn load_text(
+    sources: &mut SourceMap,
+    path: impl Into<PathBuf>,
+    text: &str,
+) -> (SourceId, Result<Vec<Spanned<ToolSpec>>, Vec<Diagnostic>>) {
     let id = sources.add(path, text);
     let r = parse_spec_source(sources, id);
     (id, r)

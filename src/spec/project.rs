@@ -7,8 +7,8 @@ use indexmap::IndexMap;
 
 use crate::diagnostic::{Diagnostic, Severity};
 use crate::ir::{
-    AskMode, ContextPolicy, Effect, FormatterKind, McpServer, ProjectConfig, ResourceLimits, SandboxProfile,
-    Target, Toolset,
+    AskMode, ContextPolicy, Effect, FormatterKind, McpServer, ProjectConfig, ResourceLimits,
+    SandboxProfile, Target, Toolset,
 };
 use crate::lint::Rule;
 use crate::spec::project_file::ProjectFile;
@@ -43,9 +43,10 @@ pub fn effect_timeout(effect: Effect) -> Duration {
     match effect {
         Effect::Pure => Duration::from_secs(5),
         Effect::ReadOnly | Effect::LocalWrite => Duration::from_secs(30),
-        Effect::NetworkRead | Effect::NetworkWrite | Effect::ExternalSideEffect | Effect::Destructive => {
-            Duration::from_secs(60)
-        }
+        Effect::NetworkRead
+        | Effect::NetworkWrite
+        | Effect::ExternalSideEffect
+        | Effect::Destructive => Duration::from_secs(60),
         Effect::ProcessExecution => Duration::from_secs(300),
     }
 }
@@ -94,14 +95,22 @@ pub fn builtin_profiles() -> IndexMap<String, SandboxProfile> {
 }
 
 /// Resolves the project file (or defaults when there is none).
-pub fn resolve_project(project: Option<(SourceId, &ProjectFile)>, diags: &mut Vec<Diagnostic>) -> (ProjectConfig, ToolDefaults) {
+pub fn resolve_project(
+    project: Option<(SourceId, &ProjectFile)>,
+    diags: &mut Vec<Diagnostic>,
+) -> (ProjectConfig, ToolDefaults) {
     let empty = ProjectFile::default();
     let (source, p) = match project {
         Some((id, p)) => (id, p),
         None => (SourceId(0), &empty),
     };
     let err = |range: crate::spec::source::TextRange, msg: String| {
-        Diagnostic::new(Some(Rule::InvalidContract.code()), Severity::Error, range.in_file(source), msg)
+        Diagnostic::new(
+            Some(Rule::InvalidContract.code()),
+            Severity::Error,
+            range.in_file(source),
+            msg,
+        )
     };
 
     let mut default_permissions = BTreeMap::new();
@@ -207,14 +216,33 @@ pub fn resolve_project(project: Option<(SourceId, &ProjectFile)>, diags: &mut Ve
     let mut mcp_servers = IndexMap::new();
     for (name, s) in &p.mcp_servers {
         if s.value.command.value.is_empty() {
-            diags.push(err(s.value.command.range, format!("MCP server `{name}` has an empty command")));
+            diags.push(err(
+                s.value.command.range,
+                format!("MCP server `{name}` has an empty command"),
+            ));
         }
         mcp_servers.insert(
             name.clone(),
             McpServer {
-                command: s.value.command.value.iter().map(|c| c.value.clone()).collect(),
-                inherit_env: s.value.inherit_env.iter().map(|c| c.value.clone()).collect(),
-                env: s.value.env.iter().map(|(k, v)| (k.clone(), v.value.clone())).collect(),
+                command: s
+                    .value
+                    .command
+                    .value
+                    .iter()
+                    .map(|c| c.value.clone())
+                    .collect(),
+                inherit_env: s
+                    .value
+                    .inherit_env
+                    .iter()
+                    .map(|c| c.value.clone())
+                    .collect(),
+                env: s
+                    .value
+                    .env
+                    .iter()
+                    .map(|(k, v)| (k.clone(), v.value.clone()))
+                    .collect(),
                 cwd: s.value.cwd.as_ref().map(|c| c.value.clone()),
             },
         );
@@ -232,12 +260,19 @@ pub fn resolve_project(project: Option<(SourceId, &ProjectFile)>, diags: &mut Ve
                             Some(s) => format!("did you mean `{s}`?"),
                             None => format!("targets are: {}", names.join(", ")),
                         };
-                        diags.push(err(t.range, format!("unknown target `{}`", t.value)).with_help(help));
+                        diags.push(
+                            err(t.range, format!("unknown target `{}`", t.value)).with_help(help),
+                        );
                     }
                 }
             }
         }
-        None => targets.extend([Target::OpenaiStrict, Target::Anthropic, Target::Gemini, Target::Mcp]),
+        None => targets.extend([
+            Target::OpenaiStrict,
+            Target::Anthropic,
+            Target::Gemini,
+            Target::Mcp,
+        ]),
     }
 
     let toolsets = p
@@ -255,7 +290,11 @@ pub fn resolve_project(project: Option<(SourceId, &ProjectFile)>, diags: &mut Ve
         .collect();
 
     let config = ProjectConfig {
-        workspace: p.workspace.as_ref().map(|w| w.value.clone()).unwrap_or_else(|| ".".into()),
+        workspace: p
+            .workspace
+            .as_ref()
+            .map(|w| w.value.clone())
+            .unwrap_or_else(|| ".".into()),
         state_dir: p
             .state_dir
             .as_ref()

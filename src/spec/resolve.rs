@@ -18,9 +18,10 @@ use crate::diagnostic::{Diagnostic, Severity};
 use crate::ir::template::{self, TemplatePart};
 use crate::ir::tool::BUILTIN_TOOLS;
 use crate::ir::{
-    ArgvElement, Backoff, CommandSpec, ConcurrencyGroup, Decision, Effect, EnvSpec, ErrorType, ExecSpec,
-    FormatterKind, Idempotency, OutputKeep, OutputPolicy, PermissionExample, PermissionPolicy, PermissionRule,
-    ProjectConfig, ResourceSets, RetryPolicy, ToolDefinition, ValidationRule,
+    ArgvElement, Backoff, CommandSpec, ConcurrencyGroup, Decision, Effect, EnvSpec, ErrorType,
+    ExecSpec, FormatterKind, Idempotency, OutputKeep, OutputPolicy, PermissionExample,
+    PermissionPolicy, PermissionRule, ProjectConfig, ResourceSets, RetryPolicy, ToolDefinition,
+    ValidationRule,
 };
 use crate::lint::Rule;
 use crate::policy::{CompiledPolicy, PolicyDecision};
@@ -150,11 +151,15 @@ pub struct ExampleRun {
 /// Resolves every loaded tool.
 pub fn resolve(loaded: &LoadedSpecs, options: &ResolveOptions) -> Resolution {
     let mut diagnostics = Vec::new();
-    let (project, defaults) =
-        resolve_project(loaded.project.as_ref().map(|(id, p)| (*id, p)), &mut diagnostics);
+    let (project, defaults) = resolve_project(
+        loaded.project.as_ref().map(|(id, p)| (*id, p)),
+        &mut diagnostics,
+    );
     let mut tools = Vec::new();
     for (fi, file) in loaded.files.iter().enumerate() {
-        let Some(src) = loaded.sources.get(file.source) else { continue };
+        let Some(src) = loaded.sources.get(file.source) else {
+            continue;
+        };
         for (ti, tool) in file.tools.iter().enumerate() {
             let mut r = ToolResolver {
                 src,
@@ -192,8 +197,12 @@ pub fn resolve(loaded: &LoadedSpecs, options: &ResolveOptions) -> Resolution {
 fn check_names(loaded: &LoadedSpecs, tools: &[ResolvedTool], diags: &mut Vec<Diagnostic>) {
     let mut seen: HashMap<&str, Span> = HashMap::new();
     for t in tools {
-        let Some(ast) = loaded.files.get(t.file).and_then(|f| f.tools.get(t.index)) else { continue };
-        let Some(name) = &ast.value.name else { continue };
+        let Some(ast) = loaded.files.get(t.file).and_then(|f| f.tools.get(t.index)) else {
+            continue;
+        };
+        let Some(name) = &ast.value.name else {
+            continue;
+        };
         let span = name.range.in_file(t.source);
         match seen.get(name.value.as_str()) {
             Some(first) => diags.push(
@@ -204,7 +213,9 @@ fn check_names(loaded: &LoadedSpecs, tools: &[ResolvedTool], diags: &mut Vec<Dia
                     format!("tool `{}` is defined twice", name.value),
                 )
                 .with_label(*first, "first defined here")
-                .with_help("tool names must be unique: rename one, or bump `version` in place of a copy"),
+                .with_help(
+                    "tool names must be unique: rename one, or bump `version` in place of a copy",
+                ),
             ),
             None => {
                 seen.insert(name.value.as_str(), span);
@@ -213,11 +224,27 @@ fn check_names(loaded: &LoadedSpecs, tools: &[ResolvedTool], diags: &mut Vec<Dia
     }
 }
 
-fn check_toolsets(loaded: &LoadedSpecs, project: &ProjectConfig, tools: &[ResolvedTool], diags: &mut Vec<Diagnostic>) {
-    let Some((pid, pf)) = &loaded.project else { return };
+fn check_toolsets(
+    loaded: &LoadedSpecs,
+    project: &ProjectConfig,
+    tools: &[ResolvedTool],
+    diags: &mut Vec<Diagnostic>,
+) {
+    let Some((pid, pf)) = &loaded.project else {
+        return;
+    };
     let names: Vec<&str> = tools
         .iter()
-        .filter_map(|t| loaded.files.get(t.file)?.tools.get(t.index)?.value.name.as_ref())
+        .filter_map(|t| {
+            loaded
+                .files
+                .get(t.file)?
+                .tools
+                .get(t.index)?
+                .value
+                .name
+                .as_ref()
+        })
         .map(|n| n.value.as_str())
         .collect();
     for (set, ts) in &pf.toolsets {
@@ -232,7 +259,10 @@ fn check_toolsets(loaded: &LoadedSpecs, project: &ProjectConfig, tools: &[Resolv
                         Some(Rule::UnknownProjectReference.code()),
                         Severity::Error,
                         member.range.in_file(*pid),
-                        format!("toolset `{set}` names `{}`, which no spec defines", member.value),
+                        format!(
+                            "toolset `{set}` names `{}`, which no spec defines",
+                            member.value
+                        ),
                     )
                     .with_help(help),
                 );
@@ -260,7 +290,12 @@ impl ToolResolver<'_> {
     }
 
     fn contract(&mut self, range: TextRange, message: impl Into<String>, help: Option<String>) {
-        let d = Diagnostic::new(Some(Rule::InvalidContract.code()), Severity::Error, self.span(range), message);
+        let d = Diagnostic::new(
+            Some(Rule::InvalidContract.code()),
+            Severity::Error,
+            self.span(range),
+            message,
+        );
         self.diags.push(d.with_help_opt(help));
     }
 
@@ -280,7 +315,11 @@ impl ToolResolver<'_> {
         let name = match &t.name {
             Some(n) => n.value.clone(),
             None => {
-                self.contract(whole, "tool has no `name`", Some("add `name: snake_case_name`".into()));
+                self.contract(
+                    whole,
+                    "tool has no `name`",
+                    Some("add `name: snake_case_name`".into()),
+                );
                 String::new()
             }
         };
@@ -306,8 +345,13 @@ impl ToolResolver<'_> {
                 StringOr::String(text) => match Idempotency::parse(text) {
                     Some(i) => (i, None),
                     None => {
-                        let names: Vec<&str> = Idempotency::ALL.iter().map(|i| i.as_str()).collect();
-                        self.contract(s.range, format!("unknown idempotency class `{text}`"), Some(did_you_mean(text, &names)));
+                        let names: Vec<&str> =
+                            Idempotency::ALL.iter().map(|i| i.as_str()).collect();
+                        self.contract(
+                            s.range,
+                            format!("unknown idempotency class `{text}`"),
+                            Some(did_you_mean(text, &names)),
+                        );
                         (Idempotency::NonIdempotent, None)
                     }
                 },
@@ -380,7 +424,11 @@ impl ToolResolver<'_> {
                     );
                 }
                 for (decision, expr) in decisions.into_iter().take(1) {
-                    let program = self.compile_site(CelRole::Permission(rv.id.value.clone(), decision), expr, &parameters);
+                    let program = self.compile_site(
+                        CelRole::Permission(rv.id.value.clone(), decision),
+                        expr,
+                        &parameters,
+                    );
                     let rule = PermissionRule {
                         id: rv.id.value.clone(),
                         decision,
@@ -407,7 +455,10 @@ impl ToolResolver<'_> {
         // resources
         let mut resources = ResourceSets::default();
         if let Some(res) = &t.resources {
-            for (role, field) in [(CelRole::Reads, &res.value.reads), (CelRole::Writes, &res.value.writes)] {
+            for (role, field) in [
+                (CelRole::Reads, &res.value.reads),
+                (CelRole::Writes, &res.value.writes),
+            ] {
                 let Some(field) = field else { continue };
                 let exprs: Vec<Spanned<String>> = match &field.value {
                     OneOrMany::One(s) => vec![Spanned::new(s.clone(), field.range)],
@@ -425,7 +476,10 @@ impl ToolResolver<'_> {
         }
 
         let concurrency_group = t.concurrency_group.as_ref().map(|g| match &g.value {
-            StringOr::String(s) => ConcurrencyGroup { name: s.clone(), max: 1 },
+            StringOr::String(s) => ConcurrencyGroup {
+                name: s.clone(),
+                max: 1,
+            },
             StringOr::Map(m) => ConcurrencyGroup {
                 name: m.name.value.clone(),
                 max: m.max.as_ref().map(|m| m.value).unwrap_or(1).max(1),
@@ -446,11 +500,19 @@ impl ToolResolver<'_> {
 
         let sandbox = t.sandbox.as_ref().map(|s| {
             if !self.project.sandbox_profiles.contains_key(&s.value) {
-                let names: Vec<&str> = self.project.sandbox_profiles.keys().map(String::as_str).collect();
+                let names: Vec<&str> = self
+                    .project
+                    .sandbox_profiles
+                    .keys()
+                    .map(String::as_str)
+                    .collect();
                 self.reference(
                     s.range,
                     format!("unknown sandbox profile `{}`", s.value),
-                    Some(format!("{} Profiles are defined under `sandbox_profiles` in toolgate.yaml.", did_you_mean(&s.value, &names))),
+                    Some(format!(
+                        "{} Profiles are defined under `sandbox_profiles` in toolgate.yaml.",
+                        did_you_mean(&s.value, &names)
+                    )),
                 );
             }
             s.value.clone()
@@ -458,7 +520,9 @@ impl ToolResolver<'_> {
 
         let exec = match &t.exec {
             Some(e) => self.resolve_exec(e, &parameters),
-            None if self.imported => ExecSpec::Handler { language: "rust".into() },
+            None if self.imported => ExecSpec::Handler {
+                language: "rust".into(),
+            },
             None => {
                 let at = t.name.as_ref().map(|n| n.range).unwrap_or(whole);
                 self.contract(
@@ -466,7 +530,9 @@ impl ToolResolver<'_> {
                     format!("tool `{name}` has no `exec`"),
                     Some("add `exec:` with one of `builtin: NAME`, `command: {argv: [...]}`, `mcp: {server, tool}`, `handler: rust`".into()),
                 );
-                ExecSpec::Handler { language: "rust".into() }
+                ExecSpec::Handler {
+                    language: "rust".into(),
+                }
             }
         };
 
@@ -474,7 +540,11 @@ impl ToolResolver<'_> {
             name,
             version: t.version.as_ref().map(|v| v.value).unwrap_or(1),
             title: t.title.as_ref().map(|v| v.value.clone()),
-            description: t.description.as_ref().map(|v| v.value.clone()).unwrap_or_default(),
+            description: t
+                .description
+                .as_ref()
+                .map(|v| v.value.clone())
+                .unwrap_or_default(),
             effect,
             idempotency,
             idempotency_key,
@@ -533,12 +603,22 @@ impl ToolResolver<'_> {
 
     /// Compiles and checks one expression, recording a [`CelSite`]; syntax errors become contract
     /// diagnostics at their exact position.
-    fn compile_site(&mut self, role: CelRole, expr: &Spanned<String>, parameters: &Value) -> Option<Arc<Program>> {
+    fn compile_site(
+        &mut self,
+        role: CelRole,
+        expr: &Spanned<String>,
+        parameters: &Value,
+    ) -> Option<Arc<Program>> {
         let span = self.span(expr.range);
         if expr.value.trim().is_empty() {
             self.diags.push(
-                Diagnostic::new(Some(Rule::CelSyntaxError.code()), Severity::Error, span, "empty expression")
-                    .with_help("write a CEL expression, e.g. `args.path.startsWith('src/')`"),
+                Diagnostic::new(
+                    Some(Rule::CelSyntaxError.code()),
+                    Severity::Error,
+                    span,
+                    "empty expression",
+                )
+                .with_help("write a CEL expression, e.g. `args.path.startsWith('src/')`"),
             );
             self.cel.push(CelSite {
                 role,
@@ -552,7 +632,8 @@ impl ToolResolver<'_> {
         }
         match cel::compile(&expr.value) {
             Ok(program) => {
-                let analysis = cel::check::check(&program, parameters, role.slot(), self.options.cost_budget);
+                let analysis =
+                    cel::check::check(&program, parameters, role.slot(), self.options.cost_budget);
                 let problem_spans = analysis
                     .problems
                     .iter()
@@ -600,7 +681,8 @@ impl ToolResolver<'_> {
         let total = expr.value.chars().count();
         let start = start.min(total.saturating_sub(1));
         let end = end.min(total).max(start + 1);
-        cel_span::map_range(&self.src.text, expr.range, &expr.value, start, end).in_file(self.source)
+        cel_span::map_range(&self.src.text, expr.range, &expr.value, start, end)
+            .in_file(self.source)
     }
 
     fn check_schema(&mut self, node: &Node, key: &str, must_be_object: bool) {
@@ -644,7 +726,11 @@ impl ToolResolver<'_> {
                     Some(Rule::InvalidJsonSchema.code()),
                     Severity::Error,
                     self.span(at),
-                    format!("`{key}{}` is not valid JSON Schema 2020-12: {}", ptr, e.masked()),
+                    format!(
+                        "`{key}{}` is not valid JSON Schema 2020-12: {}",
+                        ptr,
+                        e.masked()
+                    ),
                 )
                 .with_help("see https://json-schema.org/draft/2020-12 for the keyword's form"),
             );
@@ -661,13 +747,17 @@ impl ToolResolver<'_> {
                 format!("`{key}` cannot be compiled: {}", e.masked()),
             ));
         }
-        self.check_required(node, key);
+        self.check_required(node);
     }
 
     /// `required` must only name declared properties (recursively).
-    fn check_required(&mut self, node: &Node, key: &str) {
+    fn check_required(&mut self, node: &Node) {
         if let (Some(req), Some(props)) = (node.get("required"), node.get("properties")) {
-            let declared: Vec<&str> = props.entries().iter().map(|(k, _)| k.name.as_str()).collect();
+            let declared: Vec<&str> = props
+                .entries()
+                .iter()
+                .map(|(k, _)| k.name.as_str())
+                .collect();
             for r in req.items() {
                 if let Some(name) = r.as_str()
                     && !declared.contains(&name)
@@ -687,10 +777,10 @@ impl ToolResolver<'_> {
         if let NodeValue::Map(entries) = &node.value {
             for (_, v) in entries {
                 match &v.value {
-                    NodeValue::Map(_) => self.check_required(v, key),
+                    NodeValue::Map(_) => self.check_required(v),
                     NodeValue::Seq(items) => {
                         for i in items {
-                            self.check_required(i, key);
+                            self.check_required(i);
                         }
                     }
                     _ => {}
@@ -721,7 +811,11 @@ impl ToolResolver<'_> {
             }
             if let Some(v) = &b.value.factor {
                 if !(v.value.is_finite() && v.value >= 1.0) {
-                    self.contract(v.range, "backoff `factor` must be a number of at least 1", None);
+                    self.contract(
+                        v.range,
+                        "backoff `factor` must be a number of at least 1",
+                        None,
+                    );
                 }
                 backoff.factor = v.value;
             }
@@ -747,7 +841,11 @@ impl ToolResolver<'_> {
 
     fn unknown_error_type(&mut self, range: TextRange, text: &str) {
         let names: Vec<&str> = ErrorType::ALL.iter().map(|e| e.as_str()).collect();
-        self.contract(range, format!("unknown error type `{text}`"), Some(did_you_mean(text, &names)));
+        self.contract(
+            range,
+            format!("unknown error type `{text}`"),
+            Some(did_you_mean(text, &names)),
+        );
     }
 
     fn resolve_output(&mut self, t: &ToolSpec, has_result: bool) -> OutputPolicy {
@@ -764,7 +862,11 @@ impl ToolResolver<'_> {
                 "tail" => OutputKeep::Tail,
                 "head_tail" => OutputKeep::HeadTail,
                 other => {
-                    self.contract(k.range, format!("unknown `keep` value `{other}`"), Some("use `head`, `tail` or `head_tail`".into()));
+                    self.contract(
+                        k.range,
+                        format!("unknown `keep` value `{other}`"),
+                        Some("use `head`, `tail` or `head_tail`".into()),
+                    );
                     OutputKeep::HeadTail
                 }
             },
@@ -773,13 +875,20 @@ impl ToolResolver<'_> {
         if let Some(list) = o.and_then(|o| o.redact.as_ref()) {
             for r in &list.value {
                 if let Err(e) = regex_check(&r.value) {
-                    self.contract(r.range, format!("`redact` pattern is not a valid regular expression: {e}"), None);
+                    self.contract(
+                        r.range,
+                        format!("`redact` pattern is not a valid regular expression: {e}"),
+                        None,
+                    );
                 }
                 redact.push(r.value.clone());
             }
         }
         OutputPolicy {
-            formatter: o.and_then(|o| o.formatter.as_ref()).map(|f| f.value).unwrap_or(default_formatter),
+            formatter: o
+                .and_then(|o| o.formatter.as_ref())
+                .map(|f| f.value)
+                .unwrap_or(default_formatter),
             max_bytes: o
                 .and_then(|o| o.max_bytes.as_ref())
                 .map(|v| v.value.0)
@@ -794,7 +903,10 @@ impl ToolResolver<'_> {
                 .map(|v| v.value.0)
                 .unwrap_or(self.defaults.artifact_threshold),
             redact,
-            redact_secrets: o.and_then(|o| o.redact_secrets.as_ref()).map(|v| v.value).unwrap_or(true),
+            redact_secrets: o
+                .and_then(|o| o.redact_secrets.as_ref())
+                .map(|v| v.value)
+                .unwrap_or(true),
         }
     }
 
@@ -802,7 +914,14 @@ impl ToolResolver<'_> {
         let mut out = IndexMap::new();
         let Some(node) = &t.errors else { return out };
         if !node.is_map() {
-            self.contract(node.range, format!("`errors` must map error types to hints, not {}", node.kind()), None);
+            self.contract(
+                node.range,
+                format!(
+                    "`errors` must map error types to hints, not {}",
+                    node.kind()
+                ),
+                None,
+            );
             return out;
         }
         for (k, v) in node.entries() {
@@ -814,7 +933,11 @@ impl ToolResolver<'_> {
                 Some(hint) => {
                     out.insert(et, hint.to_owned());
                 }
-                None => self.contract(v.range, format!("the hint for `{}` must be text, not {}", k.name, v.kind()), None),
+                None => self.contract(
+                    v.range,
+                    format!("the hint for `{}` must be text, not {}", k.name, v.kind()),
+                    None,
+                ),
             }
         }
         out
@@ -830,21 +953,37 @@ impl ToolResolver<'_> {
                         Some(did_you_mean(&name.value, BUILTIN_TOOLS)),
                     );
                 }
-                ExecSpec::Builtin { name: name.value.clone() }
+                ExecSpec::Builtin {
+                    name: name.value.clone(),
+                }
             }
             ExecAst::Handler(lang) => {
                 if lang.value != "rust" {
-                    self.contract(lang.range, format!("unknown handler language `{}`", lang.value), Some("use `handler: rust`".into()));
+                    self.contract(
+                        lang.range,
+                        format!("unknown handler language `{}`", lang.value),
+                        Some("use `handler: rust`".into()),
+                    );
                 }
-                ExecSpec::Handler { language: lang.value.clone() }
+                ExecSpec::Handler {
+                    language: lang.value.clone(),
+                }
             }
             ExecAst::Mcp(m) => {
                 if !self.project.mcp_servers.contains_key(&m.server.value) {
-                    let names: Vec<&str> = self.project.mcp_servers.keys().map(String::as_str).collect();
+                    let names: Vec<&str> = self
+                        .project
+                        .mcp_servers
+                        .keys()
+                        .map(String::as_str)
+                        .collect();
                     self.reference(
                         m.server.range,
                         format!("unknown MCP server `{}`", m.server.value),
-                        Some(format!("{} Declare it under `mcp_servers` in toolgate.yaml.", did_you_mean(&m.server.value, &names))),
+                        Some(format!(
+                            "{} Declare it under `mcp_servers` in toolgate.yaml.",
+                            did_you_mean(&m.server.value, &names)
+                        )),
                     );
                 }
                 ExecSpec::Mcp {
@@ -854,7 +993,11 @@ impl ToolResolver<'_> {
             }
             ExecAst::Command(c) => {
                 if c.argv.value.is_empty() {
-                    self.contract(c.argv.range, "`argv` is empty", Some("the first element is the program, e.g. `argv: [git, status]`".into()));
+                    self.contract(
+                        c.argv.range,
+                        "`argv` is empty",
+                        Some("the first element is the program, e.g. `argv: [git, status]`".into()),
+                    );
                 }
                 let mut argv = Vec::new();
                 for el in &c.argv.value {
@@ -899,7 +1042,12 @@ impl ToolResolver<'_> {
                         }
                         EnvSpec {
                             inherit: env.value.inherit.iter().map(|s| s.value.clone()).collect(),
-                            set: env.value.set.iter().map(|(k, v)| (k.clone(), v.value.clone())).collect(),
+                            set: env
+                                .value
+                                .set
+                                .iter()
+                                .map(|(k, v)| (k.clone(), v.value.clone()))
+                                .collect(),
                             secret: env.value.secret.iter().map(|s| s.value.clone()).collect(),
                         }
                     })
@@ -923,41 +1071,78 @@ impl ToolResolver<'_> {
                     if let TemplatePart::Expr { source, start } = p {
                         let len = source.chars().count();
                         let span = self.map_chars(t, start, start + len);
-                        let sub = Spanned::new(source, TextRange { start: span.start, end: span.end });
+                        let sub = Spanned::new(
+                            source,
+                            TextRange {
+                                start: span.start,
+                                end: span.end,
+                            },
+                        );
                         self.compile_site_at(CelRole::Template, &sub, t, start, parameters);
                     }
                 }
             }
             Err(e) => {
                 let s = self.map_chars(t, e.at, e.at + 1);
-                self.diags.push(Diagnostic::new(Some(Rule::InvalidContract.code()), Severity::Error, s, e.message));
+                self.diags.push(Diagnostic::new(
+                    Some(Rule::InvalidContract.code()),
+                    Severity::Error,
+                    s,
+                    e.message,
+                ));
             }
         }
     }
 
     /// Like [`Self::compile_site`] for an expression embedded in a template at `offset` chars.
-    fn compile_site_at(&mut self, role: CelRole, sub: &Spanned<String>, whole: &Spanned<String>, offset: usize, parameters: &Value) {
+    fn compile_site_at(
+        &mut self,
+        role: CelRole,
+        sub: &Spanned<String>,
+        whole: &Spanned<String>,
+        offset: usize,
+        parameters: &Value,
+    ) {
         let before = self.cel.len();
         let diags_before = self.diags.len();
         self.compile_site(role, sub, parameters);
         // Re-map spans relative to the enclosing template, whose token the walk understands.
         if let Some(site) = self.cel.get_mut(before) {
-            site.span = cel_span::map_range(&self.src.text, whole.range, &whole.value, offset, offset + sub.value.chars().count())
-                .in_file(self.source);
+            site.span = cel_span::map_range(
+                &self.src.text,
+                whole.range,
+                &whole.value,
+                offset,
+                offset + sub.value.chars().count(),
+            )
+            .in_file(self.source);
             if let Some(a) = &site.analysis {
                 site.problem_spans = a
                     .problems
                     .iter()
                     .map(|p| {
-                        cel_span::map_range(&self.src.text, whole.range, &whole.value, offset + p.start, offset + p.end)
-                            .in_file(self.source)
+                        cel_span::map_range(
+                            &self.src.text,
+                            whole.range,
+                            &whole.value,
+                            offset + p.start,
+                            offset + p.end,
+                        )
+                        .in_file(self.source)
                     })
                     .collect();
             }
         }
         for d in self.diags.iter_mut().skip(diags_before) {
             if d.code == Some(Rule::CelSyntaxError.code()) {
-                d.span = cel_span::map_range(&self.src.text, whole.range, &whole.value, offset, offset + 1).in_file(self.source);
+                d.span = cel_span::map_range(
+                    &self.src.text,
+                    whole.range,
+                    &whole.value,
+                    offset,
+                    offset + 1,
+                )
+                .in_file(self.source);
             }
         }
     }
@@ -973,17 +1158,33 @@ impl ToolResolver<'_> {
         for ex in asts {
             let span = self.span(ex.range);
             let args = ex.value.args.to_json();
-            let context = ex.value.context.as_ref().map(|c| c.value.as_str()).unwrap_or("interactive");
+            let context = ex
+                .value
+                .context
+                .as_ref()
+                .map(|c| c.value.as_str())
+                .unwrap_or("interactive");
             if let Some(c) = &ex.value.context
                 && !self.project.contexts.contains_key(&c.value)
             {
                 let names: Vec<&str> = self.project.contexts.keys().map(String::as_str).collect();
-                self.reference(c.range, format!("unknown context `{}`", c.value), Some(did_you_mean(&c.value, &names)));
+                self.reference(
+                    c.range,
+                    format!("unknown context `{}`", c.value),
+                    Some(did_you_mean(&c.value, &names)),
+                );
             }
             if let Some(v) = &validator {
                 let errs: Vec<String> = v
                     .iter_errors(&args)
-                    .map(|e| { let at = e.instance_path().as_str(); if at.is_empty() { e.masked().to_string() } else { format!("{} at `{at}`", e.masked()) } })
+                    .map(|e| {
+                        let at = e.instance_path().as_str();
+                        if at.is_empty() {
+                            e.masked().to_string()
+                        } else {
+                            format!("{} at `{at}`", e.masked())
+                        }
+                    })
                     .collect();
                 if !errs.is_empty() {
                     self.diags.push(
@@ -991,7 +1192,10 @@ impl ToolResolver<'_> {
                             Some(Rule::PermissionExampleFailed.code()),
                             Severity::Error,
                             self.span(ex.value.args.range),
-                            format!("example arguments do not match `parameters`: {}", errs.join("; ")),
+                            format!(
+                                "example arguments do not match `parameters`: {}",
+                                errs.join("; ")
+                            ),
                         )
                         .with_help("a policy test must use arguments the tool would accept"),
                     );
@@ -1018,7 +1222,10 @@ impl ToolResolver<'_> {
                     let by = match &d.source {
                         crate::policy::DecisionSource::Rule { id } => format!("rule `{id}`"),
                         crate::policy::DecisionSource::Default => {
-                            format!("the `{}` default for effect `{}` (no rule matched)", d.decision, def.effect)
+                            format!(
+                                "the `{}` default for effect `{}` (no rule matched)",
+                                d.decision, def.effect
+                            )
                         }
                     };
                     self.diags.push(
@@ -1026,7 +1233,10 @@ impl ToolResolver<'_> {
                             Some(Rule::PermissionExampleFailed.code()),
                             Severity::Error,
                             self.span(ex.value.expect.range),
-                            format!("example expects `{}` but the policy decides `{}` by {by}", ex.value.expect.value, d.decision),
+                            format!(
+                                "example expects `{}` but the policy decides `{}` by {by}",
+                                ex.value.expect.value, d.decision
+                            ),
                         )
                         .with_label(self.span(ex.value.args.range), "for these arguments")
                         .with_help("fix the rules, or the example if the policy is right"),

@@ -160,7 +160,11 @@ impl SourceFile {
             offset = start + byte_idx;
         }
         // Column one past the last character of the text.
-        Some(if column <= 1 { start } else { offset.max(start) })
+        Some(if column <= 1 {
+            start
+        } else {
+            offset.max(start)
+        })
     }
 
     /// Number of lines.

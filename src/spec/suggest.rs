@@ -13,7 +13,11 @@ pub fn parse_unknown(message: &str) -> Option<(String, Vec<String>)> {
                 .find("unknown field ")
                 .or_else(|| message.find("unknown variant "))
                 .and_then(|i| message.get(i..))
-                .and_then(|m| m.split_once(' ').and_then(|(_, r)| r.split_once(' ')).map(|(_, r)| r))
+                .and_then(|m| {
+                    m.split_once(' ')
+                        .and_then(|(_, r)| r.split_once(' '))
+                        .map(|(_, r)| r)
+                })
         })?;
     let (name, expected) = rest.split_once(", expected ").unwrap_or((rest, ""));
     let name = name.trim().trim_matches('`').to_owned();
@@ -34,10 +38,12 @@ mod tests {
 
     #[test]
     fn parses_serde_messages() {
-        let (n, e) = parse_unknown("unknown field `nam`, expected one of name, parameters").unwrap();
+        let (n, e) =
+            parse_unknown("unknown field `nam`, expected one of name, parameters").unwrap();
         assert_eq!(n, "nam");
         assert_eq!(e, vec!["name", "parameters"]);
-        let (n, e) = parse_unknown("unknown variant `reed_only`, expected `pure` or `read_only`").unwrap();
+        let (n, e) =
+            parse_unknown("unknown variant `reed_only`, expected `pure` or `read_only`").unwrap();
         assert_eq!(n, "reed_only");
         assert_eq!(e, vec!["pure", "read_only"]);
     }

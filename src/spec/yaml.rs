@@ -119,7 +119,10 @@ impl Node {
     /// The key and value under `key` when this is a mapping.
     pub fn entry(&self, key: &str) -> Option<(&Key, &Node)> {
         match &self.value {
-            NodeValue::Map(entries) => entries.iter().find(|(k, _)| k.name == key).map(|(k, v)| (k, v)),
+            NodeValue::Map(entries) => entries
+                .iter()
+                .find(|(k, _)| k.name == key)
+                .map(|(k, v)| (k, v)),
             _ => None,
         }
     }
@@ -380,7 +383,10 @@ fn options() -> serde_saphyr::Options {
 
 /// Parses one YAML document into `T`, refusing oversized input and the constructs the module
 /// doc lists. `text` must already be valid UTF-8.
-pub fn parse<T: DeserializeOwned>(text: &str, locate: impl Fn(usize, usize) -> Option<usize>) -> Result<T, YamlError> {
+pub fn parse<T: DeserializeOwned>(
+    text: &str,
+    locate: impl Fn(usize, usize) -> Option<usize>,
+) -> Result<T, YamlError> {
     if text.len() > MAX_FILE_BYTES {
         return Err(YamlError {
             message: format!(
@@ -389,13 +395,18 @@ pub fn parse<T: DeserializeOwned>(text: &str, locate: impl Fn(usize, usize) -> O
                 MAX_FILE_BYTES
             ),
             range: TextRange::new(0, 0),
-            help: Some("split the file: one tool per file, or several files matched by a glob".into()),
+            help: Some(
+                "split the file: one tool per file, or several files matched by a glob".into(),
+            ),
         });
     }
     serde_saphyr::from_str_with_options::<T>(text, options()).map_err(|e| convert_error(&e, locate))
 }
 
-fn convert_error(e: &serde_saphyr::Error, locate: impl Fn(usize, usize) -> Option<usize>) -> YamlError {
+fn convert_error(
+    e: &serde_saphyr::Error,
+    locate: impl Fn(usize, usize) -> Option<usize>,
+) -> YamlError {
     let inner = e.without_snippet();
     let raw: Cow<'_, str> = serde_saphyr::UserMessageFormatter.format_message(inner);
     let range = e
@@ -403,7 +414,9 @@ fn convert_error(e: &serde_saphyr::Error, locate: impl Fn(usize, usize) -> Optio
         .map(|loc| {
             let span = loc.span();
             match (span.byte_offset(), span.byte_len()) {
-                (Some(off), Some(len)) if off < u32::MAX as u64 => TextRange::new(off as usize, len as usize),
+                (Some(off), Some(len)) if off < u32::MAX as u64 => {
+                    TextRange::new(off as usize, len as usize)
+                }
                 _ => {
                     let off = locate(loc.line() as usize, loc.column() as usize).unwrap_or(0);
                     TextRange::new(off, 0)
@@ -412,7 +425,11 @@ fn convert_error(e: &serde_saphyr::Error, locate: impl Fn(usize, usize) -> Optio
         })
         .unwrap_or_default();
     let (message, help) = explain(&raw);
-    YamlError { message, range, help }
+    YamlError {
+        message,
+        range,
+        help,
+    }
 }
 
 /// Turns the parser's wording into toolgate's: one sentence, plus how to fix it.
@@ -424,7 +441,11 @@ fn explain(raw: &str) -> (String, Option<String>) {
             None if expected.is_empty() => "remove this key".to_owned(),
             None => format!("expected one of: {}", expected.join(", ")),
         };
-        let what = if msg.contains("variant") { "value" } else { "key" };
+        let what = if msg.contains("variant") {
+            "value"
+        } else {
+            "key"
+        };
         return (format!("unknown {what} `{unknown}`"), Some(help));
     }
     if msg.contains("duplicate mapping key") {
@@ -443,7 +464,11 @@ fn explain(raw: &str) -> (String, Option<String>) {
             Some("each key may appear once in a mapping; remove or merge the repeated one".into()),
         );
     }
-    if msg.contains("Anchors") || msg.contains("Aliases") || msg.contains("anchor") || msg.contains("alias") {
+    if msg.contains("Anchors")
+        || msg.contains("Aliases")
+        || msg.contains("anchor")
+        || msg.contains("alias")
+    {
         return (
             "YAML anchors and aliases are not allowed in toolgate files".into(),
             Some("write the value out in full; aliases make specs hard to review and enable alias bombs".into()),
@@ -463,7 +488,10 @@ fn explain(raw: &str) -> (String, Option<String>) {
     }
     if let Some(field) = msg.strip_prefix("missing field ") {
         let field = field.trim_matches('`');
-        return (format!("missing key `{field}`"), Some(format!("add `{field}:` to this mapping")));
+        return (
+            format!("missing key `{field}`"),
+            Some(format!("add `{field}:` to this mapping")),
+        );
     }
     if msg.contains("single YAML document") || msg.contains("multiple documents") {
         return (
@@ -472,6 +500,36 @@ fn explain(raw: &str) -> (String, Option<String>) {
         );
     }
     (msg, None)
+}
+
+impl<T: schemars::JsonSchema> schemars::JsonSchema for Spanned<T> {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        T::schema_name()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        T::schema_id()
+    }
+    fn inline_schema() -> bool {
+        T::inline_schema()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        T::json_schema(generator)
+    }
+}
+
+impl schemars::JsonSchema for Node {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "JsonSchemaDocument".into()
+    }
+    fn inline_schema() -> bool {
+        true
+    }
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({
+            "description": "A JSON Schema (2020-12), written in YAML.",
+            "$ref": "https://json-schema.org/draft/2020-12/schema"
+        })
+    }
 }
 
 #[cfg(test)]
@@ -519,35 +577,5 @@ mod tests {
         let text = format!("a: {}{}", "[".repeat(100_000), "]".repeat(100_000));
         let e = parse_node(&text).unwrap_err();
         assert!(e.message.contains("nesting"), "{e:?}");
-    }
-}
-
-impl<T: schemars::JsonSchema> schemars::JsonSchema for Spanned<T> {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        T::schema_name()
-    }
-    fn schema_id() -> std::borrow::Cow<'static, str> {
-        T::schema_id()
-    }
-    fn inline_schema() -> bool {
-        T::inline_schema()
-    }
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        T::json_schema(generator)
-    }
-}
-
-impl schemars::JsonSchema for Node {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "JsonSchemaDocument".into()
-    }
-    fn inline_schema() -> bool {
-        true
-    }
-    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        schemars::json_schema!({
-            "description": "A JSON Schema (2020-12), written in YAML.",
-            "$ref": "https://json-schema.org/draft/2020-12/schema"
-        })
     }
 }

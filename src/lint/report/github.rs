@@ -7,7 +7,9 @@ use crate::spec::source::SourceMap;
 
 /// Escapes a message (workflow commands are one line).
 fn escape_data(s: &str) -> String {
-    s.replace('%', "%25").replace('\r', "%0D").replace('\n', "%0A")
+    s.replace('%', "%25")
+        .replace('\r', "%0D")
+        .replace('\n', "%0A")
 }
 
 /// Escapes a property value.
@@ -44,7 +46,11 @@ pub fn render(diags: &[Diagnostic], sources: &SourceMap) -> String {
                 escape_property(&title),
                 escape_data(&message)
             )),
-            None => out.push_str(&format!("::{level} title={}::{}\n", escape_property(&title), escape_data(&message))),
+            None => out.push_str(&format!(
+                "::{level} title={}::{}\n",
+                escape_property(&title),
+                escape_data(&message)
+            )),
         }
     }
     out

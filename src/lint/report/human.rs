@@ -3,7 +3,9 @@
 
 use std::fmt;
 
-use miette::{GraphicalReportHandler, GraphicalTheme, LabeledSpan, NamedSource, NarratableReportHandler};
+use miette::{
+    GraphicalReportHandler, GraphicalTheme, LabeledSpan, NamedSource, NarratableReportHandler,
+};
 
 use crate::diagnostic::{Diagnostic, Severity};
 use crate::lint::codes::Rule;
@@ -57,10 +59,15 @@ impl miette::Diagnostic for Report<'_> {
         })
     }
     fn help<'b>(&'b self) -> Option<Box<dyn fmt::Display + 'b>> {
-        self.d.help.as_ref().map(|h| Box::new(h) as Box<dyn fmt::Display>)
+        self.d
+            .help
+            .as_ref()
+            .map(|h| Box::new(h) as Box<dyn fmt::Display>)
     }
     fn url<'b>(&'b self) -> Option<Box<dyn fmt::Display + 'b>> {
-        self.url.as_ref().map(|u| Box::new(u) as Box<dyn fmt::Display>)
+        self.url
+            .as_ref()
+            .map(|u| Box::new(u) as Box<dyn fmt::Display>)
     }
     fn source_code(&self) -> Option<&dyn miette::SourceCode> {
         Some(&self.source)
@@ -74,7 +81,9 @@ impl miette::Diagnostic for Report<'_> {
 pub fn render(diags: &[Diagnostic], sources: &SourceMap, style: Style, summary: Summary) -> String {
     let mut out = String::new();
     for d in diags {
-        let Some(file) = sources.get(d.span.source) else { continue };
+        let Some(file) = sources.get(d.span.source) else {
+            continue;
+        };
         let mut labels = vec![LabeledSpan::new_primary_with_span(
             None,
             (d.span.start as usize, d.span.len()),
@@ -82,7 +91,10 @@ pub fn render(diags: &[Diagnostic], sources: &SourceMap, style: Style, summary: 
         for l in &d.labels {
             // miette draws one file per report; labels in other files are named in the text.
             if l.span.source == d.span.source {
-                labels.push(LabeledSpan::new_with_span(Some(l.message.clone()), (l.span.start as usize, l.span.len())));
+                labels.push(LabeledSpan::new_with_span(
+                    Some(l.message.clone()),
+                    (l.span.start as usize, l.span.len()),
+                ));
             }
         }
         let report = Report {
@@ -108,7 +120,10 @@ pub fn render(diags: &[Diagnostic], sources: &SourceMap, style: Style, summary: 
             if l.span.source != d.span.source
                 && let Some((path, lc, _)) = super::positions(sources, l.span)
             {
-                s.push_str(&format!("  note: {} at {path}:{}:{}\n", l.message, lc.line, lc.column));
+                s.push_str(&format!(
+                    "  note: {} at {path}:{}:{}\n",
+                    l.message, lc.line, lc.column
+                ));
             }
         }
         out.push_str(&s);
@@ -120,9 +135,19 @@ pub fn render(diags: &[Diagnostic], sources: &SourceMap, style: Style, summary: 
 
 /// "2 errors, 1 warning in 3 files (12 tools)".
 pub fn summary_line(s: Summary) -> String {
-    let plural = |n: usize, w: &str| if n == 1 { format!("{n} {w}") } else { format!("{n} {w}s") };
+    let plural = |n: usize, w: &str| {
+        if n == 1 {
+            format!("{n} {w}")
+        } else {
+            format!("{n} {w}s")
+        }
+    };
     if s.errors + s.warnings + s.infos == 0 {
-        return format!("No findings in {} ({}).\n", plural(s.files, "file"), plural(s.tools, "tool"));
+        return format!(
+            "No findings in {} ({}).\n",
+            plural(s.files, "file"),
+            plural(s.tools, "tool")
+        );
     }
     format!(
         "{}, {}, {} in {} ({}).\n",

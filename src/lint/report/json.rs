@@ -73,7 +73,8 @@ pub fn render(diags: &[Diagnostic], sources: &SourceMap, summary: Summary) -> St
             .collect(),
         summary,
     };
-    let mut s = serde_json::to_string_pretty(&doc).unwrap_or_else(|e| format!("{{\"error\": \"{e}\"}}"));
+    let mut s =
+        serde_json::to_string_pretty(&doc).unwrap_or_else(|e| format!("{{\"error\": \"{e}\"}}"));
     s.push('\n');
     s
 }

@@ -70,7 +70,10 @@ impl Summary {
 }
 
 /// Start and end (1-based line/column) of a span.
-pub(crate) fn positions(sources: &SourceMap, span: Span) -> Option<(String, LineColumn, LineColumn)> {
+pub(crate) fn positions(
+    sources: &SourceMap,
+    span: Span,
+) -> Option<(String, LineColumn, LineColumn)> {
     let f = sources.get(span.source)?;
     let start = f.line_column(span.start);
     let end = f.line_column(span.end.max(span.start));

@@ -2,8 +2,9 @@
 //! every diagnostic a result with a region (1-based lines and columns).
 
 use serde_sarif::sarif::{
-    ArtifactLocation, Location, Message, MultiformatMessageString, PhysicalLocation, Region, ReportingConfiguration,
-    ReportingDescriptor, Result as SarifResult, ResultLevel, Run, Sarif, Tool, ToolComponent,
+    ArtifactLocation, Location, Message, MultiformatMessageString, PhysicalLocation, Region,
+    ReportingConfiguration, ReportingDescriptor, Result as SarifResult, ResultLevel, Run, Sarif,
+    Tool, ToolComponent,
 };
 
 use crate::diagnostic::{Diagnostic, Severity};
@@ -37,7 +38,10 @@ fn location(sources: &SourceMap, span: Span, message: Option<&str>) -> Option<Lo
         .start_line(s.line as i64)
         .start_column(s.column as i64)
         .end_line(e.line as i64)
-        .end_column(e.column.max(if e.line == s.line { s.column + 1 } else { 1 }) as i64)
+        .end_column(
+            e.column
+                .max(if e.line == s.line { s.column + 1 } else { 1 }) as i64,
+        )
         .build();
     let physical = PhysicalLocation::builder()
         .artifact_location(ArtifactLocation::builder().uri(file).build())
@@ -58,7 +62,11 @@ fn descriptor(rule: Rule) -> ReportingDescriptor {
         .id(m.code)
         .name(m.name)
         .short_description(MultiformatMessageString::builder().text(m.purpose).build())
-        .full_description(MultiformatMessageString::builder().text(m.explanation).build())
+        .full_description(
+            MultiformatMessageString::builder()
+                .text(m.explanation)
+                .build(),
+        )
         .help(
             MultiformatMessageString::builder()
                 .text(format!("{}\n\n{}", m.purpose, m.explanation))
@@ -126,7 +134,8 @@ pub fn render(diags: &[Diagnostic], sources: &SourceMap) -> String {
         .version(serde_json::Value::from("2.1.0"))
         .runs(vec![run])
         .build();
-    let mut s = serde_json::to_string_pretty(&log).unwrap_or_else(|e| format!("{{\"error\": \"{e}\"}}"));
+    let mut s =
+        serde_json::to_string_pretty(&log).unwrap_or_else(|e| format!("{{\"error\": \"{e}\"}}"));
     s.push('\n');
     s
 }

@@ -28,7 +28,10 @@ pub(crate) const TOOL_CHECKS: &[(Rule, ToolCheck)] = &[
     (Rule::CelUnknownFunction, cel::cel_unknown_function::check),
     (Rule::CelResultType, cel::cel_result_type::check),
     (Rule::CelUnboundedCost, cel::cel_unbounded_cost::check),
-    (Rule::CelConstantCondition, cel::cel_constant_condition::check),
+    (
+        Rule::CelConstantCondition,
+        cel::cel_constant_condition::check,
+    ),
     (Rule::CelCostOverBudget, cel::cel_cost_over_budget::check),
     (Rule::EffectVerbMismatch, effect::effect_verb_mismatch::check),
     (Rule::RetryUnsafe, effect::retry_unsafe::check),

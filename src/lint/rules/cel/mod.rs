@@ -14,7 +14,9 @@ use crate::lint::context::{LintContext, ToolView};
 /// Reports the checker's problems of one kind for every expression of a tool.
 pub(crate) fn report_problems(ctx: &mut LintContext, tool: &ToolView, kind: ProblemKind) {
     for site in &tool.resolved.cel {
-        let Some(analysis) = &site.analysis else { continue };
+        let Some(analysis) = &site.analysis else {
+            continue;
+        };
         for (problem, span) in analysis.problems.iter().zip(&site.problem_spans) {
             if problem.kind != kind {
                 continue;
