@@ -193,11 +193,6 @@ impl<'a> LintContext<'a> {
         self
     }
 
-    /// The rule whose findings are being reported.
-    pub fn rule(&self) -> Option<Rule> {
-        self.rule
-    }
-
     /// Sets the rule whose findings follow.
     pub fn set_rule(&mut self, rule: Rule) {
         self.rule = Some(rule);

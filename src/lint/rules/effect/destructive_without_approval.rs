@@ -67,7 +67,9 @@ pub(crate) fn check(ctx: &mut LintContext, tools: &[ToolView]) {
     let mut imported: Vec<(SourceId, Vec<&ToolView>)> = Vec::new();
     for tool in tools {
         if tool.effect != Some(Effect::Destructive)
-            || ctx.settings.ignored_for(Rule::DestructiveWithoutApproval, &tool.file.display_path())
+            || ctx
+                .settings
+                .ignored_for(Rule::DestructiveWithoutApproval, &tool.file.display_path())
         {
             continue;
         }
@@ -87,8 +89,17 @@ pub(crate) fn check(ctx: &mut LintContext, tools: &[ToolView]) {
 
 fn check_spec(ctx: &mut LintContext, tool: &ToolView) {
     let Some(def) = tool.def else { return };
-    let rules = tool.spec.value.permissions.as_ref().map(|p| p.value.rules.as_slice()).unwrap_or(&[]);
-    if rules.iter().any(|r| r.value.ask.is_some() || r.value.deny.is_some()) {
+    let rules = tool
+        .spec
+        .value
+        .permissions
+        .as_ref()
+        .map(|p| p.value.rules.as_slice())
+        .unwrap_or(&[]);
+    if rules
+        .iter()
+        .any(|r| r.value.ask.is_some() || r.value.deny.is_some())
+    {
         return;
     }
     let effect_span = tool
@@ -113,7 +124,12 @@ fn check_spec(ctx: &mut LintContext, tool: &ToolView) {
         d.help("add `ask` or `deny` rules for the calls that must not run unattended, or set `defaults.permissions.destructive: ask` in toolgate.yaml");
         return;
     }
-    if let Some(site) = tool.resolved.cel.iter().find(|s| is_allow_everything(s, def)) {
+    if let Some(site) = tool
+        .resolved
+        .cel
+        .iter()
+        .find(|s| is_allow_everything(s, def))
+    {
         ctx.report(
             site.span,
             format!("this rule allows every call of destructive tool `{}`, and no rule asks or denies", tool.name),
@@ -132,7 +148,9 @@ fn is_allow_everything(site: &CelSite, def: &crate::ir::ToolDefinition) -> bool 
         .analysis
         .as_ref()
         .is_some_and(|a| a.problems.iter().any(|p| p.kind == ProblemKind::Constant));
-    let Some(program) = site.program.as_ref().filter(|_| constant) else { return false };
+    let Some(program) = site.program.as_ref().filter(|_| constant) else {
+        return false;
+    };
     // A constant expression reads nothing from the call, so evaluating it with empty arguments
     // gives the answer every call gets.
     let args = serde_json::json!({});
@@ -144,7 +162,9 @@ fn is_allow_everything(site: &CelSite, def: &crate::ir::ToolDefinition) -> bool 
         context: "interactive",
         workspace: "/workspace",
     };
-    Evaluator::new(&bindings).and_then(|ev| ev.condition(program)).unwrap_or(false)
+    Evaluator::new(&bindings)
+        .and_then(|ev| ev.condition(program))
+        .unwrap_or(false)
 }
 
 /// Where toolgate.yaml sets the `destructive` default, if it does.
@@ -189,7 +209,11 @@ fn report_imported(ctx: &mut LintContext, list: &[&ToolView]) {
 const SHOWN: usize = 5;
 
 fn names(list: &[&ToolView]) -> String {
-    let mut out: Vec<String> = list.iter().take(SHOWN).map(|t| format!("`{}`", t.name)).collect();
+    let mut out: Vec<String> = list
+        .iter()
+        .take(SHOWN)
+        .map(|t| format!("`{}`", t.name))
+        .collect();
     if list.len() > SHOWN {
         out.push(format!("and {} more", list.len() - SHOWN));
     }

@@ -73,14 +73,21 @@ pub(crate) fn check(ctx: &mut LintContext, tool: &ToolView) {
         }
         return;
     }
-    let Some(idem) = &tool.spec.value.idempotency else { return };
+    let Some(idem) = &tool.spec.value.idempotency else {
+        return;
+    };
     let (class, idem_range) = match &idem.value {
         StringOr::String(s) => (Idempotency::parse(s), idem.range),
         StringOr::Map(m) => (Some(m.class.value), m.class.range),
     };
     let Some(class) = class else { return };
     let idem_span = tool.span(idem_range);
-    if effect.is_read_only() && matches!(class, Idempotency::NonIdempotent | Idempotency::ConditionallyIdempotent) {
+    if effect.is_read_only()
+        && matches!(
+            class,
+            Idempotency::NonIdempotent | Idempotency::ConditionallyIdempotent
+        )
+    {
         ctx.report(
             idem_span,
             format!("`{}` declares effect `{effect}` but idempotency `{class}`", tool.name),

@@ -55,16 +55,30 @@ effect: destructive
 /// Reports a tool whose name's verb contradicts its effect.
 pub(crate) fn check(ctx: &mut LintContext, tool: &ToolView) {
     let Some(effect) = tool.effect else { return };
-    let Some(verb) = tool_verb(tool.name) else { return };
+    let Some(verb) = tool_verb(tool.name) else {
+        return;
+    };
     let sandboxed = tool.spec.value.sandbox.is_some();
     if !verb.class.contradicts(effect, sandboxed) {
         return;
     }
     let (says, expected) = match verb.class {
-        VerbClass::Read => ("a read", "a read effect (`read_only`, `network_read` or `pure`)"),
-        VerbClass::Write | VerbClass::Remove => ("a change", "a write effect such as `local_write` or `network_write`"),
-        VerbClass::Send => ("an action beyond the machine", "`network_write` or `external_side_effect`"),
-        VerbClass::Run => ("running a program", "`process_execution` (or a `sandbox` that keeps it read-only)"),
+        VerbClass::Read => (
+            "a read",
+            "a read effect (`read_only`, `network_read` or `pure`)",
+        ),
+        VerbClass::Write | VerbClass::Remove => (
+            "a change",
+            "a write effect such as `local_write` or `network_write`",
+        ),
+        VerbClass::Send => (
+            "an action beyond the machine",
+            "`network_write` or `external_side_effect`",
+        ),
+        VerbClass::Run => (
+            "running a program",
+            "`process_execution` (or a `sandbox` that keeps it read-only)",
+        ),
         VerbClass::Delete => ("a deletion", "`destructive`"),
         VerbClass::Other => return,
     };
@@ -103,7 +117,10 @@ pub(crate) fn check(ctx: &mut LintContext, tool: &ToolView) {
     };
     ctx.report(
         at,
-        format!("`{}` is named like {says} (`{}`) but {declared}", tool.name, verb.word),
+        format!(
+            "`{}` is named like {says} (`{}`) but {declared}",
+            tool.name, verb.word
+        ),
     )
     .label(name_span, format!("the verb `{}` says {says}", verb.word))
     .help(help);

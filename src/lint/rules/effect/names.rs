@@ -55,24 +55,30 @@ impl VerbClass {
     /// The class of a lowercase word, `None` when the word is not a known verb.
     pub(crate) fn of(word: &str) -> Option<VerbClass> {
         Some(match word {
-            "get" | "list" | "read" | "search" | "find" | "show" | "describe" | "fetch" | "view" | "lookup"
-            | "grep" | "glob" | "ls" | "cat" | "inspect" | "query" => VerbClass::Read,
-            "create" | "write" | "update" | "edit" | "set" | "add" | "put" | "patch" | "move" | "rename"
-            | "insert" | "replace" | "append" | "modify" | "save" | "upload" | "copy" | "mkdir" | "mark"
-            | "toggle" | "enable" | "disable" | "commit" | "install" | "assign" | "upsert" => VerbClass::Write,
+            "get" | "list" | "read" | "search" | "find" | "show" | "describe" | "fetch"
+            | "view" | "lookup" | "grep" | "glob" | "ls" | "cat" | "inspect" | "query" => {
+                VerbClass::Read
+            }
+            "create" | "write" | "update" | "edit" | "set" | "add" | "put" | "patch" | "move"
+            | "rename" | "insert" | "replace" | "append" | "modify" | "save" | "upload"
+            | "copy" | "mkdir" | "mark" | "toggle" | "enable" | "disable" | "commit"
+            | "install" | "assign" | "upsert" => VerbClass::Write,
             "remove" | "rm" | "unlink" | "uninstall" => VerbClass::Remove,
-            "send" | "post" | "publish" | "notify" | "email" | "deploy" | "merge" | "push" | "reply"
-            | "invite" => VerbClass::Send,
+            "send" | "post" | "publish" | "notify" | "email" | "deploy" | "merge" | "push"
+            | "reply" | "invite" => VerbClass::Send,
             "run" | "exec" | "execute" | "shell" | "bash" | "sh" | "spawn" => VerbClass::Run,
-            "delete" | "drop" | "purge" | "destroy" | "truncate" | "wipe" | "erase" => VerbClass::Delete,
-            "trigger" | "start" | "stop" | "open" | "close" | "submit" | "request" | "ask" | "analyze"
-            | "convert" | "compute" | "calculate" | "check" | "validate" | "wait" | "click" | "type"
-            | "press" | "scroll" | "navigate" | "select" | "hover" | "drag" | "resize" | "handle"
-            | "download" | "take" | "load" | "fill" | "evaluate" | "simulate" | "think" | "finish"
-            | "reset" | "restart" | "format" | "parse" | "render" | "test" | "lint" | "build" | "compile"
-            | "plan" | "track" | "poll" | "review" | "approve" | "reject" | "cancel" | "retry" | "sync"
-            | "refresh" | "clear" | "login" | "logout" | "connect" | "disconnect" | "capture"
-            | "resolve" | "summarize" | "translate" | "echo" | "apply" | "diff" | "count" | "sum"
+            "delete" | "drop" | "purge" | "destroy" | "truncate" | "wipe" | "erase" => {
+                VerbClass::Delete
+            }
+            "trigger" | "start" | "stop" | "open" | "close" | "submit" | "request" | "ask"
+            | "analyze" | "convert" | "compute" | "calculate" | "check" | "validate" | "wait"
+            | "click" | "type" | "press" | "scroll" | "navigate" | "select" | "hover" | "drag"
+            | "resize" | "handle" | "download" | "take" | "load" | "fill" | "evaluate"
+            | "simulate" | "think" | "finish" | "reset" | "restart" | "format" | "parse"
+            | "render" | "test" | "lint" | "build" | "compile" | "plan" | "track" | "poll"
+            | "review" | "approve" | "reject" | "cancel" | "retry" | "sync" | "refresh"
+            | "clear" | "login" | "logout" | "connect" | "disconnect" | "capture" | "resolve"
+            | "summarize" | "translate" | "echo" | "apply" | "diff" | "count" | "sum"
             | "generate" => VerbClass::Other,
             _ => return None,
         })
@@ -85,7 +91,10 @@ impl VerbClass {
             VerbClass::Other => false,
             VerbClass::Read => matches!(
                 effect,
-                Effect::LocalWrite | Effect::NetworkWrite | Effect::ExternalSideEffect | Effect::Destructive
+                Effect::LocalWrite
+                    | Effect::NetworkWrite
+                    | Effect::ExternalSideEffect
+                    | Effect::Destructive
             ),
             VerbClass::Write | VerbClass::Remove | VerbClass::Send => effect.is_read_only(),
             VerbClass::Run => effect.is_read_only() && !sandboxed,
@@ -154,15 +163,43 @@ pub(crate) enum SecretKind {
 
 /// Words that turn `token` into a count or a page handle (`max_tokens`, `next_page_token`).
 const NOT_SECRET_TOKEN: &[&str] = &[
-    "max", "min", "count", "limit", "page", "next", "prev", "previous", "continuation", "cursor", "num",
-    "number", "total", "usage", "budget", "estimate", "type", "kind", "input", "output", "completion",
-    "prompt", "sync", "pagination", "offset", "length", "len", "id", "ids", "position", "index",
+    "max",
+    "min",
+    "count",
+    "limit",
+    "page",
+    "next",
+    "prev",
+    "previous",
+    "continuation",
+    "cursor",
+    "num",
+    "number",
+    "total",
+    "usage",
+    "budget",
+    "estimate",
+    "type",
+    "kind",
+    "input",
+    "output",
+    "completion",
+    "prompt",
+    "sync",
+    "pagination",
+    "offset",
+    "length",
+    "len",
+    "id",
+    "ids",
+    "position",
+    "index",
 ];
 
 /// Words that make `auth` a setting rather than a secret (`auth_type`, `auth_url`).
 const NOT_SECRET_AUTH: &[&str] = &[
-    "type", "method", "mode", "scheme", "provider", "url", "uri", "endpoint", "server", "flow", "required",
-    "enabled", "status", "kind",
+    "type", "method", "mode", "scheme", "provider", "url", "uri", "endpoint", "server", "flow",
+    "required", "enabled", "status", "kind",
 ];
 
 /// Whether a parameter name says it holds a secret, and which kind.
@@ -172,9 +209,13 @@ pub(crate) fn secret_kind(name: &str) -> Option<SecretKind> {
     let has_any = |list: &[&str]| w.iter().any(|x| list.contains(&x.as_str()));
     let joined = w.concat();
     // Credentials first: a `client_secret` is a credential even though it contains `secret`.
-    let key_credential = has("key") && has_any(&["api", "access", "secret", "private", "signing", "ssh"]);
+    let key_credential =
+        has("key") && has_any(&["api", "access", "secret", "private", "signing", "ssh"]);
     if key_credential
-        || matches!(joined.as_str(), "apikey" | "apitoken" | "accesskey" | "secretkey" | "privatekey" | "clientsecret")
+        || matches!(
+            joined.as_str(),
+            "apikey" | "apitoken" | "accesskey" | "secretkey" | "privatekey" | "clientsecret"
+        )
         || (has("token") && !has_any(NOT_SECRET_TOKEN))
         || has_any(&["bearer", "authorization", "credential", "credentials"])
         || (has("auth") && !has_any(NOT_SECRET_AUTH))
@@ -186,7 +227,18 @@ pub(crate) fn secret_kind(name: &str) -> Option<SecretKind> {
     let ssn = has("ssn") || (has("social") && has("security"));
     if card
         || ssn
-        || has_any(&["password", "passwd", "passphrase", "secret", "cvv", "cvc", "otp", "totp", "cookie", "cookies"])
+        || has_any(&[
+            "password",
+            "passwd",
+            "passphrase",
+            "secret",
+            "cvv",
+            "cvc",
+            "otp",
+            "totp",
+            "cookie",
+            "cookies",
+        ])
     {
         return Some(SecretKind::Sensitive);
     }
@@ -195,8 +247,8 @@ pub(crate) fn secret_kind(name: &str) -> Option<SecretKind> {
 
 /// Words that make a file-ish name a value rather than a path (`file_text`, `file_type`).
 const NOT_A_PATH: &[&str] = &[
-    "text", "content", "contents", "data", "body", "type", "types", "size", "count", "pattern", "patterns",
-    "glob", "format", "mode", "encoding",
+    "text", "content", "contents", "data", "body", "type", "types", "size", "count", "pattern",
+    "patterns", "glob", "format", "mode", "encoding",
 ];
 
 /// Whether a parameter name says it holds a file or directory path.
@@ -205,8 +257,19 @@ pub(crate) fn is_path_like(name: &str) -> bool {
     let pathish = w.iter().any(|x| {
         matches!(
             x.as_str(),
-            "path" | "paths" | "file" | "files" | "filename" | "filepath" | "filepaths" | "dir" | "dirs"
-                | "directory" | "directories" | "folder" | "dirpath"
+            "path"
+                | "paths"
+                | "file"
+                | "files"
+                | "filename"
+                | "filepath"
+                | "filepaths"
+                | "dir"
+                | "dirs"
+                | "directory"
+                | "directories"
+                | "folder"
+                | "dirpath"
         )
     });
     pathish && !w.iter().any(|x| NOT_A_PATH.contains(&x.as_str()))
@@ -222,8 +285,20 @@ pub(crate) fn is_page_bound(name: &str) -> bool {
     w.iter().any(|x| {
         matches!(
             x.as_str(),
-            "limit" | "page" | "pages" | "cursor" | "offset" | "after" | "before" | "top" | "first" | "skip"
-                | "head" | "tail" | "count" | "pagination"
+            "limit"
+                | "page"
+                | "pages"
+                | "cursor"
+                | "offset"
+                | "after"
+                | "before"
+                | "top"
+                | "first"
+                | "skip"
+                | "head"
+                | "tail"
+                | "count"
+                | "pagination"
         )
     })
 }
@@ -235,7 +310,10 @@ mod tests {
     #[test]
     fn splits_snake_kebab_and_camel_case() {
         assert_eq!(words("get_file_contents"), ["get", "file", "contents"]);
-        assert_eq!(words("get-annotated-message"), ["get", "annotated", "message"]);
+        assert_eq!(
+            words("get-annotated-message"),
+            ["get", "annotated", "message"]
+        );
         assert_eq!(words("getHTTPStatus"), ["get", "http", "status"]);
         assert_eq!(words("perPage"), ["per", "page"]);
         assert_eq!(words("admin.tools.list"), ["admin", "tools", "list"]);
@@ -245,15 +323,30 @@ mod tests {
     #[test]
     fn finds_the_verb_first_second_or_last() {
         let v = |n: &str| tool_verb(n).map(|v| (v.word, v.class));
-        assert_eq!(v("delete_branch"), Some(("delete".into(), VerbClass::Delete)));
+        assert_eq!(
+            v("delete_branch"),
+            Some(("delete".into(), VerbClass::Delete))
+        );
         assert_eq!(v("issue_read"), Some(("read".into(), VerbClass::Read)));
         assert_eq!(v("file_delete"), Some(("delete".into(), VerbClass::Delete)));
         assert_eq!(v("git_commit"), Some(("commit".into(), VerbClass::Write)));
-        assert_eq!(v("browser_pdf_save"), Some(("save".into(), VerbClass::Write)));
+        assert_eq!(
+            v("browser_pdf_save"),
+            Some(("save".into(), VerbClass::Write))
+        );
         assert_eq!(v("getUser"), Some(("get".into(), VerbClass::Read)));
-        assert_eq!(v("mark_all_notifications_read"), Some(("mark".into(), VerbClass::Write)));
-        assert_eq!(v("get_or_create_label"), Some(("create".into(), VerbClass::Write)));
-        assert_eq!(v("single_find_and_replace"), Some(("replace".into(), VerbClass::Write)));
+        assert_eq!(
+            v("mark_all_notifications_read"),
+            Some(("mark".into(), VerbClass::Write))
+        );
+        assert_eq!(
+            v("get_or_create_label"),
+            Some(("create".into(), VerbClass::Write))
+        );
+        assert_eq!(
+            v("single_find_and_replace"),
+            Some(("replace".into(), VerbClass::Write))
+        );
         assert_eq!(v("browser_click"), Some(("click".into(), VerbClass::Other)));
         assert_eq!(v("sql_db_list_tables"), None);
         assert_eq!(v(""), None);
@@ -317,13 +410,34 @@ mod tests {
 
     #[test]
     fn paths_and_page_bounds() {
-        for p in ["path", "file_path", "filePath", "filepath", "dir", "dirPath", "directory_path", "filename", "paths"] {
+        for p in [
+            "path",
+            "file_path",
+            "filePath",
+            "filepath",
+            "dir",
+            "dirPath",
+            "directory_path",
+            "filename",
+            "paths",
+        ] {
             assert!(is_path_like(p), "{p}");
         }
         for p in ["file_text", "profile", "content", "file_type", "pattern"] {
             assert!(!is_path_like(p), "{p}");
         }
-        for p in ["limit", "max_results", "maxResults", "perPage", "page_size", "cursor", "offset", "max_count", "head", "n"] {
+        for p in [
+            "limit",
+            "max_results",
+            "maxResults",
+            "perPage",
+            "page_size",
+            "cursor",
+            "offset",
+            "max_count",
+            "head",
+            "n",
+        ] {
             assert!(is_page_bound(p), "{p}");
         }
         for p in ["query", "path", "pattern", "recursive"] {

@@ -53,7 +53,9 @@ pub(crate) fn check(ctx: &mut LintContext, tool: &ToolView) {
         return;
     }
     let Some(exec) = &t.exec else { return };
-    let ExecAst::Command(cmd) = &exec.value else { return };
+    let ExecAst::Command(cmd) = &exec.value else {
+        return;
+    };
     let shell = cmd.shell.as_ref().filter(|s| s.value);
     let argv = &cmd.argv.value;
     let range = match (argv.first(), argv.last()) {

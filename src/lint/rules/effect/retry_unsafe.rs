@@ -80,18 +80,28 @@ fn proves_nothing_ran(e: ErrorType) -> bool {
 pub(crate) fn is_precondition(name: &str) -> bool {
     let w = words(name);
     let has = |s: &str| w.iter().any(|x| x == s);
-    has("expected") || has("precondition") || has("etag") || has("hash") || has("sha") || (has("if") && has("match"))
+    has("expected")
+        || has("precondition")
+        || has("etag")
+        || has("hash")
+        || has("sha")
+        || (has("if") && has("match"))
 }
 
 /// Reports retries of non-idempotent work.
 pub(crate) fn check(ctx: &mut LintContext, tool: &ToolView) {
     let Some(def) = tool.def else { return };
-    let Some(retry) = &tool.spec.value.retry else { return };
+    let Some(retry) = &tool.spec.value.retry else {
+        return;
+    };
     if def.retry.max_attempts <= 1 || def.idempotency_key.is_some() {
         return;
     }
     let class = def.idempotency;
-    let precondition = tool.properties().into_iter().find(|(k, _, _)| is_precondition(&k.name));
+    let precondition = tool
+        .properties()
+        .into_iter()
+        .find(|(k, _, _)| is_precondition(&k.name));
     match class {
         Idempotency::Pure | Idempotency::Idempotent => return,
         Idempotency::ConditionallyIdempotent if precondition.is_some() => return,
@@ -128,11 +138,19 @@ pub(crate) fn check(ctx: &mut LintContext, tool: &ToolView) {
     let what = if listed.is_none() {
         "the runtime's transient errors (no `on` list)".to_owned()
     } else {
-        unsafe_errors.iter().map(|(t, _)| format!("`{t}`")).collect::<Vec<_>>().join(", ")
+        unsafe_errors
+            .iter()
+            .map(|(t, _)| format!("`{t}`"))
+            .collect::<Vec<_>>()
+            .join(", ")
     };
     let why = match worst {
-        Some((t, _)) => format!("after `{t}` the first attempt may already have taken effect, so a retry can repeat it"),
-        None => "a failed attempt may have partly taken effect, so a retry can repeat it".to_owned(),
+        Some((t, _)) => format!(
+            "after `{t}` the first attempt may already have taken effect, so a retry can repeat it"
+        ),
+        None => {
+            "a failed attempt may have partly taken effect, so a retry can repeat it".to_owned()
+        }
     };
     let declared = match tool.spec.value.idempotency.as_ref() {
         Some(i) => {
@@ -143,12 +161,19 @@ pub(crate) fn check(ctx: &mut LintContext, tool: &ToolView) {
             (tool.span(range), format!("declared `{class}` here"))
         }
         None => (
-            tool.spec.value.effect.as_ref().map(|e| tool.span(e.range)).unwrap_or_else(|| tool.name_span()),
+            tool.spec
+                .value
+                .effect
+                .as_ref()
+                .map(|e| tool.span(e.range))
+                .unwrap_or_else(|| tool.name_span()),
             format!("`{class}` by default for effect `{}`", def.effect),
         ),
     };
     let subject = match class {
-        Idempotency::ConditionallyIdempotent => "conditionally idempotent with no precondition parameter",
+        Idempotency::ConditionallyIdempotent => {
+            "conditionally idempotent with no precondition parameter"
+        }
         _ => "not idempotent",
     };
     let help = match (class, &tool.spec.value.idempotency) {

@@ -63,16 +63,52 @@ exec:
 
 /// Description phrases that make an id refer to the caller rather than to an argument.
 const CURRENT_USER: &[&str] = &[
-    "current user", "calling user", "authenticated user", "logged-in user", "logged in user", "requesting user",
-    "user making", "acting user", "the caller", "signed-in user", "signed in user",
+    "current user",
+    "calling user",
+    "authenticated user",
+    "logged-in user",
+    "logged in user",
+    "requesting user",
+    "user making",
+    "acting user",
+    "the caller",
+    "signed-in user",
+    "signed in user",
 ];
 const CURRENT_SESSION: &[&str] = &[
-    "current session", "this session", "current conversation", "this conversation", "current chat", "this chat",
-    "current thread", "this thread",
+    "current session",
+    "this session",
+    "current conversation",
+    "this conversation",
+    "current chat",
+    "this chat",
+    "current thread",
+    "this thread",
 ];
-const THIS_REQUEST: &[&str] = &["this request", "current request", "tracing", "trace", "correlat", "logging"];
-const WORKSPACE: &[&str] = &["workspace", "project root", "repository root", "current working directory", "current directory"];
-const INSIDE: &[&str] = &["relative", "subdirectory", "sub-directory", "within", "inside", "default", "under"];
+const THIS_REQUEST: &[&str] = &[
+    "this request",
+    "current request",
+    "tracing",
+    "trace",
+    "correlat",
+    "logging",
+];
+const WORKSPACE: &[&str] = &[
+    "workspace",
+    "project root",
+    "repository root",
+    "current working directory",
+    "current directory",
+];
+const INSIDE: &[&str] = &[
+    "relative",
+    "subdirectory",
+    "sub-directory",
+    "within",
+    "inside",
+    "default",
+    "under",
+];
 
 /// Why the runtime knows a parameter's value, when it does.
 fn known_by_runtime(tool: &ToolView, name: &str, description: &str) -> Option<&'static str> {
@@ -84,35 +120,46 @@ fn known_by_runtime(tool: &ToolView, name: &str, description: &str) -> Option<&'
         "traceid" | "spanid" | "correlationid" | "traceparent" => {
             Some("tracing ids belong to the runtime, which records every call in its trace")
         }
-        "requestid" if says(THIS_REQUEST) => Some("the runtime gives every call an id and records it in its trace"),
-        "caller" | "callerid" | "currentuser" | "currentuserid" | "requester" | "requesterid" | "requestinguser"
+        "requestid" if says(THIS_REQUEST) => {
+            Some("the runtime gives every call an id and records it in its trace")
+        }
+        "caller" | "callerid" | "currentuser" | "currentuserid" | "requester" | "requesterid"
+        | "requestinguser"
             if !tool_is_about("caller") =>
         {
             Some("the runtime knows who is calling")
         }
-        "userid" | "user" | "username" | "useremail" | "userlogin" if says(CURRENT_USER) && !tool_is_about("user") => {
-            Some("the runtime knows who is calling; only a user other than the caller is an argument")
+        "userid" | "user" | "username" | "useremail" | "userlogin"
+            if says(CURRENT_USER) && !tool_is_about("user") =>
+        {
+            Some(
+                "the runtime knows who is calling; only a user other than the caller is an argument",
+            )
         }
         "sessionid" | "session" | "conversationid" | "threadid" | "chatid"
             if says(CURRENT_SESSION) && !tool_is_about("session") =>
         {
             Some("the runtime knows the session the call belongs to")
         }
-        "tenantid" | "tenant" | "tenantname" if !tool_is_about("tenant") => {
-            Some("the runtime knows the caller's tenant; a model-chosen tenant can reach another tenant's data")
-        }
+        "tenantid" | "tenant" | "tenantname" if !tool_is_about("tenant") => Some(
+            "the runtime knows the caller's tenant; a model-chosen tenant can reach another tenant's data",
+        ),
         "workspaceroot" | "projectroot" | "reporoot" | "repositoryroot" if !says(INSIDE) => {
             Some("the runtime knows the workspace root (CEL sees it as `workspace`)")
         }
-        "cwd" | "workdir" | "workingdir" | "workingdirectory" | "workspace" | "workspacedir" | "workspacepath"
-        | "rootdir" | "projectdir"
+        "cwd" | "workdir" | "workingdir" | "workingdirectory" | "workspace" | "workspacedir"
+        | "workspacepath" | "rootdir" | "projectdir"
             if says(WORKSPACE) && !says(INSIDE) && !tool_is_about("workspace") =>
         {
             Some("the runtime knows the workspace root (CEL sees it as `workspace`)")
         }
-        "idempotencykey" | "idempotencytoken" | "dedupkey" | "deduplicationkey" if !used_as_key(tool, name) => Some(
-            "the runtime gives every call an operation id that stays the same across its own retries; pass that to the backend",
-        ),
+        "idempotencykey" | "idempotencytoken" | "dedupkey" | "deduplicationkey"
+            if !used_as_key(tool, name) =>
+        {
+            Some(
+                "the runtime gives every call an operation id that stays the same across its own retries; pass that to the backend",
+            )
+        }
         _ => None,
     }
 }
@@ -121,9 +168,11 @@ fn known_by_runtime(tool: &ToolView, name: &str, description: &str) -> Option<&'
 fn used_as_key(tool: &ToolView, name: &str) -> bool {
     tool.resolved.cel.iter().any(|s| {
         s.role == CelRole::IdempotencyKey
-            && s.analysis
-                .as_ref()
-                .is_some_and(|a| a.arg_paths.iter().any(|p| p.first().is_some_and(|f| f == name)))
+            && s.analysis.as_ref().is_some_and(|a| {
+                a.arg_paths
+                    .iter()
+                    .any(|p| p.first().is_some_and(|f| f == name))
+            })
     })
 }
 
@@ -132,7 +181,9 @@ pub(crate) fn check(ctx: &mut LintContext, tool: &ToolView, node: &SchemaNode) {
     if node.role != SchemaRole::Parameters {
         return;
     }
-    let Some((key, _)) = node.property else { return };
+    let Some((key, _)) = node.property else {
+        return;
+    };
     if secret_kind(&key.name) == Some(SecretKind::Credential) {
         ctx.report(
             tool.span(key.range),
@@ -142,13 +193,23 @@ pub(crate) fn check(ctx: &mut LintContext, tool: &ToolView, node: &SchemaNode) {
         return;
     }
     // The rest are about top-level arguments only.
-    if node.pointer != format!("/properties/{}", key.name.replace('~', "~0").replace('/', "~1")) {
+    if node.pointer
+        != format!(
+            "/properties/{}",
+            key.name.replace('~', "~0").replace('/', "~1")
+        )
+    {
         return;
     }
-    let Some(why) = known_by_runtime(tool, &key.name, node.description()) else { return };
+    let Some(why) = known_by_runtime(tool, &key.name, node.description()) else {
+        return;
+    };
     ctx.report(
         tool.span(key.range),
-        format!("parameter `{}` asks the model for a value the runtime already has", key.name),
+        format!(
+            "parameter `{}` asks the model for a value the runtime already has",
+            key.name
+        ),
     )
     .help(format!(
         "{why}: remove it from `parameters` and let the backend take it from the call context"

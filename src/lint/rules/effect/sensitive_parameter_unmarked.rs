@@ -66,7 +66,9 @@ pub(crate) fn check(ctx: &mut LintContext, tool: &ToolView, node: &SchemaNode) {
     if node.role != SchemaRole::Parameters {
         return;
     }
-    let Some((key, _)) = node.property else { return };
+    let Some((key, _)) = node.property else {
+        return;
+    };
     let kind = match secret_kind(&key.name) {
         Some(k) => k,
         None => return,

@@ -59,9 +59,13 @@ pub(crate) fn check(ctx: &mut LintContext, tool: &ToolView) {
     let Some(effect) = tool.effect else { return };
     let t = &tool.spec.value;
     let mut expected: Vec<(ErrorType, &str)> = Vec::new();
-    let creates = tool_verb(tool.name).is_some_and(|v| matches!(v.word.as_str(), "create" | "write" | "mkdir" | "save"));
+    let creates = tool_verb(tool.name)
+        .is_some_and(|v| matches!(v.word.as_str(), "create" | "write" | "mkdir" | "save"));
     // A required path is the file the tool acts on; an optional one is usually a filter.
-    let has_path = tool.properties().iter().any(|(k, _, required)| *required && is_path_like(&k.name));
+    let has_path = tool
+        .properties()
+        .iter()
+        .any(|(k, _, required)| *required && is_path_like(&k.name));
     if matches!(effect, Effect::ReadOnly | Effect::LocalWrite) && has_path && !creates {
         expected.push((ErrorType::ResourceNotFound, "it takes a path"));
     }
@@ -77,8 +81,16 @@ pub(crate) fn check(ctx: &mut LintContext, tool: &ToolView) {
         .as_ref()
         .map(|e| e.entries().iter().map(|(k, _)| k.name.as_str()).collect())
         .unwrap_or_default();
-    let missing: Vec<&(ErrorType, &str)> = expected.iter().filter(|(e, _)| !written.contains(&e.as_str())).collect();
-    let list = |m: &[&(ErrorType, &str)]| m.iter().map(|(e, _)| format!("`{e}`")).collect::<Vec<_>>().join(", ");
+    let missing: Vec<&(ErrorType, &str)> = expected
+        .iter()
+        .filter(|(e, _)| !written.contains(&e.as_str()))
+        .collect();
+    let list = |m: &[&(ErrorType, &str)]| {
+        m.iter()
+            .map(|(e, _)| format!("`{e}`"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
     let mut reasons: Vec<&str> = missing.iter().map(|(_, why)| *why).collect();
     reasons.dedup();
     let reasons = reasons.join(" and ");
@@ -94,16 +106,28 @@ pub(crate) fn check(ctx: &mut LintContext, tool: &ToolView) {
                 list(&missing)
             )
         };
-        ctx.report(tool.name_span(), format!("`{}` gives the model no error hints", tool.name)).help(help);
+        ctx.report(
+            tool.name_span(),
+            format!("`{}` gives the model no error hints", tool.name),
+        )
+        .help(help);
         return;
     }
     if missing.is_empty() {
         return;
     }
-    let first_hint = t.errors.as_ref().and_then(|e| e.entries().first()).map(|(k, _)| tool.span(k.range));
+    let first_hint = t
+        .errors
+        .as_ref()
+        .and_then(|e| e.entries().first())
+        .map(|(k, _)| tool.span(k.range));
     let d = ctx.report(
         tool.name_span(),
-        format!("`{}` has no hint for {} although {reasons}", tool.name, list(&missing)),
+        format!(
+            "`{}` has no hint for {} although {reasons}",
+            tool.name,
+            list(&missing)
+        ),
     );
     if let Some(span) = first_hint {
         d.label(span, "the hints it has");

@@ -81,5 +81,9 @@ pub(crate) fn check(ctx: &mut LintContext, tool: &ToolView) {
 
 fn human(d: Duration) -> String {
     let s = d.as_secs();
-    if s >= 60 && s.is_multiple_of(60) { format!("{}-minute", s / 60) } else { format!("{s}-second") }
+    if s >= 60 && s.is_multiple_of(60) {
+        format!("{}-minute", s / 60)
+    } else {
+        format!("{s}-second")
+    }
 }

@@ -49,7 +49,8 @@ validate:
 fn mentions(text: &str, name: &str) -> bool {
     let lower = text.to_lowercase();
     let as_words = words(name).join(" ");
-    contains_word(&lower, &name.to_lowercase()) || (!as_words.is_empty() && contains_word(&lower, &as_words))
+    contains_word(&lower, &name.to_lowercase())
+        || (!as_words.is_empty() && contains_word(&lower, &as_words))
 }
 
 /// Whether `needle` occurs in `hay` with no letter, digit or `_` right before or after it.
@@ -67,7 +68,9 @@ fn contains_word(hay: &str, needle: &str) -> bool {
 
 /// Reports validate rules with missing or unactionable messages.
 pub(crate) fn check(ctx: &mut LintContext, tool: &ToolView) {
-    let Some(rules) = &tool.spec.value.validate else { return };
+    let Some(rules) = &tool.spec.value.validate else {
+        return;
+    };
     for rule in &rules.value {
         let r = &rule.value;
         let id = &r.id.value;
@@ -114,7 +117,10 @@ mod tests {
 
     #[test]
     fn mentions_names_as_words() {
-        assert!(mentions("start_line must not be greater than end_line.", "start_line"));
+        assert!(mentions(
+            "start_line must not be greater than end_line.",
+            "start_line"
+        ));
         assert!(mentions("The start line is after the end.", "start_line"));
         assert!(mentions("The path must stay inside the workspace.", "path"));
         assert!(!mentions("The paths must be relative.", "path"));

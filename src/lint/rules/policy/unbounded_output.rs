@@ -61,13 +61,19 @@ pub(crate) fn check(ctx: &mut LintContext, tool: &ToolView) {
         _ => return,
     };
     let own = t.output.as_ref().is_some_and(|o| {
-        o.value.max_bytes.is_some() || o.value.max_lines.is_some() || o.value.artifact_threshold.is_some()
+        o.value.max_bytes.is_some()
+            || o.value.max_lines.is_some()
+            || o.value.artifact_threshold.is_some()
     });
     let project = ctx
         .project_file
         .and_then(|(_, pf)| pf.defaults.as_ref())
         .and_then(|d| d.value.output.as_ref())
-        .is_some_and(|o| o.value.max_bytes.is_some() || o.value.max_lines.is_some() || o.value.artifact_threshold.is_some());
+        .is_some_and(|o| {
+            o.value.max_bytes.is_some()
+                || o.value.max_lines.is_some()
+                || o.value.artifact_threshold.is_some()
+        });
     if own || project {
         return;
     }

@@ -70,14 +70,25 @@ pub(crate) fn check(ctx: &mut LintContext, tool: &ToolView) {
             "so the scheduler must treat every call as conflicting with every other call",
             "declare what a call touches, e.g. `resources: {writes: \"'file:' + path.normalize(args.path)\"}`",
         ),
-        Effect::ReadOnly if tool.properties().iter().any(|(k, _, _)| is_path_like(&k.name)) => (
-            "so its reads cannot be ordered after writes to the same path",
-            "declare what a call reads, e.g. `resources: {reads: \"'file:' + path.normalize(args.path)\"}`",
-        ),
-        Effect::ProcessExecution | Effect::NetworkWrite | Effect::ExternalSideEffect if !has_group => (
-            "and no `concurrency_group`, so the scheduler must treat every call as conflicting with every other call",
-            "declare the resources a call touches, or put the tool in a `concurrency_group` (e.g. `concurrency_group: cargo`) so calls that would race run one at a time",
-        ),
+        Effect::ReadOnly
+            if tool
+                .properties()
+                .iter()
+                .any(|(k, _, _)| is_path_like(&k.name)) =>
+        {
+            (
+                "so its reads cannot be ordered after writes to the same path",
+                "declare what a call reads, e.g. `resources: {reads: \"'file:' + path.normalize(args.path)\"}`",
+            )
+        }
+        Effect::ProcessExecution | Effect::NetworkWrite | Effect::ExternalSideEffect
+            if !has_group =>
+        {
+            (
+                "and no `concurrency_group`, so the scheduler must treat every call as conflicting with every other call",
+                "declare the resources a call touches, or put the tool in a `concurrency_group` (e.g. `concurrency_group: cargo`) so calls that would race run one at a time",
+            )
+        }
         Effect::Pure
         | Effect::ReadOnly
         | Effect::NetworkRead
@@ -87,7 +98,10 @@ pub(crate) fn check(ctx: &mut LintContext, tool: &ToolView) {
     };
     ctx.report(
         tool.name_span(),
-        format!("`{}` has effect `{effect}` but declares no `resources`, {why}", tool.name),
+        format!(
+            "`{}` has effect `{effect}` but declares no `resources`, {why}",
+            tool.name
+        ),
     )
     .help(help);
 }

@@ -56,31 +56,48 @@ parameters:
 
 /// Field names that hold a result's list.
 const LIST_FIELDS: &[&str] = &[
-    "items", "results", "matches", "entries", "files", "records", "rows", "hits", "nodes", "list", "values",
-    "objects", "paths",
+    "items", "results", "matches", "entries", "files", "records", "rows", "hits", "nodes", "list",
+    "values", "objects", "paths",
 ];
 
 /// Whether a result schema is a list, or an object carrying one in a list-named field.
 fn returns_list(result: &Node) -> bool {
     let is_array = |n: &Node| match n.get("type") {
-        Some(t) => t.as_str() == Some("array") || t.items().iter().any(|i| i.as_str() == Some("array")),
+        Some(t) => {
+            t.as_str() == Some("array") || t.items().iter().any(|i| i.as_str() == Some("array"))
+        }
         None => false,
     };
     is_array(result)
-        || result
-            .get("properties")
-            .is_some_and(|p| p.entries().iter().any(|(k, v)| LIST_FIELDS.contains(&k.name.as_str()) && is_array(v)))
+        || result.get("properties").is_some_and(|p| {
+            p.entries()
+                .iter()
+                .any(|(k, v)| LIST_FIELDS.contains(&k.name.as_str()) && is_array(v))
+        })
 }
 
 /// Whether a description says the output is capped ("Only the first 100 results are returned",
 /// "Output may be truncated", "returns the top results").
 fn states_bound(description: &str) -> bool {
     let d = description.to_lowercase();
-    if ["truncat", "paginat", "top results", "limited to"].iter().any(|c| d.contains(c)) {
+    if ["truncat", "paginat", "top results", "limited to"]
+        .iter()
+        .any(|c| d.contains(c))
+    {
         return true;
     }
     // A cue followed closely by a number: "first 100", "at most 50", "up to ~200".
-    ["first ", "top ", "up to ", "at most ", "no more than ", "maximum of ", "max "].iter().any(|cue| {
+    [
+        "first ",
+        "top ",
+        "up to ",
+        "at most ",
+        "no more than ",
+        "maximum of ",
+        "max ",
+    ]
+    .iter()
+    .any(|cue| {
         d.match_indices(cue).any(|(i, _)| {
             d[i + cue.len()..]
                 .chars()
@@ -95,29 +112,43 @@ pub(crate) fn check(ctx: &mut LintContext, tool: &ToolView) {
     let t = &tool.spec.value;
     let by_name = is_search_like(tool.name);
     // A tool that changes things and returns a list returns what it was given: bounded by its input.
-    let reads = tool_verb(tool.name).is_none_or(|v| matches!(v.class, VerbClass::Read | VerbClass::Other));
+    let reads =
+        tool_verb(tool.name).is_none_or(|v| matches!(v.class, VerbClass::Read | VerbClass::Other));
     let lists_by_result = reads && t.result.as_ref().is_some_and(returns_list);
     if !(by_name || lists_by_result) {
         return;
     }
     let params = tool.properties();
     // Without parameters a tool lists one fixed scope (the open windows, the allowed folders).
-    if params.is_empty() || params.iter().any(|(k, _, _)| is_page_bound(&k.name)) || states_bound(tool.description()) {
+    if params.is_empty()
+        || params.iter().any(|(k, _, _)| is_page_bound(&k.name))
+        || states_bound(tool.description())
+    {
         return;
     }
     let own = t.output.as_ref().is_some_and(|o| {
-        o.value.max_bytes.is_some() || o.value.max_lines.is_some() || o.value.artifact_threshold.is_some()
+        o.value.max_bytes.is_some()
+            || o.value.max_lines.is_some()
+            || o.value.artifact_threshold.is_some()
     });
     let project = tool.is_spec()
         && ctx
             .project_file
             .and_then(|(_, pf)| pf.defaults.as_ref())
             .and_then(|d| d.value.output.as_ref())
-            .is_some_and(|o| o.value.max_bytes.is_some() || o.value.max_lines.is_some() || o.value.artifact_threshold.is_some());
+            .is_some_and(|o| {
+                o.value.max_bytes.is_some()
+                    || o.value.max_lines.is_some()
+                    || o.value.artifact_threshold.is_some()
+            });
     if own || project {
         return;
     }
-    let what = if by_name { "lists or searches" } else { "returns a list" };
+    let what = if by_name {
+        "lists or searches"
+    } else {
+        "returns a list"
+    };
     let help = if tool.is_spec() {
         "add a `limit` (with a `default` and a `maximum`) and a `cursor` or `offset` for the next page, or set `output.max_bytes` with an `artifact_threshold` so long results are cut and kept"
     } else {
@@ -125,7 +156,10 @@ pub(crate) fn check(ctx: &mut LintContext, tool: &ToolView) {
     };
     ctx.report(
         tool.name_span(),
-        format!("`{}` {what} but has no limit, page or cursor parameter", tool.name),
+        format!(
+            "`{}` {what} but has no limit, page or cursor parameter",
+            tool.name
+        ),
     )
     .help(help);
 }
@@ -137,8 +171,12 @@ mod tests {
     #[test]
     fn stated_bounds() {
         assert!(states_bound("Only the first 100 results are returned."));
-        assert!(states_bound("Output may be truncated; use targeted patterns"));
-        assert!(states_bound("Performs a web search, returning top results."));
+        assert!(states_bound(
+            "Output may be truncated; use targeted patterns"
+        ));
+        assert!(states_bound(
+            "Performs a web search, returning top results."
+        ));
         assert!(states_bound("Returns at most 50 matches."));
         assert!(!states_bound("List files and folders in a given directory"));
         assert!(!states_bound("Call this first to see what is there."));

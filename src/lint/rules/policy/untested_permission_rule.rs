@@ -51,7 +51,9 @@ pub(crate) fn check(ctx: &mut LintContext, tool: &ToolView) {
     if tool.def.is_none() {
         return;
     }
-    let Some(perms) = &tool.spec.value.permissions else { return };
+    let Some(perms) = &tool.spec.value.permissions else {
+        return;
+    };
     let no_examples = perms.value.examples.is_empty();
     for rule in &perms.value.rules {
         let id = &rule.value.id.value;
@@ -65,7 +67,9 @@ pub(crate) fn check(ctx: &mut LintContext, tool: &ToolView) {
         }
         let (message, help) = if no_examples {
             (
-                format!("permission rule `{id}` is not tested: the tool has no `permissions.examples`"),
+                format!(
+                    "permission rule `{id}` is not tested: the tool has no `permissions.examples`"
+                ),
                 "add `examples:` with arguments this rule matches and the decision they must get (and one it must not match)",
             )
         } else {
@@ -74,6 +78,7 @@ pub(crate) fn check(ctx: &mut LintContext, tool: &ToolView) {
                 "add an example whose arguments this rule matches, with the decision it must get",
             )
         };
-        ctx.report(tool.span(rule.value.id.range), message).help(help);
+        ctx.report(tool.span(rule.value.id.range), message)
+            .help(help);
     }
 }

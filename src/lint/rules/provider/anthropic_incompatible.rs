@@ -52,7 +52,9 @@ pub(crate) fn check(ctx: &mut LintContext, tool: &ToolView) {
     if !ctx.targets(Target::Anthropic) {
         return;
     }
-    let Some(params) = tool.parameters() else { return };
+    let Some(params) = tool.parameters() else {
+        return;
+    };
     if let Some(k) = root_composition(params) {
         ctx.report(
             tool.span(k.range),

@@ -56,7 +56,17 @@ parameters:
 };
 
 /// The string formats OpenAI strict mode supports.
-const OPENAI_FORMATS: &[&str] = &["date-time", "time", "date", "duration", "email", "hostname", "ipv4", "ipv6", "uuid"];
+const OPENAI_FORMATS: &[&str] = &[
+    "date-time",
+    "time",
+    "date",
+    "duration",
+    "email",
+    "hostname",
+    "ipv4",
+    "ipv6",
+    "uuid",
+];
 /// Length bounds beyond which a bound is a sanity limit a model does not run into, not guidance.
 const GENEROUS_MAX_LENGTH: f64 = 256.0;
 /// See [`GENEROUS_MAX_LENGTH`]: floors up to this are sanity checks (`minLength: 1`, a summary of
@@ -68,7 +78,9 @@ pub(crate) fn check(ctx: &mut LintContext, tool: &ToolView, node: &SchemaNode) {
     if node.role != SchemaRole::Parameters {
         return;
     }
-    let Some((key, _)) = node.property else { return };
+    let Some((key, _)) = node.property else {
+        return;
+    };
     let desc = node.description().to_lowercase();
     let mut dropped: Vec<(Target, String)> = Vec::new();
     let mut scan = |schema: &Node, prefix: &str| {
@@ -110,11 +122,17 @@ fn dropped_keywords(ctx: &LintContext, schema: &Node, desc: &str) -> Vec<(Target
     let mut out = Vec::new();
     let num = |k: &str| schema.get(k).and_then(Node::as_f64);
     let states_number = |n: f64| {
-        let text = if n.fract() == 0.0 { format!("{}", n as i64) } else { format!("{n}") };
+        let text = if n.fract() == 0.0 {
+            format!("{}", n as i64)
+        } else {
+            format!("{n}")
+        };
         desc.contains(&text)
     };
     let unique = schema.get("uniqueItems").and_then(Node::as_bool) == Some(true)
-        && !["unique", "distinct", "duplicate"].iter().any(|w| desc.contains(w));
+        && !["unique", "distinct", "duplicate"]
+            .iter()
+            .any(|w| desc.contains(w));
     if ctx.targets(Target::OpenaiStrict) {
         let t = Target::OpenaiStrict;
         if num("minLength").is_some_and(|n| n > GENEROUS_MIN_LENGTH && !states_number(n)) {
@@ -125,7 +143,9 @@ fn dropped_keywords(ctx: &LintContext, schema: &Node, desc: &str) -> Vec<(Target
         }
         // Numeric formats (`int32`, `uint64`) only restate the type; the range is in
         // `minimum`/`maximum`, which strict mode keeps.
-        let stringish = schema.get("type").is_none_or(|t| t.as_str() == Some("string") || t.items().iter().any(|i| i.as_str() == Some("string")));
+        let stringish = schema.get("type").is_none_or(|t| {
+            t.as_str() == Some("string") || t.items().iter().any(|i| i.as_str() == Some("string"))
+        });
         if let Some(f) = schema.get("format").and_then(Node::as_str)
             && stringish
             && !OPENAI_FORMATS.contains(&f)

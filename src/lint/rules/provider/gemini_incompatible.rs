@@ -83,7 +83,9 @@ pub(crate) fn check(ctx: &mut LintContext, tool: &ToolView, node: &SchemaNode) {
                 ctx.report(at, "Gemini's `parameters` accepts only string `enum` values")
                     .help("use `type: string` with string values (`enum: [\"1\", \"2\"]`) and convert in the backend");
             }
-            "additionalProperties" if matches!(value.value, NodeValue::Bool(true) | NodeValue::Map(_)) => {
+            "additionalProperties"
+                if matches!(value.value, NodeValue::Bool(true) | NodeValue::Map(_)) =>
+            {
                 ctx.report(at, "Gemini's `parameters` cannot express open-keyed objects (`additionalProperties` other than `false`)")
                     .help("list the keys under `properties`, or take an array of `{key, value}` objects");
             }
@@ -95,8 +97,15 @@ pub(crate) fn check(ctx: &mut LintContext, tool: &ToolView, node: &SchemaNode) {
             _ => {}
         }
     }
-    if node.is_type("array") && node.node.get("items").is_none() && node.node.get("prefixItems").is_none() {
-        let at = node.node.entry("type").map(|(k, _)| k.range).unwrap_or(node.node.range);
+    if node.is_type("array")
+        && node.node.get("items").is_none()
+        && node.node.get("prefixItems").is_none()
+    {
+        let at = node
+            .node
+            .entry("type")
+            .map(|(k, _)| k.range)
+            .unwrap_or(node.node.range);
         ctx.report(tool.span(at), "Gemini rejects arrays without `items`")
             .help("say what the array holds, e.g. `items: {type: string}`");
     }
@@ -114,10 +123,18 @@ fn fits_nullable(t: &Node) -> bool {
 }
 
 /// `$ref` rules: no recursion, no siblings but `description` and `default`.
-fn check_ref(ctx: &mut LintContext, tool: &ToolView, node: &SchemaNode, key: crate::spec::source::TextRange, value: &Node) {
+fn check_ref(
+    ctx: &mut LintContext,
+    tool: &ToolView,
+    node: &SchemaNode,
+    key: crate::spec::source::TextRange,
+    value: &Node,
+) {
     let at = tool.span(key);
     if let Some(target) = value.as_str().and_then(|r| r.strip_prefix('#'))
-        && (target.is_empty() || node.pointer == target || node.pointer.starts_with(&format!("{target}/")))
+        && (target.is_empty()
+            || node.pointer == target
+            || node.pointer.starts_with(&format!("{target}/")))
     {
         ctx.report(at, format!("`$ref: \"#{target}\"` makes the schema recursive, which Gemini clients cannot inline"))
             .help("bound the nesting: spell out the levels the tool needs, or pass the nested part as a JSON string checked by a `validate` rule");

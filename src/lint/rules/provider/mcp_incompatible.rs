@@ -60,7 +60,10 @@ pub(crate) fn check(ctx: &mut LintContext, tool: &ToolView) {
     if !tool.name.is_empty() && !is_mcp_name(tool.name) {
         ctx.report(
             tool.name_span(),
-            format!("MCP tool names must match `^[A-Za-z0-9._-]{{1,128}}$`; `{}` does not", tool.name),
+            format!(
+                "MCP tool names must match `^[A-Za-z0-9._-]{{1,128}}$`; `{}` does not",
+                tool.name
+            ),
         )
         .help("use letters, digits, `_`, `-` and `.` only (snake_case is safe for every provider)");
     }
@@ -77,12 +80,17 @@ pub(crate) fn check(ctx: &mut LintContext, tool: &ToolView) {
     if tool.is_spec() {
         return;
     }
-    let Some(props) = tool.parameters().and_then(|p| p.get("properties")) else { return };
+    let Some(props) = tool.parameters().and_then(|p| p.get("properties")) else {
+        return;
+    };
     for (key, value) in props.entries() {
         if let NodeValue::Bool(b) = value.value {
             ctx.report(
                 tool.span(value.range),
-                format!("property `{}` has the boolean schema `{b}`, which MCP's schema.json rejects", key.name),
+                format!(
+                    "property `{}` has the boolean schema `{b}`, which MCP's schema.json rejects",
+                    key.name
+                ),
             )
             .help(if b {
                 "write `{}` (any value) instead of `true`"

@@ -74,7 +74,11 @@ pub(crate) fn check(ctx: &mut LintContext, tool: &ToolView, node: &SchemaNode) {
         return;
     }
     let root = node.pointer.is_empty();
-    let root_union = if root { root_composition(node.node) } else { None };
+    let root_union = if root {
+        root_composition(node.node)
+    } else {
+        None
+    };
     if let Some(k) = root_union {
         ctx.report(
             tool.span(k.range),
@@ -92,7 +96,10 @@ pub(crate) fn check(ctx: &mut LintContext, tool: &ToolView, node: &SchemaNode) {
                 "use `anyOf` with branches a value cannot match twice (e.g. a `kind` property with `const`); the runtime still validates against the spec",
             ),
             "allOf" if value.items().len() > 1 => ("`allOf`", "merge the schemas into one"),
-            "not" => ("`not`", "describe the allowed values positively (`enum`, `pattern`), or move the check into a `validate` rule"),
+            "not" => (
+                "`not`",
+                "describe the allowed values positively (`enum`, `pattern`), or move the check into a `validate` rule",
+            ),
             "if" | "then" | "else" => (
                 "conditional schemas (`if`/`then`/`else`)",
                 "split the variants with `anyOf`, or move the condition into a `validate` rule",
@@ -105,16 +112,31 @@ pub(crate) fn check(ctx: &mut LintContext, tool: &ToolView, node: &SchemaNode) {
                 "`patternProperties`",
                 "strict mode needs fixed property names: use an array of `{key, value}` objects instead of a map",
             ),
-            "prefixItems" => ("tuple arrays (`prefixItems`)", "use an object with named properties instead of a tuple"),
-            "additionalProperties" if matches!(value.value, NodeValue::Bool(true) | NodeValue::Map(_)) => (
-                "free-form objects (`additionalProperties` other than `false`)",
-                "strict mode needs fixed property names: list the keys under `properties`, or use an array of `{key, value}` objects",
+            "prefixItems" => (
+                "tuple arrays (`prefixItems`)",
+                "use an object with named properties instead of a tuple",
             ),
+            "additionalProperties"
+                if matches!(value.value, NodeValue::Bool(true) | NodeValue::Map(_)) =>
+            {
+                (
+                    "free-form objects (`additionalProperties` other than `false`)",
+                    "strict mode needs fixed property names: list the keys under `properties`, or use an array of `{key, value}` objects",
+                )
+            }
             _ => continue,
         };
-        ctx.report(tool.span(key.range), format!("OpenAI strict mode rejects {what}")).help(help);
+        ctx.report(
+            tool.span(key.range),
+            format!("OpenAI strict mode rejects {what}"),
+        )
+        .help(help);
     }
-    let composed = node.node.entries().iter().any(|(k, _)| matches!(k.name.as_str(), "anyOf" | "oneOf" | "allOf" | "$ref"));
+    let composed = node
+        .node
+        .entries()
+        .iter()
+        .any(|(k, _)| matches!(k.name.as_str(), "anyOf" | "oneOf" | "allOf" | "$ref"));
     if !root
         && node.is_type("object")
         && node.node.get("properties").is_none()
@@ -122,7 +144,11 @@ pub(crate) fn check(ctx: &mut LintContext, tool: &ToolView, node: &SchemaNode) {
         && node.node.get("patternProperties").is_none()
         && !composed
     {
-        let at = node.node.entry("type").map(|(k, _)| k.range).unwrap_or(node.node.range);
+        let at = node
+            .node
+            .entry("type")
+            .map(|(k, _)| k.range)
+            .unwrap_or(node.node.range);
         ctx.report(
             tool.span(at),
             "OpenAI strict mode rejects free-form objects (`type: object` without `properties`)",
@@ -139,7 +165,11 @@ pub(crate) fn check(ctx: &mut LintContext, tool: &ToolView, node: &SchemaNode) {
     if root {
         let mut counts = Counts::default();
         counts.add(node.node);
-        let at = node.node.entry("properties").map(|(k, _)| k.range).unwrap_or(node.node.range);
+        let at = node
+            .node
+            .entry("properties")
+            .map(|(k, _)| k.range)
+            .unwrap_or(node.node.range);
         if counts.properties > MAX_PROPERTIES {
             ctx.report(
                 tool.span(at),

@@ -66,7 +66,10 @@ pub(crate) fn check(ctx: &mut LintContext, tools: &[ToolView]) {
             }
         }
         for (name, n, span, over) in found {
-            let d = ctx.report(span, format!("toolset `{name}` exposes {n} tools, more than {max}"));
+            let d = ctx.report(
+                span,
+                format!("toolset `{name}` exposes {n} tools, more than {max}"),
+            );
             if let Some(o) = over {
                 d.label(o, format!("tool {} of {n}", max + 1));
             }
@@ -84,7 +87,10 @@ pub(crate) fn check(ctx: &mut LintContext, tools: &[ToolView]) {
     let Some(over) = tools.get(max) else { return };
     let d = ctx.report(
         over.name_span(),
-        format!("{n} tools are exposed together, more than {max}: this is tool {}", max + 1),
+        format!(
+            "{n} tools are exposed together, more than {max}: this is tool {}",
+            max + 1
+        ),
     );
     finish(d, n);
 }
