@@ -22,11 +22,14 @@ promises with the declared `effect` (for imported MCP lists, the effect the anno
 | verb | expected effect | reported when the effect is |
 |---|---|---|
 | get, list, read, search, find, show, describe, fetch, view | a read | `local_write`, `network_write`, `external_side_effect`, `destructive` |
-| create, write, update, edit, set, add, put, patch, move, rename | a write | `pure`, `read_only`, `network_read` |
-| remove, unlink | a write | `pure`, `read_only`, `network_read` |
-| send, post, publish, notify, email, deploy, merge, push | a write beyond the machine | `pure`, `read_only`, `network_read` |
-| run, exec, execute, shell, bash | `process_execution` | `pure`, `read_only`, `network_read` without a `sandbox` |
-| delete, drop, purge, destroy, truncate | `destructive` | anything else |
+| create, write, update, edit, set, add, put, patch, move, rename | a write | `read_only`, `network_read` |
+| remove, unlink | a write | `read_only`, `network_read` |
+| send, post, publish, notify, email, deploy, merge, push | a write beyond the machine | `read_only`, `network_read` |
+| run, exec, execute, shell, bash | `process_execution` | `read_only`, `network_read` without a `sandbox` |
+| delete, drop, purge, destroy, truncate | `destructive` | anything else but `pure` |
+
+A `pure` tool is never reported: it computes from its arguments, so its verb names the
+computation (`add_numbers`, `create_uuid`, `remove_duplicates`).
 
 A verb after `or`/`and` counts too (`get_or_create_label` is a write). Tools whose effect is
 unknown (imported lists without annotations) are skipped. This is Smithy's

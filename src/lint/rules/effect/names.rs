@@ -86,7 +86,12 @@ impl VerbClass {
 
     /// Whether a tool named with this verb and declaring `effect` says two different things;
     /// `sandboxed` tells whether the tool runs under a sandbox profile.
+    /// A `pure` tool never contradicts its verb: it computes from its arguments, so its verb
+    /// names the computation (`add_numbers`, `create_uuid`, `remove_duplicates`).
     pub(crate) fn contradicts(self, effect: Effect, sandboxed: bool) -> bool {
+        if effect == Effect::Pure {
+            return false;
+        }
         match self {
             VerbClass::Other => false,
             VerbClass::Read => matches!(
@@ -363,6 +368,8 @@ mod tests {
         assert!(!VerbClass::Delete.contradicts(Effect::Destructive, false));
         assert!(VerbClass::Run.contradicts(Effect::ReadOnly, false));
         assert!(!VerbClass::Run.contradicts(Effect::ReadOnly, true));
+        assert!(!VerbClass::Write.contradicts(Effect::Pure, false));
+        assert!(!VerbClass::Delete.contradicts(Effect::Pure, false));
     }
 
     #[test]

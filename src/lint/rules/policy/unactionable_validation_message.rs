@@ -17,8 +17,8 @@ pub const META: RuleMeta = RuleMeta {
     explanation: r#"## What it does
 Reports a `validate` rule without a `message` (the model is then told only "argument check
 `<id>` failed"), and one whose message names none of the parameters its expression reads and
-that has no `hint`. A parameter counts as named when the message contains it as a word
-(`start_line`) or as its words (`start line`).
+that has no `hint`. A parameter counts as named when every word of its name appears in the
+message, in any inflection (`start_line` as "start line", `patterns` as "pattern").
 
 ## Why is this bad?
 A failed check is an observation the model acts on. "Invalid input." leaves it guessing which
@@ -45,25 +45,24 @@ validate:
 "#,
 };
 
-/// Whether `text` mentions a parameter name, as written or as its words.
+/// Whether `text` mentions a parameter: every word of its name occurs in the text, compared
+/// by stem (`patterns` ~ "pattern", `exclude` ~ "excluded", `start_line` ~ "start line").
 fn mentions(text: &str, name: &str) -> bool {
-    let lower = text.to_lowercase();
-    let as_words = words(name).join(" ");
-    contains_word(&lower, &name.to_lowercase())
-        || (!as_words.is_empty() && contains_word(&lower, &as_words))
+    let said: Vec<String> = words(text).iter().map(|w| stem(w)).collect();
+    let wanted = words(name);
+    !wanted.is_empty() && wanted.iter().all(|w| said.contains(&stem(w)))
 }
 
-/// Whether `needle` occurs in `hay` with no letter, digit or `_` right before or after it.
-fn contains_word(hay: &str, needle: &str) -> bool {
-    if needle.is_empty() {
-        return false;
+/// A crude English stem: one common suffix off, keeping at least three letters.
+fn stem(word: &str) -> String {
+    for suffix in ["ing", "ed", "es", "s", "e", "d"] {
+        if let Some(base) = word.strip_suffix(suffix)
+            && base.chars().count() >= 3
+        {
+            return base.to_owned();
+        }
     }
-    let is_word = |c: char| c.is_alphanumeric() || c == '_';
-    hay.match_indices(needle).any(|(i, _)| {
-        let before = hay[..i].chars().next_back();
-        let after = hay[i + needle.len()..].chars().next();
-        !before.is_some_and(is_word) && !after.is_some_and(is_word)
-    })
+    word.to_owned()
 }
 
 /// Reports validate rules with missing or unactionable messages.
@@ -123,7 +122,10 @@ mod tests {
         ));
         assert!(mentions("The start line is after the end.", "start_line"));
         assert!(mentions("The path must stay inside the workspace.", "path"));
-        assert!(!mentions("The paths must be relative.", "path"));
+        assert!(mentions("The paths must be relative.", "path"));
+        assert!(mentions("A pattern cannot also be excluded.", "patterns"));
+        assert!(mentions("A pattern cannot also be excluded.", "exclude"));
+        assert!(!mentions("The start must come first.", "start_line"));
         assert!(!mentions("Invalid input.", "path"));
         assert!(mentions("perPage is at most 100.", "perPage"));
     }

@@ -18,7 +18,7 @@ pub const META: RuleMeta = RuleMeta {
 For each parameter (at any depth, with its `items`), lists the keywords a target in use cannot
 carry and the emitter therefore moves into the description:
 
-- `openai-strict`: `minLength` above 10 and `maxLength` below 256 (not supported by strict
+- `openai-strict`: `minLength` above 10 and `maxLength` below 100 (not supported by strict
   mode; looser bounds are sanity limits a model does not run into, and are not listed);
   string `format`s other than date-time, time, date, duration, email, hostname, ipv4, ipv6 and
   uuid (`uri` among them); `uniqueItems`; `minProperties`/`maxProperties`;
@@ -68,7 +68,7 @@ const OPENAI_FORMATS: &[&str] = &[
     "uuid",
 ];
 /// Length bounds beyond which a bound is a sanity limit a model does not run into, not guidance.
-const GENEROUS_MAX_LENGTH: f64 = 256.0;
+const GENEROUS_MAX_LENGTH: f64 = 100.0;
 /// See [`GENEROUS_MAX_LENGTH`]: floors up to this are sanity checks (`minLength: 1`, a summary of
 /// at least 10 characters).
 const GENEROUS_MIN_LENGTH: f64 = 10.0;
