@@ -47,6 +47,29 @@ registry! {
     CelCostOverBudget => rules::cel::cel_cost_over_budget::META,
     // Runtime policy.
     UnusedSuppression => rules::policy::unused_suppression::META,
+    MissingTimeout => rules::policy::missing_timeout::META,
+    UnboundedOutput => rules::policy::unbounded_output::META,
+    UntestedPermissionRule => rules::policy::untested_permission_rule::META,
+    MissingPermissionRules => rules::policy::missing_permission_rules::META,
+    UnactionableValidationMessage => rules::policy::unactionable_validation_message::META,
+    MissingErrorHints => rules::policy::missing_error_hints::META,
+    UndeclaredResources => rules::policy::undeclared_resources::META,
+    UnpaginatedListOutput => rules::policy::unpaginated_list_output::META,
+    // Effect and safety.
+    EffectVerbMismatch => rules::effect::effect_verb_mismatch::META,
+    DestructiveWithoutApproval => rules::effect::destructive_without_approval::META,
+    RetryUnsafe => rules::effect::retry_unsafe::META,
+    SensitiveParameterUnmarked => rules::effect::sensitive_parameter_unmarked::META,
+    EffectIdempotencyContradiction => rules::effect::effect_idempotency_contradiction::META,
+    RuntimeKnownParameter => rules::effect::runtime_known_parameter::META,
+    ProcessWithoutSandbox => rules::effect::process_without_sandbox::META,
+    // Provider compatibility.
+    OpenaiStrictIncompatible => rules::provider::openai_strict_incompatible::META,
+    AnthropicIncompatible => rules::provider::anthropic_incompatible::META,
+    GeminiIncompatible => rules::provider::gemini_incompatible::META,
+    McpIncompatible => rules::provider::mcp_incompatible::META,
+    TooManyTools => rules::provider::too_many_tools::META,
+    ConstraintDroppedByTarget => rules::provider::constraint_dropped_by_target::META,
 }
 
 impl Rule {

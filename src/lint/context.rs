@@ -6,6 +6,7 @@ use crate::lint::codes::Rule;
 use crate::lint::config::LintSettings;
 use crate::spec::ast::ToolSpec;
 pub use crate::spec::import::ImportFormat;
+use crate::spec::project_file::ProjectFile;
 use crate::spec::resolve::ResolvedTool;
 use crate::spec::source::{SourceFile, SourceId, SourceMap, Span, TextRange};
 use crate::spec::yaml::{Key, Node, Spanned};
@@ -162,6 +163,9 @@ pub struct LintContext<'a> {
     pub settings: &'a LintSettings,
     /// Project settings (targets, defaults, toolsets).
     pub project: &'a ProjectConfig,
+    /// toolgate.yaml as written (with spans), when there is one: rules that must tell "set in
+    /// the project file" from "filled by a built-in default" read it.
+    pub project_file: Option<(SourceId, &'a ProjectFile)>,
     rule: Option<Rule>,
     findings: Vec<Diagnostic>,
 }
@@ -177,9 +181,16 @@ impl<'a> LintContext<'a> {
             sources,
             settings,
             project,
+            project_file: None,
             rule: None,
             findings: Vec::new(),
         }
+    }
+
+    /// Gives rules the project file as written.
+    pub fn with_project_file(mut self, file: Option<(SourceId, &'a ProjectFile)>) -> Self {
+        self.project_file = file;
+        self
     }
 
     /// Sets the rule whose findings follow.

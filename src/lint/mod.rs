@@ -66,7 +66,8 @@ pub fn lint(
         });
     }
 
-    let mut ctx = LintContext::new(&loaded.sources, settings, &resolution.project);
+    let mut ctx = LintContext::new(&loaded.sources, settings, &resolution.project)
+        .with_project_file(loaded.project.as_ref().map(|(id, p)| (*id, p)));
     visit::run(&mut ctx, &views);
     let mut findings = ctx.into_findings();
 

@@ -33,10 +33,78 @@ pub(crate) const TOOL_CHECKS: &[(Rule, ToolCheck)] = &[
         cel::cel_constant_condition::check,
     ),
     (Rule::CelCostOverBudget, cel::cel_cost_over_budget::check),
+    (
+        Rule::EffectVerbMismatch,
+        effect::effect_verb_mismatch::check,
+    ),
+    (Rule::RetryUnsafe, effect::retry_unsafe::check),
+    (
+        Rule::EffectIdempotencyContradiction,
+        effect::effect_idempotency_contradiction::check,
+    ),
+    (
+        Rule::ProcessWithoutSandbox,
+        effect::process_without_sandbox::check,
+    ),
+    (Rule::MissingTimeout, policy::missing_timeout::check),
+    (Rule::UnboundedOutput, policy::unbounded_output::check),
+    (
+        Rule::UntestedPermissionRule,
+        policy::untested_permission_rule::check,
+    ),
+    (
+        Rule::MissingPermissionRules,
+        policy::missing_permission_rules::check,
+    ),
+    (
+        Rule::UnactionableValidationMessage,
+        policy::unactionable_validation_message::check,
+    ),
+    (Rule::MissingErrorHints, policy::missing_error_hints::check),
+    (
+        Rule::UndeclaredResources,
+        policy::undeclared_resources::check,
+    ),
+    (
+        Rule::UnpaginatedListOutput,
+        policy::unpaginated_list_output::check,
+    ),
+    (
+        Rule::AnthropicIncompatible,
+        provider::anthropic_incompatible::check,
+    ),
+    (Rule::McpIncompatible, provider::mcp_incompatible::check),
 ];
 
 /// Rules run on every schema node.
-pub(crate) const SCHEMA_CHECKS: &[(Rule, SchemaCheck)] = &[];
+pub(crate) const SCHEMA_CHECKS: &[(Rule, SchemaCheck)] = &[
+    (
+        Rule::SensitiveParameterUnmarked,
+        effect::sensitive_parameter_unmarked::check,
+    ),
+    (
+        Rule::RuntimeKnownParameter,
+        effect::runtime_known_parameter::check,
+    ),
+    (
+        Rule::OpenaiStrictIncompatible,
+        provider::openai_strict_incompatible::check,
+    ),
+    (
+        Rule::GeminiIncompatible,
+        provider::gemini_incompatible::check,
+    ),
+    (
+        Rule::ConstraintDroppedByTarget,
+        provider::constraint_dropped_by_target::check,
+    ),
+];
 
 /// Rules run once over all tools.
-pub(crate) const SET_CHECKS: &[(Rule, SetCheck)] = &[];
+pub(crate) const SET_CHECKS: &[(Rule, SetCheck)] = &[
+    (
+        Rule::DestructiveWithoutApproval,
+        effect::destructive_without_approval::check,
+    ),
+    (Rule::TooManyTools, provider::too_many_tools::check),
+];

@@ -1,1 +1,10 @@
 //! `TGE`: effect and safety consistency.
+
+pub mod destructive_without_approval;
+pub mod effect_idempotency_contradiction;
+pub mod effect_verb_mismatch;
+pub(crate) mod names;
+pub mod process_without_sandbox;
+pub mod retry_unsafe;
+pub mod runtime_known_parameter;
+pub mod sensitive_parameter_unmarked;
