@@ -47,6 +47,19 @@ registry! {
     CelCostOverBudget => rules::cel::cel_cost_over_budget::META,
     // Runtime policy.
     UnusedSuppression => rules::policy::unused_suppression::META,
+    // Schema design.
+    MultiActionTool => rules::schema::multi_action_tool::META,
+    FreeFormExecParameter => rules::schema::free_form_exec_parameter::META,
+    UnstableResultShape => rules::schema::unstable_result_shape::META,
+    MutuallyExclusiveParameters => rules::schema::mutually_exclusive_parameters::META,
+    UnpredictableDefault => rules::schema::unpredictable_default::META,
+    UnboundedArray => rules::schema::unbounded_array::META,
+    UnboundedString => rules::schema::unbounded_string::META,
+    FreeStringShouldBeEnum => rules::schema::free_string_should_be_enum::META,
+    OpenObject => rules::schema::open_object::META,
+    FreeFormObject => rules::schema::free_form_object::META,
+    ExclusiveBooleanFlags => rules::schema::exclusive_boolean_flags::META,
+    DelimitedStringList => rules::schema::delimited_string_list::META,
 }
 
 impl Rule {

@@ -30,10 +30,23 @@ pub(crate) const TOOL_CHECKS: &[(Rule, ToolCheck)] = &[
     (Rule::CelUnboundedCost, cel::cel_unbounded_cost::check),
     (Rule::CelConstantCondition, cel::cel_constant_condition::check),
     (Rule::CelCostOverBudget, cel::cel_cost_over_budget::check),
+    (Rule::MultiActionTool, schema::multi_action_tool::check),
+    (Rule::FreeFormExecParameter, schema::free_form_exec_parameter::check),
+    (Rule::UnstableResultShape, schema::unstable_result_shape::check),
+    (Rule::MutuallyExclusiveParameters, schema::mutually_exclusive_parameters::check),
+    (Rule::ExclusiveBooleanFlags, schema::exclusive_boolean_flags::check),
 ];
 
 /// Rules run on every schema node.
-pub(crate) const SCHEMA_CHECKS: &[(Rule, SchemaCheck)] = &[];
+pub(crate) const SCHEMA_CHECKS: &[(Rule, SchemaCheck)] = &[
+    (Rule::UnpredictableDefault, schema::unpredictable_default::check),
+    (Rule::UnboundedArray, schema::unbounded_array::check),
+    (Rule::UnboundedString, schema::unbounded_string::check),
+    (Rule::FreeStringShouldBeEnum, schema::free_string_should_be_enum::check),
+    (Rule::OpenObject, schema::open_object::check),
+    (Rule::FreeFormObject, schema::free_form_object::check),
+    (Rule::DelimitedStringList, schema::delimited_string_list::check),
+];
 
 /// Rules run once over all tools.
 pub(crate) const SET_CHECKS: &[(Rule, SetCheck)] = &[];
