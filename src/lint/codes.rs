@@ -60,6 +60,17 @@ registry! {
     FreeFormObject => rules::schema::free_form_object::META,
     ExclusiveBooleanFlags => rules::schema::exclusive_boolean_flags::META,
     DelimitedStringList => rules::schema::delimited_string_list::META,
+    // Naming.
+    ToolNameInvalid => rules::naming::tool_name_invalid::META,
+    ToolNameCollision => rules::naming::tool_name_collision::META,
+    MissingDescription => rules::naming::missing_description::META,
+    ParameterDescriptionMissing => rules::naming::parameter_description_missing::META,
+    ThinDescription => rules::naming::thin_description::META,
+    DescriptionTooLong => rules::naming::description_too_long::META,
+    AmbiguousParameterName => rules::naming::ambiguous_parameter_name::META,
+    HiddenCharacters => rules::naming::hidden_characters::META,
+    InconsistentNaming => rules::naming::inconsistent_naming::META,
+    OverlappingTools => rules::naming::overlapping_tools::META,
 }
 
 impl Rule {

@@ -35,6 +35,12 @@ pub(crate) const TOOL_CHECKS: &[(Rule, ToolCheck)] = &[
     (Rule::UnstableResultShape, schema::unstable_result_shape::check),
     (Rule::MutuallyExclusiveParameters, schema::mutually_exclusive_parameters::check),
     (Rule::ExclusiveBooleanFlags, schema::exclusive_boolean_flags::check),
+    (Rule::ToolNameInvalid, naming::tool_name_invalid::check),
+    (Rule::MissingDescription, naming::missing_description::check),
+    (Rule::ThinDescription, naming::thin_description::check),
+    (Rule::DescriptionTooLong, naming::description_too_long::check),
+    (Rule::AmbiguousParameterName, naming::ambiguous_parameter_name::check),
+    (Rule::HiddenCharacters, naming::hidden_characters::check),
 ];
 
 /// Rules run on every schema node.
@@ -46,7 +52,12 @@ pub(crate) const SCHEMA_CHECKS: &[(Rule, SchemaCheck)] = &[
     (Rule::OpenObject, schema::open_object::check),
     (Rule::FreeFormObject, schema::free_form_object::check),
     (Rule::DelimitedStringList, schema::delimited_string_list::check),
+    (Rule::ParameterDescriptionMissing, naming::parameter_description_missing::check),
 ];
 
 /// Rules run once over all tools.
-pub(crate) const SET_CHECKS: &[(Rule, SetCheck)] = &[];
+pub(crate) const SET_CHECKS: &[(Rule, SetCheck)] = &[
+    (Rule::ToolNameCollision, naming::tool_name_collision::check),
+    (Rule::InconsistentNaming, naming::inconsistent_naming::check),
+    (Rule::OverlappingTools, naming::overlapping_tools::check),
+];
