@@ -18,8 +18,8 @@ pub const META: RuleMeta = RuleMeta {
 Scans the tool's name, title and description, and the name, title and description of every
 parameter and result property, for text a reviewer cannot see but a model reads: zero-width
 characters (U+200B–U+200F, U+2060–U+2064, U+FEFF), bidirectional controls (U+202A–U+202E,
-U+2066–U+2069), Unicode tag characters, soft hyphens, other control characters (tab and newline
-excepted), and HTML comments (`<!-- … -->`). The finding points at the first hidden character.
+U+2066–U+2069), Unicode tag characters, soft hyphens, other control characters (tab and line
+breaks excepted), and HTML comments (`<!-- … -->`). The finding points at the first hidden character.
 
 ## Why is this bad?
 Tool descriptions are prompt text. Hidden characters and comments are how instructions are
@@ -56,7 +56,8 @@ fn hidden(c: char) -> Option<&'static str> {
         '\u{00AD}' => "soft hyphen",
         '\u{180E}' => "Mongolian vowel separator",
         '\u{E0000}'..='\u{E007F}' => "tag character",
-        '\n' | '\t' => return None,
+        // Line breaks (`\r` of a CRLF too) and tabs are layout, not hidden text.
+        '\n' | '\r' | '\t' => return None,
         c if c.is_control() => "control character",
         _ => return None,
     })
@@ -163,7 +164,7 @@ mod tests {
 
     #[test]
     fn hidden_text() {
-        assert!(findings("Read a file.\n\tThen stop.").is_empty());
+        assert!(findings("Read a file.\r\n\tThen stop.").is_empty());
         let f = findings("Read\u{200B} a file");
         assert_eq!(f, [(4, 5, "U+200B (zero width space)".to_owned())]);
         let f = findings("a<!-- do evil -->b");

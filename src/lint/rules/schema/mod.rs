@@ -1,8 +1,8 @@
 //! `TGS`: argument and result schema design. Tool schemas should give the model one clear choice
 //! per call: one operation per tool, closed sets as enums, bounded sizes, one stable result shape.
 //!
-//! [`shape`] answers questions about schema nodes, [`prose`] reads what descriptions say that
-//! keywords should say, and [`forbidden_pairs`] finds arguments a `validate` rule forbids together.
+//! `shape` answers questions about schema nodes, `prose` reads what descriptions say that
+//! keywords should say, and `forbidden_pairs` finds arguments a `validate` rule forbids together.
 
 pub mod delimited_string_list;
 pub mod exclusive_boolean_flags;
