@@ -1,3 +1,5 @@
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+#![allow(missing_docs)]
 //! `toolgate lint` over 1,000 generated specs, against just parsing the same YAML files, in
 //! one run. Run with `cargo bench --bench lint`.
 //!
@@ -34,7 +36,11 @@ fn generate(dir: &Path) {
     std::fs::create_dir_all(&out).expect("mkdir");
     for i in 0..SPECS {
         let (name, text) = &templates[i % templates.len()];
-        let renamed = text.replacen(&format!("name: {name}\n"), &format!("name: {name}_{i}\n"), 1);
+        let renamed = text.replacen(
+            &format!("name: {name}\n"),
+            &format!("name: {name}_{i}\n"),
+            1,
+        );
         std::fs::write(out.join(format!("tool_{i:04}.yaml")), renamed).expect("write spec");
     }
 }
@@ -59,7 +65,11 @@ fn bench(c: &mut Criterion) {
     g.bench_function("lint", |b| {
         b.iter(|| {
             let checked = check::check_specs(&opts).expect("check");
-            assert!(checked.diagnostics.is_empty(), "{:?}", checked.diagnostics.first());
+            assert!(
+                checked.diagnostics.is_empty(),
+                "{:?}",
+                checked.diagnostics.first()
+            );
             checked
         })
     });

@@ -212,8 +212,20 @@ fn hostile_cel_is_a_located_contract_error() {
         write(d.path(), name, spec.as_bytes());
         let o = lint(d.path(), name);
         assert_eq!(o.code, 1, "{name}: {}\n{}", o.stdout, o.stderr);
-        let (msg, line, _) = first(&o);
-        assert!(msg.starts_with("CEL syntax error"), "{name}: {msg}");
-        assert_eq!(line, 6, "{name}");
+        let v: serde_json::Value = serde_json::from_str(&o.stdout).unwrap();
+        let d = v["diagnostics"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|d| d["code"] == "TGK004")
+            .unwrap_or_else(|| panic!("{name}: no TGK004 in {}", o.stdout));
+        assert!(
+            d["message"]
+                .as_str()
+                .unwrap()
+                .starts_with("CEL syntax error"),
+            "{name}: {d}"
+        );
+        assert_eq!(d["location"]["line"], 6, "{name}");
     }
 }

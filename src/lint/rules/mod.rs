@@ -74,6 +74,35 @@ pub(crate) const TOOL_CHECKS: &[(Rule, ToolCheck)] = &[
         provider::anthropic_incompatible::check,
     ),
     (Rule::McpIncompatible, provider::mcp_incompatible::check),
+    (Rule::MultiActionTool, schema::multi_action_tool::check),
+    (
+        Rule::FreeFormExecParameter,
+        schema::free_form_exec_parameter::check,
+    ),
+    (
+        Rule::UnstableResultShape,
+        schema::unstable_result_shape::check,
+    ),
+    (
+        Rule::MutuallyExclusiveParameters,
+        schema::mutually_exclusive_parameters::check,
+    ),
+    (
+        Rule::ExclusiveBooleanFlags,
+        schema::exclusive_boolean_flags::check,
+    ),
+    (Rule::ToolNameInvalid, naming::tool_name_invalid::check),
+    (Rule::MissingDescription, naming::missing_description::check),
+    (Rule::ThinDescription, naming::thin_description::check),
+    (
+        Rule::DescriptionTooLong,
+        naming::description_too_long::check,
+    ),
+    (
+        Rule::AmbiguousParameterName,
+        naming::ambiguous_parameter_name::check,
+    ),
+    (Rule::HiddenCharacters, naming::hidden_characters::check),
 ];
 
 /// Rules run on every schema node.
@@ -98,6 +127,26 @@ pub(crate) const SCHEMA_CHECKS: &[(Rule, SchemaCheck)] = &[
         Rule::ConstraintDroppedByTarget,
         provider::constraint_dropped_by_target::check,
     ),
+    (
+        Rule::UnpredictableDefault,
+        schema::unpredictable_default::check,
+    ),
+    (Rule::UnboundedArray, schema::unbounded_array::check),
+    (Rule::UnboundedString, schema::unbounded_string::check),
+    (
+        Rule::FreeStringShouldBeEnum,
+        schema::free_string_should_be_enum::check,
+    ),
+    (Rule::OpenObject, schema::open_object::check),
+    (Rule::FreeFormObject, schema::free_form_object::check),
+    (
+        Rule::DelimitedStringList,
+        schema::delimited_string_list::check,
+    ),
+    (
+        Rule::ParameterDescriptionMissing,
+        naming::parameter_description_missing::check,
+    ),
 ];
 
 /// Rules run once over all tools.
@@ -107,4 +156,7 @@ pub(crate) const SET_CHECKS: &[(Rule, SetCheck)] = &[
         effect::destructive_without_approval::check,
     ),
     (Rule::TooManyTools, provider::too_many_tools::check),
+    (Rule::ToolNameCollision, naming::tool_name_collision::check),
+    (Rule::InconsistentNaming, naming::inconsistent_naming::check),
+    (Rule::OverlappingTools, naming::overlapping_tools::check),
 ];

@@ -1,1 +1,22 @@
-//! `TGS`: argument and result schema design.
+//! `TGS`: argument and result schema design. Tool schemas should give the model one clear choice
+//! per call: one operation per tool, closed sets as enums, bounded sizes, one stable result shape.
+//!
+//! `shape` answers questions about schema nodes, `prose` reads what descriptions say that
+//! keywords should say, and `forbidden_pairs` finds arguments a `validate` rule forbids together.
+
+pub mod delimited_string_list;
+pub mod exclusive_boolean_flags;
+pub mod free_form_exec_parameter;
+pub mod free_form_object;
+pub mod free_string_should_be_enum;
+pub mod multi_action_tool;
+pub mod mutually_exclusive_parameters;
+pub mod open_object;
+pub mod unbounded_array;
+pub mod unbounded_string;
+pub mod unpredictable_default;
+pub mod unstable_result_shape;
+
+pub(crate) mod forbidden_pairs;
+pub(crate) mod prose;
+pub(crate) mod shape;

@@ -1,0 +1,284 @@
+//! TGN010 overlapping-tools.
+
+use crate::diagnostic::Severity;
+use crate::lint::context::{LintContext, ToolView};
+use crate::lint::rule::{Applies, Group, RuleMeta};
+use crate::lint::rules::naming::words::{
+    is_stop_word, singular, split_identifier, synonyms, tokens,
+};
+
+/// Metadata.
+pub const META: RuleMeta = RuleMeta {
+    code: "TGN010",
+    name: "overlapping-tools",
+    group: Group::Naming,
+    severity: Severity::Warning,
+    applies: Applies::Everywhere,
+    purpose: "Finds pairs of tools a model cannot tell apart by name and description.",
+    explanation: r#"## What it does
+Compares every pair of tools in the set and reports a pair when
+- their descriptions are near-duplicates (at least 70% of their content words shared), or
+- their names differ only by a synonymous verb (`get`/`fetch`/`read`, `list`/`search`/`find`,
+  `delete`/`remove` …) and they take largely the same parameters, or
+- one name extends the other (`read_file`, `read_text_file`), the parameters of one are all
+  parameters of the other, and most of the shorter description recurs in the longer one.
+Descriptions that differ exactly in the words that tell the names apart (`delete_entities`,
+`delete_relations`) do not count as duplicates.
+The finding is on the later tool and points at the earlier one.
+
+## Why is this bad?
+"Too many tools or overlapping tools can also distract agents" (Anthropic). When two tools could
+serve the same call, the model picks one at random, permissions and effects differ between them,
+and usage splits across two code paths that must both be maintained.
+
+## Example
+```yaml
+tools:
+  - name: get_file
+    description: Get the contents of a file in the workspace; returns its lines.
+    parameters: {type: object, properties: {path: {type: string}}}
+  - name: fetch_file
+    description: Fetch the contents of a file in the workspace; returns its lines.
+    parameters: {type: object, properties: {path: {type: string}}}
+```
+
+Use instead: one tool, or descriptions that say when to use each.
+```yaml
+tools:
+  - name: read_file
+    description: Read a UTF-8 text file in the workspace; returns its numbered lines.
+```
+"#,
+};
+
+/// Share of content words two descriptions must have in common to count as duplicates.
+const DUPLICATE_DESCRIPTIONS: f64 = 0.7;
+/// Share of parameters two synonym-named tools must have in common.
+const SHARED_PARAMETERS: f64 = 0.5;
+/// Share of the shorter description that must recur in the longer for an extending name to count.
+const SHARED_DESCRIPTION: f64 = 0.6;
+/// Fewest content words a description needs to be compared at all.
+const MIN_CONTENT_WORDS: usize = 5;
+
+/// What one tool looks like to the comparison.
+struct Profile {
+    words: Vec<String>,
+    content: Vec<String>,
+    params: Vec<String>,
+}
+
+fn profile(t: &ToolView) -> Profile {
+    let mut content: Vec<String> = tokens(t.description())
+        .into_iter()
+        .filter(|w| !is_stop_word(w))
+        .map(|w| singular(&w).to_owned())
+        .collect();
+    content.sort();
+    content.dedup();
+    let mut params: Vec<String> = t
+        .properties()
+        .into_iter()
+        .map(|(k, _, _)| k.name.clone())
+        .collect();
+    params.sort();
+    Profile {
+        words: split_identifier(t.name),
+        content,
+        params,
+    }
+}
+
+fn jaccard(a: &[String], b: &[String]) -> f64 {
+    if a.is_empty() && b.is_empty() {
+        return 1.0;
+    }
+    let inter = a.iter().filter(|x| b.contains(x)).count();
+    let union = a.len() + b.len() - inter;
+    inter as f64 / union as f64
+}
+
+/// Why two tools overlap, if they do.
+fn overlap(a: &Profile, b: &Profile) -> Option<String> {
+    if a.content.len() >= MIN_CONTENT_WORDS
+        && b.content.len() >= MIN_CONTENT_WORDS
+        && !explains_names(a, b)
+    {
+        let j = jaccard(&a.content, &b.content);
+        if j >= DUPLICATE_DESCRIPTIONS {
+            return Some(format!(
+                "their descriptions share {:.0}% of their words",
+                j * 100.0
+            ));
+        }
+    }
+    if a.words.len() == b.words.len() {
+        let diffs: Vec<(&String, &String)> = a
+            .words
+            .iter()
+            .zip(&b.words)
+            .filter(|(x, y)| x != y)
+            .collect();
+        if let [(x, y)] = diffs.as_slice()
+            && synonyms(x, y)
+            && jaccard(&a.params, &b.params) >= SHARED_PARAMETERS
+        {
+            return Some(format!(
+                "their names differ only by `{x}`/`{y}` and they take largely the same parameters"
+            ));
+        }
+    }
+    let (short, long) = if a.words.len() < b.words.len() {
+        (a, b)
+    } else {
+        (b, a)
+    };
+    let extends =
+        short.words.len() < long.words.len() && short.words.iter().all(|w| long.words.contains(w));
+    let (few, many) = if short.params.len() <= long.params.len() {
+        (short, long)
+    } else {
+        (long, short)
+    };
+    if extends
+        && !few.params.is_empty()
+        && few.params.iter().all(|p| many.params.contains(p))
+        && containment(&a.content, &b.content) >= SHARED_DESCRIPTION
+    {
+        return Some("one name extends the other, and the parameters and description of one are contained in the other's".to_owned());
+    }
+    None
+}
+
+/// Whether the descriptions differ in a word that also tells the names apart (`delete_entities`
+/// and `delete_relations` described alike except for "entities" and "relations").
+fn explains_names(a: &Profile, b: &Profile) -> bool {
+    let norm = |w: &String| singular(w).to_owned();
+    let na: Vec<String> = a.words.iter().map(norm).collect();
+    let nb: Vec<String> = b.words.iter().map(norm).collect();
+    let name_diff = na
+        .iter()
+        .filter(|w| !nb.contains(w))
+        .chain(nb.iter().filter(|w| !na.contains(w)));
+    let mut desc_diff = a
+        .content
+        .iter()
+        .filter(|w| !b.content.contains(w))
+        .chain(b.content.iter().filter(|w| !a.content.contains(w)));
+    let name_diff: Vec<&String> = name_diff.collect();
+    desc_diff.any(|w| name_diff.contains(&w))
+}
+
+/// Share of the shorter description's content words that the other has too.
+fn containment(a: &[String], b: &[String]) -> f64 {
+    let min = a.len().min(b.len());
+    if min == 0 {
+        return 0.0;
+    }
+    a.iter().filter(|x| b.contains(x)).count() as f64 / min as f64
+}
+
+/// Reports overlapping pairs.
+pub(crate) fn check(ctx: &mut LintContext, tools: &[ToolView]) {
+    let profiles: Vec<Profile> = tools.iter().map(profile).collect();
+    for (j, b) in tools.iter().enumerate() {
+        for (i, a) in tools.iter().enumerate().take(j) {
+            if a.name == b.name || a.name.is_empty() || b.name.is_empty() {
+                continue;
+            }
+            let Some(why) = overlap(&profiles[i], &profiles[j]) else {
+                continue;
+            };
+            ctx.report(b.name_span(), format!("`{}` overlaps with `{}`: {why}", b.name, a.name))
+                .label(a.name_span(), format!("`{}` is defined here", a.name))
+                .help("merge the two tools, or make each description say when to use it instead of the other");
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn p(name: &str, desc: &str, params: &[&str]) -> Profile {
+        let mut content: Vec<String> = tokens(desc)
+            .into_iter()
+            .filter(|w| !is_stop_word(w))
+            .map(|w| singular(&w).to_owned())
+            .collect();
+        content.sort();
+        content.dedup();
+        Profile {
+            words: split_identifier(name),
+            content,
+            params: params.iter().map(|s| s.to_string()).collect(),
+        }
+    }
+
+    #[test]
+    fn overlaps() {
+        assert!(
+            overlap(
+                &p("get_file", "x", &["path"]),
+                &p("fetch_file", "y", &["path"])
+            )
+            .is_some()
+        );
+        let r = "Read the complete contents of a file as text";
+        assert!(
+            overlap(
+                &p("read_file", r, &["head", "path", "tail"]),
+                &p("read_text_file", r, &["head", "path", "tail"])
+            )
+            .is_some()
+        );
+        let d = "Read the complete contents of a file from the file system as text";
+        assert!(overlap(&p("a", d, &[]), &p("b", d, &["x"])).is_some());
+    }
+
+    #[test]
+    fn distinct_tools() {
+        assert!(
+            overlap(
+                &p("get_file", "x", &["path"]),
+                &p("delete_file", "y", &["path"])
+            )
+            .is_none()
+        );
+        assert!(
+            overlap(
+                &p("get_file", "x", &["path"]),
+                &p("fetch_file", "y", &["url", "headers"])
+            )
+            .is_none()
+        );
+        assert!(
+            overlap(
+                &p("git_diff_staged", "x", &["repo_path"]),
+                &p("git_diff_unstaged", "y", &["repo_path"])
+            )
+            .is_none()
+        );
+        assert!(
+            overlap(
+                &p(
+                    "delete_entities",
+                    "Delete multiple entities from the knowledge graph",
+                    &["names"]
+                ),
+                &p(
+                    "delete_relations",
+                    "Delete multiple relations from the knowledge graph",
+                    &["relations"]
+                )
+            )
+            .is_none()
+        );
+        assert!(
+            overlap(
+                &p("read_file", "Read a text file", &["path"]),
+                &p("read_media_file", "Return base64 image data", &["path"])
+            )
+            .is_none()
+        );
+    }
+}

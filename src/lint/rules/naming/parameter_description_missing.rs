@@ -1,0 +1,83 @@
+//! TGN004 parameter-description-missing.
+
+use crate::diagnostic::Severity;
+use crate::lint::context::{LintContext, SchemaNode, SchemaRole, ToolView};
+use crate::lint::rule::{Applies, Group, RuleMeta};
+use crate::lint::rules::schema::shape::{self, Position};
+use crate::spec::yaml::Node;
+
+/// Metadata.
+pub const META: RuleMeta = RuleMeta {
+    code: "TGN004",
+    name: "parameter-description-missing",
+    group: Group::Naming,
+    severity: Severity::Warning,
+    applies: Applies::Everywhere,
+    purpose: "Finds parameters without a description.",
+    explanation: r#"## What it does
+Reports every property in `parameters` — nested object properties included — with no
+`description` (a `title` does not count; a `$ref` counts when the referenced schema has one).
+Result properties, and properties re-stated as constraints in `if`/`then`, `allOf` or untyped
+`oneOf`/`anyOf` branches, are not checked.
+
+## Why is this bad?
+The model fills a parameter from its name and description. `path` alone does not say whether the
+path is absolute or relative to the workspace, `limit` does not say its unit, `target` does not say
+what it is a target of. Each guess the description could have prevented is a failed call.
+
+## Example
+```yaml
+name: read_file
+description: Read a UTF-8 text file in the workspace; returns its numbered lines.
+parameters:
+  type: object
+  properties:
+    path: {type: string, maxLength: 4096}
+```
+
+Use instead:
+```yaml
+parameters:
+  type: object
+  properties:
+    path: {type: string, maxLength: 4096, description: "Workspace-relative path, e.g. src/main.rs."}
+```
+"#,
+};
+
+/// Reports a parameter property without a description.
+pub(crate) fn check(ctx: &mut LintContext, tool: &ToolView, node: &SchemaNode) {
+    if node.role != SchemaRole::Parameters || shape::position_of(tool, node) != Position::Data {
+        return;
+    }
+    let Some((key, _)) = node.property else {
+        return;
+    };
+    if described(node.node) {
+        return;
+    }
+    if let Some(target) = node
+        .node
+        .get("$ref")
+        .and_then(Node::as_str)
+        .and_then(|r| r.strip_prefix('#'))
+        && tool
+            .parameters()
+            .and_then(|p| p.at_pointer(target))
+            .is_some_and(described)
+    {
+        return;
+    }
+    let path = shape::display_path(&node.pointer);
+    ctx.report(
+        tool.span(key.range),
+        format!("parameter `{path}` has no description"),
+    )
+    .help("describe what the value means, its format and unit, with an example where it helps");
+}
+
+fn described(n: &Node) -> bool {
+    n.get("description")
+        .and_then(Node::as_str)
+        .is_some_and(|d| !d.trim().is_empty())
+}

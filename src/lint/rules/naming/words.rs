@@ -1,0 +1,389 @@
+//! Words in names and descriptions: splitting identifiers in any case style, tokenizing prose,
+//! and the small vocabularies (verbs, synonyms, stop words) the naming and schema rules share.
+
+/// The words of an identifier in any case style, lowercased: `getFileContents`, `get_file`,
+/// `get-file`, `HTMLParser`, `DATA_EXPORT_v2`.
+pub(crate) fn split_identifier(name: &str) -> Vec<String> {
+    let chars: Vec<char> = name.chars().collect();
+    let mut words = Vec::new();
+    let mut cur = String::new();
+    for (i, &c) in chars.iter().enumerate() {
+        if !c.is_alphanumeric() {
+            flush(&mut cur, &mut words);
+            continue;
+        }
+        let prev = i.checked_sub(1).and_then(|p| chars.get(p)).copied();
+        let next = chars.get(i + 1).copied();
+        let boundary = match prev {
+            Some(p) if p.is_alphanumeric() => {
+                (p.is_lowercase() && c.is_uppercase())
+                    || (p.is_uppercase()
+                        && c.is_uppercase()
+                        && next.is_some_and(char::is_lowercase))
+                    || (p.is_ascii_digit() && c.is_alphabetic())
+            }
+            _ => false,
+        };
+        if boundary {
+            flush(&mut cur, &mut words);
+        }
+        cur.extend(c.to_lowercase());
+    }
+    flush(&mut cur, &mut words);
+    words
+}
+
+fn flush(cur: &mut String, words: &mut Vec<String>) {
+    if !cur.is_empty() {
+        words.push(std::mem::take(cur));
+    }
+}
+
+/// The lowercased alphanumeric words of prose (`don't` gives `don`, `t`; good enough for overlap).
+pub(crate) fn tokens(text: &str) -> Vec<String> {
+    text.split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .map(str::to_lowercase)
+        .collect()
+}
+
+/// Number of words in prose: whitespace-separated pieces holding a letter or digit.
+pub(crate) fn word_count(text: &str) -> usize {
+    text.split_whitespace()
+        .filter(|w| w.chars().any(char::is_alphanumeric))
+        .count()
+}
+
+/// Verbs that name an operation (base forms only, so `closed` or `created` are not verbs).
+const VERBS: &[&str] = &[
+    "add",
+    "append",
+    "apply",
+    "approve",
+    "archive",
+    "assign",
+    "attach",
+    "build",
+    "cancel",
+    "check",
+    "checkout",
+    "clear",
+    "click",
+    "clone",
+    "close",
+    "commit",
+    "compare",
+    "connect",
+    "copy",
+    "count",
+    "create",
+    "delete",
+    "deploy",
+    "describe",
+    "detach",
+    "disable",
+    "disconnect",
+    "download",
+    "drag",
+    "drop",
+    "edit",
+    "enable",
+    "erase",
+    "eval",
+    "evaluate",
+    "exec",
+    "execute",
+    "export",
+    "fetch",
+    "find",
+    "fork",
+    "get",
+    "hide",
+    "hover",
+    "import",
+    "insert",
+    "inspect",
+    "install",
+    "invite",
+    "invoke",
+    "kill",
+    "list",
+    "load",
+    "lock",
+    "lookup",
+    "merge",
+    "modify",
+    "mount",
+    "move",
+    "navigate",
+    "open",
+    "patch",
+    "plan",
+    "poll",
+    "post",
+    "press",
+    "publish",
+    "purge",
+    "push",
+    "put",
+    "query",
+    "read",
+    "reboot",
+    "redo",
+    "refresh",
+    "reload",
+    "remove",
+    "rename",
+    "reopen",
+    "replace",
+    "rerun",
+    "reset",
+    "resize",
+    "resolve",
+    "restart",
+    "restore",
+    "retrieve",
+    "revert",
+    "run",
+    "save",
+    "scroll",
+    "search",
+    "select",
+    "send",
+    "set",
+    "share",
+    "show",
+    "start",
+    "stop",
+    "submit",
+    "subscribe",
+    "sync",
+    "terminate",
+    "toggle",
+    "trigger",
+    "undo",
+    "uninstall",
+    "unlock",
+    "unsubscribe",
+    "update",
+    "upload",
+    "upsert",
+    "view",
+    "wait",
+    "watch",
+    "write",
+];
+
+/// Whether a lowercased word is a verb naming an operation.
+pub(crate) fn is_verb(word: &str) -> bool {
+    VERBS.binary_search(&word).is_ok()
+}
+
+/// Groups of verbs that mean the same operation to a model choosing a tool.
+const SYNONYMS: &[&[&str]] = &[
+    &["fetch", "get", "load", "obtain", "read", "retrieve"],
+    &["find", "list", "lookup", "query", "search"],
+    &["delete", "destroy", "erase", "remove"],
+    &["add", "create", "make", "new"],
+    &["change", "edit", "modify", "patch", "update"],
+    &["put", "save", "store", "write"],
+    &["exec", "execute", "invoke", "run"],
+];
+
+/// Whether two different lowercased words are synonymous verbs.
+pub(crate) fn synonyms(a: &str, b: &str) -> bool {
+    a != b && SYNONYMS.iter().any(|g| g.contains(&a) && g.contains(&b))
+}
+
+/// Words that carry no meaning for comparing descriptions.
+const STOP_WORDS: &[&str] = &[
+    "a", "about", "after", "all", "also", "an", "and", "any", "are", "as", "at", "be", "been",
+    "before", "being", "both", "but", "by", "can", "could", "do", "does", "e", "each", "eg", "etc",
+    "for", "from", "g", "given", "has", "have", "how", "i", "if", "in", "into", "is", "it", "its",
+    "may", "more", "most", "must", "no", "not", "of", "on", "one", "only", "or", "other", "over",
+    "s", "same", "should", "so", "some", "such", "than", "that", "the", "their", "them", "then",
+    "there", "these", "they", "this", "those", "to", "tool", "under", "up", "use", "used", "uses",
+    "using", "via", "was", "we", "were", "what", "when", "where", "which", "while", "will", "with",
+    "within", "without", "would", "you", "your",
+];
+
+/// Whether a lowercased word is a stop word.
+pub(crate) fn is_stop_word(word: &str) -> bool {
+    STOP_WORDS.binary_search(&word).is_ok()
+}
+
+/// Common abbreviations in parameter names and the word they stand for.
+const ABBREVIATIONS: &[(&str, &str)] = &[
+    ("addr", "address"),
+    ("arg", "argument"),
+    ("args", "arguments"),
+    ("cfg", "configuration"),
+    ("config", "configuration"),
+    ("desc", "description"),
+    ("dir", "directory"),
+    ("env", "environment"),
+    ("id", "identifier"),
+    ("idx", "index"),
+    ("max", "maximum"),
+    ("min", "minimum"),
+    ("msg", "message"),
+    ("num", "number"),
+    ("pos", "position"),
+    ("repo", "repository"),
+    ("src", "source"),
+    ("str", "string"),
+    ("tmp", "temporary"),
+    ("url", "address"),
+];
+
+/// The word an abbreviation stands for (the word itself when it is none).
+pub(crate) fn expand(word: &str) -> &str {
+    ABBREVIATIONS
+        .iter()
+        .find(|(a, _)| *a == word)
+        .map(|(_, full)| *full)
+        .unwrap_or(word)
+}
+
+/// A crude singular: `files` → `file`, `entries` → `entry`, `boxes` → `box`.
+pub(crate) fn singular(word: &str) -> &str {
+    if word.len() > 3 && (word.ends_with("sses") || word.ends_with("xes") || word.ends_with("ches"))
+    {
+        return &word[..word.len() - 2];
+    }
+    if word.len() > 2
+        && word.ends_with('s')
+        && !word.ends_with("ss")
+        && !word.ends_with("us")
+        && !word.ends_with("is")
+    {
+        return &word[..word.len() - 1];
+    }
+    word
+}
+
+/// The case style of a tool name.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub(crate) enum CaseStyle {
+    /// `read_file`
+    Snake,
+    /// `read-file`
+    Kebab,
+    /// `readFile`
+    Camel,
+    /// `ReadFile`
+    Pascal,
+    /// `READ_FILE`
+    ScreamingSnake,
+    /// `fs.read`
+    Dotted,
+    /// `read`: one lowercase word, compatible with every style.
+    Word,
+    /// Anything else (`Read_file`, `read_File-x`).
+    Mixed,
+}
+
+impl CaseStyle {
+    /// How the style is called in messages.
+    pub(crate) fn as_str(self) -> &'static str {
+        match self {
+            CaseStyle::Snake => "snake_case",
+            CaseStyle::Kebab => "kebab-case",
+            CaseStyle::Camel => "camelCase",
+            CaseStyle::Pascal => "PascalCase",
+            CaseStyle::ScreamingSnake => "SCREAMING_SNAKE_CASE",
+            CaseStyle::Dotted => "dotted.names",
+            CaseStyle::Word => "a single lowercase word",
+            CaseStyle::Mixed => "mixed case",
+        }
+    }
+
+    /// The style of a name.
+    pub(crate) fn of(name: &str) -> CaseStyle {
+        let has = |c: char| name.contains(c);
+        let upper = name.chars().any(char::is_uppercase);
+        let lower = name.chars().any(char::is_lowercase);
+        let first_upper = name.chars().next().is_some_and(char::is_uppercase);
+        let seps = [has('_'), has('-'), has('.')]
+            .iter()
+            .filter(|b| **b)
+            .count();
+        if seps > 1 {
+            return CaseStyle::Mixed;
+        }
+        if has('.') {
+            return CaseStyle::Dotted;
+        }
+        match (has('_'), has('-'), upper, lower) {
+            (true, _, false, _) => CaseStyle::Snake,
+            (true, _, true, false) => CaseStyle::ScreamingSnake,
+            (_, true, false, _) => CaseStyle::Kebab,
+            (false, false, false, _) => CaseStyle::Word,
+            (false, false, true, true) if first_upper => CaseStyle::Pascal,
+            (false, false, true, true) => CaseStyle::Camel,
+            _ => CaseStyle::Mixed,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn split(s: &str) -> Vec<String> {
+        split_identifier(s)
+    }
+
+    #[test]
+    fn identifiers_split_in_every_style() {
+        assert_eq!(split("getFileContents"), ["get", "file", "contents"]);
+        assert_eq!(split("read_file"), ["read", "file"]);
+        assert_eq!(
+            split("get-annotated-message"),
+            ["get", "annotated", "message"]
+        );
+        assert_eq!(split("HTMLParser"), ["html", "parser"]);
+        assert_eq!(split("DATA_EXPORT_v2"), ["data", "export", "v2"]);
+        assert_eq!(split("admin.tools.list"), ["admin", "tools", "list"]);
+        assert_eq!(split("sortBy"), ["sort", "by"]);
+        assert_eq!(split(""), Vec::<String>::new());
+    }
+
+    #[test]
+    fn vocabularies_are_sorted_for_binary_search() {
+        assert!(VERBS.windows(2).all(|w| w[0] < w[1]));
+        assert!(STOP_WORDS.windows(2).all(|w| w[0] < w[1]));
+    }
+
+    #[test]
+    fn verbs_and_synonyms() {
+        assert!(is_verb("delete"));
+        assert!(!is_verb("closed"));
+        assert!(synonyms("get", "fetch"));
+        assert!(synonyms("remove", "delete"));
+        assert!(!synonyms("get", "get"));
+        assert!(!synonyms("get", "delete"));
+    }
+
+    #[test]
+    fn singulars() {
+        assert_eq!(singular("files"), "file");
+        assert_eq!(singular("boxes"), "box");
+        assert_eq!(singular("status"), "status");
+        assert_eq!(singular("address"), "address");
+        assert_eq!(singular("ids"), "id");
+    }
+
+    #[test]
+    fn case_styles() {
+        assert_eq!(CaseStyle::of("read_file"), CaseStyle::Snake);
+        assert_eq!(CaseStyle::of("read-file"), CaseStyle::Kebab);
+        assert_eq!(CaseStyle::of("readFile"), CaseStyle::Camel);
+        assert_eq!(CaseStyle::of("ReadFile"), CaseStyle::Pascal);
+        assert_eq!(CaseStyle::of("READ_FILE"), CaseStyle::ScreamingSnake);
+        assert_eq!(CaseStyle::of("fs.read"), CaseStyle::Dotted);
+        assert_eq!(CaseStyle::of("read"), CaseStyle::Word);
+        assert_eq!(CaseStyle::of("read_file-x"), CaseStyle::Mixed);
+        assert_eq!(CaseStyle::of("git_diff_v2"), CaseStyle::Snake);
+    }
+}

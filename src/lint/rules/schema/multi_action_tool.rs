@@ -1,0 +1,362 @@
+//! TGS001 multi-action-tool.
+
+use crate::diagnostic::Severity;
+use crate::lint::context::{LintContext, ToolView};
+use crate::lint::rule::{Applies, Group, RuleMeta};
+use crate::lint::rules::naming::words::{is_verb, singular, split_identifier};
+use crate::lint::rules::schema::{prose, shape};
+use crate::spec::source::Span;
+use crate::spec::yaml::Node;
+
+/// Metadata.
+pub const META: RuleMeta = RuleMeta {
+    code: "TGS001",
+    name: "multi-action-tool",
+    group: Group::Schema,
+    severity: Severity::Warning,
+    applies: Applies::Everywhere,
+    purpose: "Finds an action/command/mode parameter that switches one tool between different operations.",
+    explanation: r#"## What it does
+Looks for a parameter that selects what the tool does: a string with an `enum` (or a `oneOf` of
+`const` values) that is named like a switch (`action`, `command`, `method`, `mode`, `operation`,
+`kind`) or whose values are different verbs. It reports the parameter when its values are
+different operations (`read`, `write`, `delete`), when other parameters are required only for some
+values (`if: {properties: {action: {const: write}}}, then: {required: [content]}`, or `oneOf`
+branches keyed by a `const`), or when other parameters' descriptions say they apply only to one
+value ("Required for `create` command", "only used when mode is …").
+
+## Why is this bad?
+The model must choose the tool, then the action, then guess which of the other parameters that
+action needs: the error space multiplies. Permissions, effects, timeouts and retries can only be
+declared per tool, so a tool that both reads and deletes gets the policy of the most dangerous
+action — or, worse, of the most common one.
+
+## Example
+```yaml
+name: file_operation
+description: Read, write or delete a file in the workspace.
+parameters:
+  type: object
+  properties:
+    action: {type: string, enum: [read, write, delete]}
+    path: {type: string}
+    content: {type: string, description: Required for `write` action.}
+  required: [action, path]
+```
+
+Use instead: one tool per action, each with only the parameters it needs and its own effect.
+```yaml
+name: write_file
+description: Write a UTF-8 text file in the workspace, replacing it. Returns the new hash.
+effect: local_write
+parameters:
+  type: object
+  properties:
+    path: {type: string, maxLength: 4096}
+    content: {type: string, maxLength: 1048576}
+  required: [path, content]
+  additionalProperties: false
+```
+"#,
+};
+
+/// Parameter names that make a parameter a switch.
+const SELECTOR_NAMES: &[&str] = &[
+    "action",
+    "cmd",
+    "command",
+    "kind",
+    "method",
+    "mode",
+    "op",
+    "operation",
+    "subcommand",
+    "verb",
+];
+/// Words in a tool name that name no object (`file_operation` is about files).
+const GENERIC: &[&str] = &[
+    "action",
+    "actions",
+    "command",
+    "commands",
+    "manage",
+    "multi",
+    "op",
+    "operation",
+    "operations",
+    "ops",
+    "str",
+    "tool",
+    "tools",
+    "util",
+];
+
+/// Reports switching parameters among the top-level properties.
+pub(crate) fn check(ctx: &mut LintContext, tool: &ToolView) {
+    let Some(params) = tool.parameters() else {
+        return;
+    };
+    let Some(props) = params.get("properties") else {
+        return;
+    };
+    for (key, node) in props.entries() {
+        let values = shape::closed_values(node);
+        if values.len() < 2 || shape::single_type(node).is_some_and(|t| t != "string") {
+            continue;
+        }
+        let name_words = split_identifier(&key.name);
+        let named = name_words
+            .last()
+            .is_some_and(|w| SELECTOR_NAMES.contains(&w.as_str()));
+        let exact = name_words.len() == 1 && named;
+        let mut verbs: Vec<String> = Vec::new();
+        let mut operations = 0;
+        for v in &values {
+            if let Some(verb) = first_verb(v) {
+                operations += 1;
+                if !verbs.contains(&verb) {
+                    verbs.push(verb);
+                }
+            }
+        }
+        if !named && verbs.len() < 2 {
+            continue;
+        }
+        let mut labels: Vec<(Span, String)> = Vec::new();
+        for (value, at) in per_value_required(params, &key.name) {
+            labels.push((
+                tool.span(at.extent()),
+                format!("required only when `{}` is `{value}`", key.name),
+            ));
+        }
+        for (other, onode) in props.entries() {
+            if other.name == key.name {
+                continue;
+            }
+            let Some(desc) = onode.get("description") else {
+                continue;
+            };
+            let Some(text) = desc.as_str() else { continue };
+            if let Some(v) = values
+                .iter()
+                .find(|v| prose::documents_value(text, v, &key.name, &values))
+            {
+                labels.push((
+                    tool.span(desc.range),
+                    format!(
+                        "only some `{}` values use `{}` (see `{v}`)",
+                        key.name, other.name
+                    ),
+                ));
+            }
+        }
+        let switches_operations = named && verbs.len() >= 2;
+        let names_operations = exact && operations >= 3;
+        if !switches_operations && !names_operations && labels.is_empty() {
+            continue;
+        }
+        let shown = show_values(&values);
+        let message = if switches_operations || names_operations {
+            format!(
+                "`{}` switches `{}` between {} operations ({shown})",
+                key.name,
+                tool.name,
+                values.len()
+            )
+        } else {
+            format!(
+                "`{}` switches `{}` between behaviours that take different parameters ({shown})",
+                key.name, tool.name
+            )
+        };
+        let suggestions = suggest_names(tool.name, &values);
+        let d = ctx.report(tool.span(key.range), message);
+        d.help(format!(
+            "split it into one tool per value (e.g. {suggestions}), each with only the parameters and the effect of that operation"
+        ));
+        for (span, msg) in labels.into_iter().take(3) {
+            d.label(span, msg);
+        }
+    }
+}
+
+/// The first word of a value that is a verb (`get` in `get_comments`, `click` in `left_click`).
+fn first_verb(value: &str) -> Option<String> {
+    split_identifier(value).into_iter().find(|w| is_verb(w))
+}
+
+/// `if: {properties: {p: {const: v}}}, then: {required: [...]}` (at the root or in `allOf`), and
+/// `oneOf`/`anyOf` branches keyed by a `const` on `p` with their own `required`.
+fn per_value_required<'n>(params: &'n Node, prop: &str) -> Vec<(String, &'n Node)> {
+    let mut out = Vec::new();
+    let mut conditionals = vec![params];
+    if let Some(all) = params.get("allOf") {
+        conditionals.extend(all.items());
+    }
+    for c in conditionals {
+        let (Some(cond), Some(then)) = (c.get("if"), c.get("then")) else {
+            continue;
+        };
+        let Some(value) = cond
+            .get("properties")
+            .and_then(|p| p.get(prop))
+            .and_then(const_of)
+        else {
+            continue;
+        };
+        if let Some(req) = then.get("required").filter(|r| !r.items().is_empty()) {
+            out.push((value, req));
+        }
+    }
+    for key in ["oneOf", "anyOf"] {
+        let Some(branches) = params.get(key) else {
+            continue;
+        };
+        for b in branches.items() {
+            let Some(value) = b
+                .get("properties")
+                .and_then(|p| p.get(prop))
+                .and_then(const_of)
+            else {
+                continue;
+            };
+            if let Some(req) = b.get("required")
+                && shape::required(b).iter().any(|r| *r != prop)
+            {
+                out.push((value, req));
+            }
+        }
+    }
+    out
+}
+
+fn const_of(n: &Node) -> Option<String> {
+    if let Some(c) = n.get("const") {
+        return shape::scalar_text(c);
+    }
+    match n.get("enum").map(Node::items) {
+        Some([one]) => shape::scalar_text(one),
+        _ => None,
+    }
+}
+
+fn show_values(values: &[String]) -> String {
+    let mut s = values
+        .iter()
+        .take(8)
+        .cloned()
+        .collect::<Vec<_>>()
+        .join(", ");
+    if values.len() > 8 {
+        s.push_str(", …");
+    }
+    s
+}
+
+/// Tool names for the values: `read_file` for `file_operation(action=read)`,
+/// `get_issue_comments` for `issue_read(method=get_comments)`, `list_workflows` for a value that
+/// is already a name, else `<tool>_<value>`.
+fn suggest_names(tool: &str, values: &[String]) -> String {
+    let nouns: Vec<String> = split_identifier(tool)
+        .into_iter()
+        .filter(|w| {
+            let agent_or_participle =
+                w.len() > 4 && ["er", "or", "ed", "ing"].iter().any(|s| w.ends_with(s));
+            !(is_verb(w) || GENERIC.contains(&w.as_str()) || agent_or_participle)
+        })
+        .collect();
+    let names: Vec<String> = values
+        .iter()
+        .take(4)
+        .map(|v| {
+            let vw = split_identifier(v);
+            let Some((first, rest)) = vw.split_first() else {
+                return format!("`{tool}`");
+            };
+            let names_object = vw
+                .iter()
+                .any(|w| nouns.iter().any(|n| n == w || singular(n) == w));
+            if is_verb(first)
+                && rest.iter().any(|w| !is_verb(w))
+                && (names_object || nouns.is_empty())
+            {
+                return format!("`{}`", vw.join("_"));
+            }
+            if nouns.is_empty() {
+                return format!("`{tool}_{}`", vw.join("_"));
+            }
+            let mut object = nouns.clone();
+            if !matches!(first.as_str(), "list" | "search" | "find")
+                && let Some(last) = object.last_mut()
+            {
+                *last = singular(last).to_owned();
+            }
+            let parts: Vec<String> = if is_verb(first) {
+                std::iter::once(first.clone())
+                    .chain(object)
+                    .chain(rest.iter().cloned())
+                    .collect()
+            } else {
+                vw.iter().cloned().chain(object).collect()
+            };
+            format!("`{}`", parts.join("_"))
+        })
+        .collect();
+    let mut s = names.join(", ");
+    if values.len() > 4 {
+        s.push_str(", …");
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn vals(v: &[&str]) -> Vec<String> {
+        v.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn suggested_names() {
+        assert_eq!(
+            suggest_names("file_operation", &vals(&["read", "write"])),
+            "`read_file`, `write_file`"
+        );
+        assert_eq!(
+            suggest_names("issue_read", &vals(&["get", "get_comments"])),
+            "`get_issue`, `get_issue_comments`"
+        );
+        assert_eq!(
+            suggest_names("str_replace_editor", &vals(&["view", "create"])),
+            "`str_replace_editor_view`, `str_replace_editor_create`"
+        );
+        assert_eq!(
+            suggest_names("computer", &vals(&["left_click"])),
+            "`computer_left_click`"
+        );
+        assert_eq!(
+            suggest_names("browser_tabs", &vals(&["list", "new", "close"])),
+            "`list_tabs`, `new_tab`, `close_tab`"
+        );
+        assert_eq!(
+            suggest_names("actions_list", &vals(&["list_workflows"])),
+            "`list_workflows`"
+        );
+        assert_eq!(
+            suggest_names("projects_write", &vals(&["add_project_item"])),
+            "`add_project_item`"
+        );
+        assert_eq!(
+            suggest_names("str_replace_based_edit_tool", &vals(&["view"])),
+            "`str_replace_based_edit_tool_view`"
+        );
+    }
+
+    #[test]
+    fn verbs_in_values() {
+        assert_eq!(first_verb("get_comments").as_deref(), Some("get"));
+        assert_eq!(first_verb("left_click").as_deref(), Some("click"));
+        assert_eq!(first_verb("slice"), None);
+    }
+}

@@ -1,0 +1,268 @@
+//! TGS004 mutually-exclusive-parameters.
+
+use crate::diagnostic::Severity;
+use crate::lint::context::{LintContext, ToolView};
+use crate::lint::rule::{Applies, Group, RuleMeta};
+use crate::lint::rules::schema::forbidden_pairs::{Atom, forbidden_pairs};
+use crate::lint::rules::schema::{prose, shape};
+use crate::spec::source::Span;
+use crate::spec::yaml::Node;
+
+/// Metadata.
+pub const META: RuleMeta = RuleMeta {
+    code: "TGS004",
+    name: "mutually-exclusive-parameters",
+    group: Group::Schema,
+    severity: Severity::Warning,
+    applies: Applies::Everywhere,
+    purpose: "Finds parameters that must not (or must) be given together, which the model has to learn from prose or rejections.",
+    explanation: r#"## What it does
+Finds parameter combinations the schema's shape does not express: `not: {required: [a, b]}`, a
+root `oneOf`/`anyOf` of bare `required` lists, `dependentRequired` and `dependentSchemas`,
+descriptions that say "either … or", "mutually exclusive", "cannot be used with", "only one of",
+"instead of" about a sibling parameter, and `validate` rules such as
+`!(has(args.a) && has(args.b))`.
+
+## Why is this bad?
+Models fill parameters independently; a rule that two of them exclude each other is learnt only by
+failing. Providers also reject or ignore root-level `oneOf`/`anyOf` and `not`, so the constraint
+often disappears from what the model sees.
+
+## Example
+```yaml
+name: find_in_page
+description: Find text in the page snapshot and return the matching lines.
+parameters:
+  type: object
+  properties:
+    text: {type: string, description: Plain text to find. Provide either text or regex.}
+    regex: {type: string, description: Regular expression to find.}
+  not: {required: [text, regex]}
+```
+
+Use instead: one parameter whose shape carries the choice.
+```yaml
+parameters:
+  type: object
+  properties:
+    query: {type: string, maxLength: 500, description: What to find.}
+    match: {type: string, enum: [text, regex], default: text, description: How `query` is matched.}
+  required: [query]
+  additionalProperties: false
+```
+"#,
+};
+
+/// Cues whose sentence may name the other parameter before the cue.
+const ANYWHERE_CUES: &[&str] = &[
+    "mutually exclusive",
+    "not both",
+    "will be ignored",
+    "is ignored if",
+    "is ignored when",
+    "are ignored if",
+];
+
+/// Reports every excluding combination once per pair.
+pub(crate) fn check(ctx: &mut LintContext, tool: &ToolView) {
+    let Some(params) = tool.parameters() else {
+        return;
+    };
+    let mut seen: Vec<(String, String)> = Vec::new();
+    let mut first = |a: &str, b: &str| {
+        let pair = if a <= b {
+            (a.to_owned(), b.to_owned())
+        } else {
+            (b.to_owned(), a.to_owned())
+        };
+        if seen.contains(&pair) {
+            return false;
+        }
+        seen.push(pair);
+        true
+    };
+    let help = "merge them into one parameter (an enum, or a tagged object) or split the tool, so that every combination the schema accepts is valid";
+
+    // `not: {required: [a, b]}` at the root or in `allOf`.
+    let mut roots = vec![params];
+    if let Some(all) = params.get("allOf") {
+        roots.extend(all.items());
+    }
+    for r in &roots {
+        let Some(req) = r.get("not").and_then(|n| n.get("required")) else {
+            continue;
+        };
+        let names: Vec<&str> = req.items().iter().filter_map(Node::as_str).collect();
+        if let [a, b, ..] = names.as_slice()
+            && first(a, b)
+        {
+            ctx.report(
+                tool.span(req.extent()),
+                format!(
+                    "{} must not be given together (`not: {{required: [...]}}`)",
+                    list(&names)
+                ),
+            )
+            .help(help);
+        }
+    }
+
+    // A root `oneOf`/`anyOf` of bare `required` lists.
+    for key in ["oneOf", "anyOf"] {
+        let Some((union_key, union)) = params.entry(key) else {
+            continue;
+        };
+        let branches = union.items();
+        let bare = !branches.is_empty()
+            && branches.iter().all(|b| {
+                b.is_map()
+                    && b.entries().iter().all(|(k, _)| {
+                        matches!(
+                            k.name.as_str(),
+                            "required" | "not" | "description" | "title"
+                        )
+                    })
+            });
+        if !bare {
+            continue;
+        }
+        let mut names: Vec<&str> = Vec::new();
+        for b in branches {
+            for n in shape::required(b) {
+                if !names.contains(&n) {
+                    names.push(n);
+                }
+            }
+        }
+        if names.len() < 2 {
+            continue;
+        }
+        let how = if key == "oneOf" {
+            "exactly one of"
+        } else {
+            "at least one of"
+        };
+        if first(names[0], names[1]) {
+            ctx.report(
+                tool.span(union_key.range),
+                format!("the root `{key}` requires {how} {}", list(&names)),
+            )
+            .help(help);
+        }
+    }
+
+    // `dependentRequired` and `dependentSchemas`.
+    let dependent_help = "group the parameters that belong together in one object parameter (e.g. `range: {since, until}`), so the schema's shape carries the dependency";
+    if let Some(dep) = params.get("dependentRequired") {
+        for (k, v) in dep.entries() {
+            let needs: Vec<&str> = v.items().iter().filter_map(Node::as_str).collect();
+            if let Some(b) = needs.first()
+                && first(&k.name, b)
+            {
+                ctx.report(
+                    tool.span(k.range),
+                    format!(
+                        "`{}` is valid only together with {} (`dependentRequired`)",
+                        k.name,
+                        list(&needs)
+                    ),
+                )
+                .help(dependent_help);
+            }
+        }
+    }
+    if let Some(dep) = params.get("dependentSchemas") {
+        for (k, _) in dep.entries() {
+            if first(&k.name, "") {
+                ctx.report(
+                    tool.span(k.range),
+                    format!(
+                        "`{}` changes which other parameters are valid (`dependentSchemas`)",
+                        k.name
+                    ),
+                )
+                .help(dependent_help);
+            }
+        }
+    }
+
+    // Descriptions that say so about a sibling.
+    let props: Vec<(&crate::spec::yaml::Key, &Node)> = params
+        .get("properties")
+        .map(|p| p.entries().iter().map(|(k, v)| (k, v)).collect())
+        .unwrap_or_default();
+    for (key, node) in &props {
+        let Some(desc) = node.get("description") else {
+            continue;
+        };
+        let Some(text) = desc.as_str() else { continue };
+        for (sentence, cue) in prose::exclusion_sentences(text) {
+            // "x instead of y", "cannot be used with y", "either y or z": the other parameter
+            // comes after the cue; "y and z are mutually exclusive" may name it before.
+            let after = if ANYWHERE_CUES.contains(&cue) {
+                sentence.as_str()
+            } else {
+                let at = sentence.to_ascii_lowercase().find(cue).unwrap_or(0);
+                &sentence[at..]
+            };
+            let others: Vec<&crate::spec::yaml::Key> = props
+                .iter()
+                .map(|(k, _)| *k)
+                .filter(|k| k.name != key.name && prose::contains_words(after, &k.name))
+                .collect();
+            let fresh: Vec<&crate::spec::yaml::Key> = others
+                .into_iter()
+                .filter(|k| first(&key.name, &k.name))
+                .collect();
+            if fresh.is_empty() {
+                continue;
+            }
+            let names: Vec<&str> = fresh.iter().map(|k| k.name.as_str()).collect();
+            let d = ctx.report(
+                tool.span(desc.range),
+                format!(
+                    "`{}` excludes {}, as its description says (\"{cue}\")",
+                    key.name,
+                    list(&names)
+                ),
+            );
+            d.help(help);
+            for k in fresh.iter().take(3) {
+                d.label(tool.span(k.range), format!("`{}` is declared here", k.name));
+            }
+        }
+    }
+
+    // `validate` rules such as `!(has(args.a) && has(args.b))`.
+    for pair in forbidden_pairs(tool) {
+        let (Atom::Present(a), Atom::Present(b)) = (&pair.a, &pair.b) else {
+            continue;
+        };
+        if !first(a, b) {
+            continue;
+        }
+        let what = if pair.exactly_one {
+            "needs exactly one of"
+        } else {
+            "forbids giving both"
+        };
+        let d = ctx.report(
+            pair.span,
+            format!("validate rule `{}` {what} `{a}` and `{b}`", pair.rule_id),
+        );
+        d.help(help);
+        if let Some(k) = props.iter().find(|(k, _)| k.name == *a).map(|(k, _)| k) {
+            let span: Span = tool.span(k.range);
+            d.label(span, format!("`{a}` is declared here"));
+        }
+    }
+}
+
+fn list(names: &[&str]) -> String {
+    let quoted: Vec<String> = names.iter().map(|n| format!("`{n}`")).collect();
+    match quoted.as_slice() {
+        [] => String::new(),
+        [one] => one.clone(),
+        [rest @ .., last] => format!("{} and {last}", rest.join(", ")),
+    }
+}

@@ -1,0 +1,271 @@
+//! Conditions stated in prose: a parameter that belongs to one value of a selector ("Required
+//! for `create` command"), and parameters that exclude each other ("either text or regex").
+
+/// Sentence endings that make the value after them a condition on the parameter.
+const STRONG_CUES: &[&str] = &[
+    "required for",
+    "required by",
+    "required with",
+    "required in",
+    "required when",
+    "required if",
+    "parameter of",
+    "used for",
+    "used by",
+    "used with",
+    "used in",
+    "used when",
+    "used only for",
+    "used only by",
+    "used only with",
+    "used only in",
+    "used only when",
+    "only for",
+    "only with",
+    "only by",
+    "only in",
+    "only when",
+    "only if",
+    "ignored unless",
+    "ignored for",
+    "ignored when",
+    "ignored if",
+    "except",
+    "except for",
+    "needed for",
+    "needed when",
+    "applies to",
+    "applies only to",
+    "valid for",
+    "valid only for",
+    "relevant for",
+    "relevant only for",
+    "mandatory for",
+];
+/// Endings that count only when the selector was named right before the value (`when mode is x`).
+const WEAK_CUES: &[&str] = &["when", "if", "for", "with", "where", "while", "unless"];
+/// Generic names of a selector in prose.
+const SELECTOR_NOUNS: &[&str] = &[
+    "action",
+    "command",
+    "method",
+    "mode",
+    "operation",
+    "op",
+    "kind",
+];
+
+/// Whether a description documents that its parameter belongs to one value of a selector:
+/// `Required for 'run_workflow' method`, `used only when method is list_jobs`, `action=write`.
+pub(crate) fn documents_value(desc: &str, value: &str, selector: &str, values: &[String]) -> bool {
+    let lower = desc.to_ascii_lowercase();
+    let v = value.to_ascii_lowercase();
+    if v.is_empty() {
+        return false;
+    }
+    let sel = selector.to_ascii_lowercase();
+    let mut from = 0;
+    while let Some(found) = lower.get(from..).and_then(|s| s.find(&v)) {
+        let start = from + found;
+        let end = start + v.len();
+        from = end;
+        let is_word = |c: Option<char>| c.is_some_and(|c| c.is_ascii_alphanumeric() || c == '_');
+        if is_word(lower[..start].chars().next_back()) || is_word(lower[end..].chars().next()) {
+            continue;
+        }
+        if condition_before(&lower[..start], &sel, values) {
+            return true;
+        }
+    }
+    false
+}
+
+fn condition_before(before: &str, selector: &str, values: &[String]) -> bool {
+    let mut b = before.trim_end_matches(['\'', '"', '`', ' ', '*']);
+    let mut named = false;
+    // `when action = x`, `if mode is x`, `action: x`.
+    for op in ["==", "=", " is", ":"] {
+        if let Some(x) = b.strip_suffix(op) {
+            let x = x.trim_end_matches(['\'', '"', '`', ' ', '*']);
+            for noun in std::iter::once(selector).chain(SELECTOR_NOUNS.iter().copied()) {
+                if let Some(y) = x.strip_suffix(noun) {
+                    b = y.trim_end_matches(['\'', '"', '`', ' ', '*']);
+                    named = true;
+                    break;
+                }
+            }
+            if named {
+                break;
+            }
+        }
+    }
+    // Lists of values: `used for close/select`, `for 'a', 'b' or 'c'`.
+    loop {
+        let trimmed = b.trim_end_matches(['\'', '"', '`', ' ', ',', '/', '|']);
+        let trimmed = trimmed
+            .strip_suffix(" or")
+            .or_else(|| trimmed.strip_suffix(" and"))
+            .unwrap_or(trimmed)
+            .trim_end_matches(['\'', '"', '`', ' ']);
+        let Some(v) = values
+            .iter()
+            .map(|v| v.to_ascii_lowercase())
+            .find(|v| trimmed.ends_with(v.as_str()) && trimmed.len() < b.len())
+        else {
+            break;
+        };
+        b = &trimmed[..trimmed.len() - v.len()];
+    }
+    let b = b.trim_end_matches(['\'', '"', '`', ' ', '*']);
+    let b = b.strip_suffix(" the").unwrap_or(b).trim_end();
+    let b = b
+        .strip_suffix(" all methods")
+        .or_else(|| b.strip_suffix(" all actions"))
+        .unwrap_or(b);
+    let b = b.trim_end_matches(['*', ' ']);
+    STRONG_CUES.iter().any(|c| ends_with_words(b, c))
+        || (named && WEAK_CUES.iter().any(|c| ends_with_words(b, c)))
+}
+
+fn ends_with_words(text: &str, phrase: &str) -> bool {
+    text.strip_suffix(phrase).is_some_and(|rest| {
+        rest.chars()
+            .next_back()
+            .is_none_or(|c| !c.is_ascii_alphanumeric())
+    })
+}
+
+/// Phrases that say two parameters exclude each other or that one overrides the other.
+const EXCLUSION_CUES: &[&str] = &[
+    "mutually exclusive",
+    "cannot be used with",
+    "can't be used with",
+    "can not be used with",
+    "cannot be combined",
+    "can't be combined",
+    "cannot be used together",
+    "not be used together",
+    "do not use together",
+    "don't use together",
+    "only one of",
+    "exactly one of",
+    "either",
+    "not both",
+    "if both",
+    "instead of",
+    "takes precedence",
+    "is ignored if",
+    "is ignored when",
+    "will be ignored",
+    "are ignored if",
+    "cannot be specified with",
+    "cannot be set with",
+];
+
+/// The sentences of a description that state an exclusion, each with the cue it uses.
+pub(crate) fn exclusion_sentences(desc: &str) -> Vec<(String, &'static str)> {
+    let protected = desc.replace("e.g.", "e_g_").replace("i.e.", "i_e_");
+    protected
+        .split(['\n', ';'])
+        .flat_map(|l| l.split(". "))
+        .filter_map(|s| {
+            let lower = s.to_ascii_lowercase();
+            EXCLUSION_CUES
+                .iter()
+                .find(|c| contains_words(&lower, c))
+                .map(|c| (s.to_owned(), *c))
+        })
+        .collect()
+}
+
+/// Whether `text` contains `word` (an identifier) as a whole word.
+pub(crate) fn contains_words(text: &str, word: &str) -> bool {
+    let lower = text.to_ascii_lowercase();
+    let w = word.to_ascii_lowercase();
+    let mut from = 0;
+    while let Some(found) = lower.get(from..).and_then(|s| s.find(&w)) {
+        let start = from + found;
+        let end = start + w.len();
+        from = end;
+        let is_word = |c: Option<char>| c.is_some_and(|c| c.is_ascii_alphanumeric() || c == '_');
+        if !is_word(lower[..start].chars().next_back()) && !is_word(lower[end..].chars().next()) {
+            return true;
+        }
+    }
+    false
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn per_value_documentation() {
+        let values: Vec<String> = [
+            "view",
+            "create",
+            "str_replace",
+            "insert",
+            "run_workflow",
+            "close",
+            "select",
+            "new",
+            "list_workflow_jobs",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        let doc = |d: &str, v: &str, sel: &str| documents_value(d, v, sel, &values);
+        assert!(doc(
+            "Required parameter of `create` command, with the content.",
+            "create",
+            "command"
+        ));
+        assert!(doc(
+            "Optional parameter of `view` command when `path` points to a file.",
+            "view",
+            "command"
+        ));
+        assert!(doc(
+            "Only used for 'run_workflow' method.",
+            "run_workflow",
+            "method"
+        ));
+        assert!(doc(
+            "Required for all methods except 'run_workflow'.",
+            "run_workflow",
+            "method"
+        ));
+        assert!(doc(
+            "Filters for jobs. **ONLY** used when method is 'list_workflow_jobs'",
+            "list_workflow_jobs",
+            "method"
+        ));
+        assert!(doc("Tab index, used for close/select.", "select", "action"));
+        assert!(doc(
+            "URL to navigate to in the new tab, used for new.",
+            "new",
+            "action"
+        ));
+        assert!(doc("Only set when action=create.", "create", "action"));
+        assert!(!doc("The new content of the file.", "new", "action"));
+        assert!(!doc("Text to insert into the file.", "insert", "command"));
+        assert!(!doc(
+            "Used for selecting a view of the file.",
+            "view",
+            "command"
+        ));
+    }
+
+    #[test]
+    fn exclusions() {
+        let s = exclusion_sentences(
+            "Plain text to search for. Provide either text or regex, not both.",
+        );
+        assert_eq!(s.len(), 1);
+        assert!(s[0].0.contains("either text or regex"));
+        assert!(exclusion_sentences("The text to find.").is_empty());
+        assert!(contains_words("use ref or sha", "ref"));
+        assert!(!contains_words("use refs", "ref"));
+    }
+}

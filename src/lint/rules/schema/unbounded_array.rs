@@ -1,0 +1,77 @@
+//! TGS006 unbounded-array.
+
+use crate::diagnostic::Severity;
+use crate::lint::context::{LintContext, SchemaNode, SchemaRole, ToolView};
+use crate::lint::rule::{Applies, Group, RuleMeta};
+use crate::lint::rules::schema::shape::{self, Position};
+
+/// Metadata.
+pub const META: RuleMeta = RuleMeta {
+    code: "TGS006",
+    name: "unbounded-array",
+    group: Group::Schema,
+    severity: Severity::Warning,
+    applies: Applies::Everywhere,
+    purpose: "Finds array parameters without `maxItems`.",
+    explanation: r#"## What it does
+Reports every array in `parameters` (top-level, nested, or the items of another array) that has no
+`maxItems`. Arrays of distinct enum values (`uniqueItems: true` with an `enum` on the items) and
+closed tuples (`prefixItems` with `items: false`) are bounded already and not reported. Results are
+not checked: a tool's output is bounded by its output policy instead.
+
+## Why is this bad?
+A model can send ten thousand paths as easily as ten. Without a bound, schema validation, every CEL
+rule that iterates the list (`args.paths.all(...)`), permission checks, scheduling and the work
+itself have no upper cost, and toolgate cannot prove a rule's cost is bounded.
+
+## Example
+```yaml
+name: read_files
+description: Read several UTF-8 files at once; returns each file's numbered lines.
+parameters:
+  type: object
+  properties:
+    paths: {type: array, items: {type: string, maxLength: 4096}}
+  required: [paths]
+```
+
+Use instead:
+```yaml
+parameters:
+  type: object
+  properties:
+    paths: {type: array, items: {type: string, maxLength: 4096}, minItems: 1, maxItems: 20}
+  required: [paths]
+```
+"#,
+};
+
+/// Reports an array node without `maxItems`.
+pub(crate) fn check(ctx: &mut LintContext, tool: &ToolView, node: &SchemaNode) {
+    let n = node.node;
+    if node.role != SchemaRole::Parameters
+        || shape::position_of(tool, node) == Position::Condition
+        || !node.is_type("array")
+        || n.get("maxItems").is_some()
+    {
+        return;
+    }
+    if let Some(parent) = shape::union_parent(&node.pointer)
+        && tool
+            .parameters()
+            .and_then(|p| p.at_pointer(parent))
+            .is_some_and(|p| p.get("maxItems").is_some())
+    {
+        return;
+    }
+    let items = n.get("items");
+    let closed_tuple = n.get("prefixItems").is_some() && shape::is_false(items);
+    let distinct_enum = n.get("uniqueItems").and_then(|u| u.as_bool()) == Some(true)
+        && items.is_some_and(|i| !shape::closed_values(i).is_empty());
+    if closed_tuple || distinct_enum {
+        return;
+    }
+    let path = shape::display_path(&node.pointer);
+    ctx.report(tool.span(shape::anchor(node)), format!("array `{path}` has no `maxItems`"))
+        .help("add `maxItems` with the most items one call should handle; validation, CEL rules and the work itself then have a bounded cost");
+}
