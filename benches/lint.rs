@@ -3,8 +3,10 @@
 //! `toolgate lint` over 1,000 generated specs, against just parsing the same YAML files, in
 //! one run. Run with `cargo bench --bench lint`.
 //!
-//! The specs are the standard library's twelve contracts, renamed and repeated, written to a
-//! temporary folder so both measurements read real files.
+//! Each spec is distinct (names, parameters, descriptions and rules vary, drawn from a fixed
+//! seed) and uses what real contracts use: validation and permission rules with examples,
+//! resources, output policy, error hints. They are written to a temporary folder so both
+//! measurements read real files.
 
 use std::path::{Path, PathBuf};
 
@@ -14,38 +16,247 @@ use toolgate::spec::load::{self, LoadOptions};
 
 const SPECS: usize = 1000;
 
+const WORDS: &[&str] = &[
+    "account",
+    "archive",
+    "batch",
+    "branch",
+    "bucket",
+    "build",
+    "cache",
+    "channel",
+    "cluster",
+    "column",
+    "comment",
+    "commit",
+    "config",
+    "contact",
+    "container",
+    "cursor",
+    "dataset",
+    "deployment",
+    "device",
+    "document",
+    "domain",
+    "draft",
+    "event",
+    "export",
+    "feature",
+    "field",
+    "folder",
+    "form",
+    "gateway",
+    "graph",
+    "group",
+    "image",
+    "index",
+    "invoice",
+    "issue",
+    "job",
+    "label",
+    "layer",
+    "ledger",
+    "lesson",
+    "library",
+    "license",
+    "link",
+    "log",
+    "machine",
+    "member",
+    "message",
+    "metric",
+    "model",
+    "module",
+    "note",
+    "order",
+    "package",
+    "page",
+    "payment",
+    "pipeline",
+    "plan",
+    "policy",
+    "project",
+    "queue",
+    "record",
+    "region",
+    "release",
+    "report",
+    "request",
+    "review",
+    "role",
+    "route",
+    "rule",
+    "sample",
+    "schedule",
+    "schema",
+    "segment",
+    "server",
+    "service",
+    "sheet",
+    "shipment",
+    "snapshot",
+    "source",
+    "space",
+    "stage",
+    "step",
+    "store",
+    "stream",
+    "subscription",
+    "table",
+    "tag",
+    "task",
+    "team",
+    "template",
+    "ticket",
+    "topic",
+    "trace",
+    "track",
+    "version",
+    "volume",
+    "webhook",
+    "widget",
+    "workflow",
+    "zone",
+];
+const READS: &[&str] = &[
+    "get", "list", "search", "find", "show", "describe", "count", "inspect",
+];
+const WRITES: &[&str] = &[
+    "create", "update", "rename", "archive", "label", "tag", "move", "attach",
+];
+
+/// A small deterministic generator (splitmix64).
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+    fn pick<'a>(&mut self, xs: &[&'a str]) -> &'a str {
+        xs[(self.next() % xs.len() as u64) as usize]
+    }
+    fn words(&mut self, n: usize) -> String {
+        (0..n)
+            .map(|_| self.pick(WORDS))
+            .collect::<Vec<_>>()
+            .join(" ")
+    }
+}
+
+fn spec(i: usize, rng: &mut Rng) -> String {
+    let write = i % 3 == 0;
+    let verb = if write {
+        rng.pick(WRITES)
+    } else {
+        rng.pick(READS)
+    };
+    let noun = rng.pick(WORDS);
+    let name = format!("{verb}_{noun}_{i}");
+    let (a, b, c) = (
+        format!("{}_path", rng.pick(WORDS)),
+        format!("{}_count", rng.pick(WORDS)),
+        format!("{}_tags", rng.pick(WORDS)),
+    );
+    let effect = if write { "local_write" } else { "read_only" };
+    let idempotency = if write { "idempotent" } else { "pure" };
+    let desc = format!(
+        "{verb} the {noun} records of the workspace that match the given {a}, {}. Returns the matching {noun} entries with their {}. Use it when {}.",
+        rng.words(6),
+        rng.words(3),
+        rng.words(5)
+    );
+    let decision = if write { "ask" } else { "allow" };
+    let resources = if write { "writes" } else { "reads" };
+    format!(
+        r#"name: {name}
+version: {v}
+description: >-
+  {desc}
+effect: {effect}
+idempotency: {idempotency}
+parameters:
+  type: object
+  properties:
+    {a}:
+      type: string
+      description: Workspace-relative path of the {noun} file, e.g. data/{noun}.json.
+      minLength: 1
+      maxLength: 4096
+    {b}:
+      type: integer
+      description: Most {noun} entries to return.
+      minimum: 1
+      maximum: 500
+      default: 50
+    {c}:
+      type: array
+      description: Only entries carrying every one of these tags.
+      maxItems: 20
+      items: {{type: string, maxLength: 64, description: A tag such as {t}.}}
+  required: [{a}]
+  additionalProperties: false
+result:
+  type: object
+  properties:
+    entries: {{type: array, items: {{type: string}}, description: The matching entries.}}
+    truncated: {{type: boolean, description: True when more entries matched than the limit.}}
+  required: [entries, truncated]
+  additionalProperties: false
+validate:
+  - id: path-inside-workspace
+    expr: path.within_workspace(args.{a})
+    message: {a} must be relative and stay inside the workspace.
+    hint: Use a path such as data/{noun}.json.
+  - id: tags-lowercase
+    expr: "!has(args.{c}) || args.{c}.all(t, t.lowerAscii() == t)"
+    message: Every entry of {c} must be lower case.
+    hint: Write tags such as {t}.
+permissions:
+  rules:
+    - id: no-secrets
+      deny: "path.matches_glob(args.{a}, ['**/.env', '**/*.pem', '.git/**'])"
+      reason: Secrets and repository internals are off limits.
+    - id: data-folder
+      {decision}: "!path.matches_glob(args.{a}, ['**/.env', '**/*.pem', '.git/**'])"
+      reason: Everything else in the workspace is {noun} data.
+  examples:
+    - {{args: {{{a}: data/{noun}.json}}, expect: {decision}}}
+    - {{args: {{{a}: config/.env}}, expect: deny}}
+resources:
+  {resources}: "'file:' + path.normalize(args.{a})"
+timeout: {timeout}s
+output: {{formatter: json, max_bytes: 16KiB, max_lines: 300}}
+errors:
+  RESOURCE_NOT_FOUND: The {noun} file does not exist. List the folder to find it.
+exec: {{builtin: echo}}
+"#,
+        v = 1 + i % 3,
+        t = rng.pick(WORDS),
+        timeout = 5 + i % 20,
+    )
+}
+
 fn generate(dir: &Path) {
-    let lib = Path::new(env!("CARGO_MANIFEST_DIR")).join("tool-specs");
-    let mut templates: Vec<(String, String)> = std::fs::read_dir(&lib)
-        .expect("tool-specs")
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.extension().is_some_and(|e| e == "yaml"))
-        .map(|p| {
-            let text = std::fs::read_to_string(&p).expect("read spec");
-            let name = text
-                .lines()
-                .find_map(|l| l.strip_prefix("name: "))
-                .expect("spec has a name")
-                .trim()
-                .to_owned();
-            (name, text)
-        })
-        .collect();
-    templates.sort();
     let out = dir.join("tool-specs");
     std::fs::create_dir_all(&out).expect("mkdir");
+    let mut rng = Rng(0x5EED);
     for i in 0..SPECS {
-        let (name, text) = &templates[i % templates.len()];
-        let renamed = text.replacen(
-            &format!("name: {name}\n"),
-            &format!("name: {name}_{i}\n"),
-            1,
-        );
-        std::fs::write(out.join(format!("tool_{i:04}.yaml")), renamed).expect("write spec");
+        std::fs::write(out.join(format!("tool_{i:04}.yaml")), spec(i, &mut rng))
+            .expect("write spec");
     }
 }
 
 fn bench(c: &mut Criterion) {
+    // `TOOLGATE_BENCH_SPECS=DIR cargo bench --bench lint` writes the specs to DIR and stops, for
+    // profiling the CLI on the same input.
+    if let Some(dir) = std::env::var_os("TOOLGATE_BENCH_SPECS") {
+        generate(Path::new(&dir));
+        return;
+    }
     let dir = tempfile::tempdir().expect("tempdir");
     generate(dir.path());
     let opts = LoadOptions {
@@ -53,6 +264,22 @@ fn bench(c: &mut Criterion) {
         config: None,
         cwd: dir.path().to_path_buf(),
     };
+    // What lint says about the generated specs (printed once, outside the measurement).
+    let once = check::check_specs(&opts).expect("check");
+    let mut counts = std::collections::BTreeMap::new();
+    for d in &once.diagnostics {
+        counts
+            .entry(d.code.unwrap_or("load-error"))
+            .or_insert((0usize, d.message.clone()))
+            .0 += 1;
+    }
+    eprintln!(
+        "{} tools; findings by rule (count, first message):",
+        once.loaded.tool_count()
+    );
+    for (code, (n, msg)) in &counts {
+        eprintln!("  {code} {n}: {msg}");
+    }
     let mut g = c.benchmark_group("1000-specs");
     g.sample_size(10);
     g.bench_function("parse", |b| {
@@ -65,11 +292,15 @@ fn bench(c: &mut Criterion) {
     g.bench_function("lint", |b| {
         b.iter(|| {
             let checked = check::check_specs(&opts).expect("check");
-            assert!(
-                checked.diagnostics.is_empty(),
-                "{:?}",
-                checked.diagnostics.first()
-            );
+            // 1,000 tools in one list is over OpenAI's 128-tool limit (TGV005); nothing else may be an error.
+            let errors = checked
+                .diagnostics
+                .iter()
+                .filter(|d| {
+                    d.severity == toolgate::diagnostic::Severity::Error && d.code != Some("TGV005")
+                })
+                .count();
+            assert_eq!(errors, 0);
             checked
         })
     });

@@ -89,29 +89,49 @@ pub fn within_workspace(p: &str) -> bool {
     !p.is_empty() && !p.contains('\0') && normalize(p).is_some()
 }
 
+/// Glob lists compiled once per thread: policies repeat the same lists on every call.
+const GLOB_CACHE_ENTRIES: usize = 256;
+
+type GlobCache = std::collections::HashMap<Vec<String>, std::rc::Rc<globset::GlobSet>>;
+
+thread_local! {
+    static GLOB_CACHE: std::cell::RefCell<GlobCache> = std::cell::RefCell::new(GlobCache::new());
+}
+
+fn compile_globs(globs: &[&str]) -> Result<std::rc::Rc<globset::GlobSet>, String> {
+    let key: Vec<String> = globs.iter().map(|g| (*g).to_owned()).collect();
+    if let Some(set) = GLOB_CACHE.with(|c| c.borrow().get(&key).cloned()) {
+        return Ok(set);
+    }
+    let mut b = globset::GlobSetBuilder::new();
+    for g in globs {
+        let glob = |pattern: &str| {
+            globset::GlobBuilder::new(pattern)
+                .literal_separator(true)
+                .build()
+                .map_err(|e| format!("invalid glob `{g}`: {e}"))
+        };
+        b.add(glob(g)?);
+        // `**/x` should also match `x` at the root, as people expect from .gitignore.
+        if let Some(tail) = g.strip_prefix("**/") {
+            b.add(glob(tail)?);
+        }
+    }
+    let set = std::rc::Rc::new(b.build().map_err(|e| e.to_string())?);
+    GLOB_CACHE.with(|c| {
+        let mut c = c.borrow_mut();
+        if c.len() >= GLOB_CACHE_ENTRIES {
+            c.clear();
+        }
+        c.insert(key, set.clone());
+    });
+    Ok(set)
+}
+
 /// Whether a (normalized) relative path matches any of the globs (`**` crosses directories).
 pub fn matches_glob(p: &str, globs: &[&str]) -> Result<bool, String> {
     let path = normalize(p).unwrap_or_else(|| p.to_owned());
-    for g in globs {
-        let glob = globset::GlobBuilder::new(g)
-            .literal_separator(true)
-            .build()
-            .map_err(|e| format!("invalid glob `{g}`: {e}"))?;
-        let m = glob.compile_matcher();
-        // `**/x` should also match `x` at the root, as people expect from .gitignore.
-        if m.is_match(&path)
-            || (g.starts_with("**/") && path.split('/').count() == 1 && glob_tail_matches(g, &path))
-        {
-            return Ok(true);
-        }
-    }
-    Ok(false)
-}
-
-fn glob_tail_matches(glob: &str, path: &str) -> bool {
-    glob.strip_prefix("**/")
-        .and_then(|tail| globset::Glob::new(tail).ok())
-        .is_some_and(|g| g.compile_matcher().is_match(path))
+    Ok(compile_globs(globs)?.is_match(&path))
 }
 
 /// Splits a command line the way a POSIX shell would split words (no expansion).

@@ -359,12 +359,15 @@ impl ToolResolver<'_> {
             },
         };
 
-        let parameters = match &t.parameters {
+        let (parameters, validator) = match &t.parameters {
             Some(p) => {
-                self.check_schema(p, "parameters", true);
-                p.to_json()
+                let v = self.check_schema(p, "parameters", true);
+                (p.to_json(), v)
             }
-            None => json!({"type": "object", "properties": {}, "additionalProperties": false}),
+            None => (
+                json!({"type": "object", "properties": {}, "additionalProperties": false}),
+                None,
+            ),
         };
         let result = t.result.as_ref().map(|r| {
             self.check_schema(r, "result", false);
@@ -567,7 +570,7 @@ impl ToolResolver<'_> {
         };
 
         let policy = CompiledPolicy::from_parts(compiled_rules, default_decision);
-        let runs = self.run_examples(&definition, &policy, &example_asts);
+        let runs = self.run_examples(&definition, &policy, &example_asts, validator.as_ref());
         (Some(definition), runs)
     }
 
@@ -685,7 +688,13 @@ impl ToolResolver<'_> {
             .in_file(self.source)
     }
 
-    fn check_schema(&mut self, node: &Node, key: &str, must_be_object: bool) {
+    /// Checks a schema and returns its compiled validator when it is valid.
+    fn check_schema(
+        &mut self,
+        node: &Node,
+        key: &str,
+        must_be_object: bool,
+    ) -> Option<jsonschema::Validator> {
         let schema = node.to_json();
         if must_be_object {
             let ty = node.get("type");
@@ -710,7 +719,7 @@ impl ToolResolver<'_> {
                 self.span(node.range),
                 format!("`{key}` must be a JSON Schema mapping, not {}", node.kind()),
             ));
-            return;
+            return None;
         }
         let meta = jsonschema::draft202012::meta::validator();
         let mut reported = 0;
@@ -735,19 +744,24 @@ impl ToolResolver<'_> {
                 .with_help("see https://json-schema.org/draft/2020-12 for the keyword's form"),
             );
         }
-        if reported == 0
-            && let Err(e) = jsonschema::draft202012::new(&schema)
-        {
-            let ptr = e.schema_path().as_str().to_owned();
-            let at = node.at_pointer(&ptr).map(|n| n.range).unwrap_or(node.range);
-            self.diags.push(Diagnostic::new(
-                Some(Rule::InvalidJsonSchema.code()),
-                Severity::Error,
-                self.span(at),
-                format!("`{key}` cannot be compiled: {}", e.masked()),
-            ));
-        }
         self.check_required(node);
+        if reported > 0 {
+            return None;
+        }
+        match jsonschema::draft202012::new(&schema) {
+            Ok(v) => Some(v),
+            Err(e) => {
+                let ptr = e.schema_path().as_str().to_owned();
+                let at = node.at_pointer(&ptr).map(|n| n.range).unwrap_or(node.range);
+                self.diags.push(Diagnostic::new(
+                    Some(Rule::InvalidJsonSchema.code()),
+                    Severity::Error,
+                    self.span(at),
+                    format!("`{key}` cannot be compiled: {}", e.masked()),
+                ));
+                None
+            }
+        }
     }
 
     /// `required` must only name declared properties (recursively).
@@ -1152,8 +1166,8 @@ impl ToolResolver<'_> {
         def: &ToolDefinition,
         policy: &CompiledPolicy,
         asts: &[&Spanned<crate::spec::ast::PermissionExampleAst>],
+        validator: Option<&jsonschema::Validator>,
     ) -> Vec<ExampleRun> {
-        let validator = jsonschema::draft202012::new(&def.parameters).ok();
         let mut runs = Vec::new();
         for ex in asts {
             let span = self.span(ex.range);
@@ -1174,7 +1188,7 @@ impl ToolResolver<'_> {
                     Some(did_you_mean(&c.value, &names)),
                 );
             }
-            if let Some(v) = &validator {
+            if let Some(v) = validator {
                 let errs: Vec<String> = v
                     .iter_errors(&args)
                     .map(|e| {

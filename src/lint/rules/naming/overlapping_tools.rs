@@ -88,23 +88,43 @@ fn profile(t: &ToolView) -> Profile {
     }
 }
 
+/// Size of the intersection of two sorted, deduplicated lists (a merge: the set rule compares
+/// every pair of tools, so this must stay linear).
+fn common(a: &[String], b: &[String]) -> usize {
+    let (mut i, mut j, mut n) = (0, 0, 0);
+    while i < a.len() && j < b.len() {
+        match a[i].cmp(&b[j]) {
+            std::cmp::Ordering::Less => i += 1,
+            std::cmp::Ordering::Greater => j += 1,
+            std::cmp::Ordering::Equal => {
+                n += 1;
+                i += 1;
+                j += 1;
+            }
+        }
+    }
+    n
+}
+
 fn jaccard(a: &[String], b: &[String]) -> f64 {
     if a.is_empty() && b.is_empty() {
         return 1.0;
     }
-    let inter = a.iter().filter(|x| b.contains(x)).count();
+    let inter = common(a, b);
     let union = a.len() + b.len() - inter;
     inter as f64 / union as f64
 }
 
 /// Why two tools overlap, if they do.
 fn overlap(a: &Profile, b: &Profile) -> Option<String> {
-    if a.content.len() >= MIN_CONTENT_WORDS
-        && b.content.len() >= MIN_CONTENT_WORDS
-        && !explains_names(a, b)
-    {
+    let (lo, hi) = (
+        a.content.len().min(b.content.len()),
+        a.content.len().max(b.content.len()),
+    );
+    // Jaccard ≥ t needs the smaller set to hold at least t of the larger one.
+    if lo >= MIN_CONTENT_WORDS && (lo as f64) >= DUPLICATE_DESCRIPTIONS * hi as f64 {
         let j = jaccard(&a.content, &b.content);
-        if j >= DUPLICATE_DESCRIPTIONS {
+        if j >= DUPLICATE_DESCRIPTIONS && !explains_names(a, b) {
             return Some(format!(
                 "their descriptions share {:.0}% of their words",
                 j * 100.0
@@ -174,15 +194,97 @@ fn containment(a: &[String], b: &[String]) -> f64 {
     if min == 0 {
         return 0.0;
     }
-    a.iter().filter(|x| b.contains(x)).count() as f64 / min as f64
+    common(a, b) as f64 / min as f64
+}
+
+/// A hashed view of a [`Profile`] for the pairwise pre-check: the rule compares every pair of
+/// tools, so the common case (no overlap) must cost a few integer comparisons.
+struct Fingerprint {
+    /// Name words in order.
+    words: Vec<u64>,
+    /// Name words, sorted.
+    words_sorted: Vec<u64>,
+    /// Content words, sorted.
+    content: Vec<u64>,
+}
+
+fn hash(s: &str) -> u64 {
+    // FNV-1a: stable and fast; a collision can only cause an extra exact comparison.
+    s.bytes().fold(0xcbf2_9ce4_8422_2325, |h, b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+    })
+}
+
+fn fingerprint(p: &Profile) -> Fingerprint {
+    let words: Vec<u64> = p.words.iter().map(|w| hash(w)).collect();
+    let mut words_sorted = words.clone();
+    words_sorted.sort_unstable();
+    let mut content: Vec<u64> = p.content.iter().map(|w| hash(w)).collect();
+    content.sort_unstable();
+    Fingerprint {
+        words,
+        words_sorted,
+        content,
+    }
+}
+
+fn common_hashed(a: &[u64], b: &[u64]) -> usize {
+    let (mut i, mut j, mut n) = (0, 0, 0);
+    while i < a.len() && j < b.len() {
+        match a[i].cmp(&b[j]) {
+            std::cmp::Ordering::Less => i += 1,
+            std::cmp::Ordering::Greater => j += 1,
+            std::cmp::Ordering::Equal => {
+                n += 1;
+                i += 1;
+                j += 1;
+            }
+        }
+    }
+    n
+}
+
+/// Whether [`overlap`] can possibly find something: a necessary condition of each of its tests.
+fn may_overlap(a: &Fingerprint, b: &Fingerprint) -> bool {
+    let (lo, hi) = (
+        a.content.len().min(b.content.len()),
+        a.content.len().max(b.content.len()),
+    );
+    if lo >= MIN_CONTENT_WORDS && (lo as f64) >= DUPLICATE_DESCRIPTIONS * hi as f64 {
+        let inter = common_hashed(&a.content, &b.content);
+        if inter as f64
+            >= DUPLICATE_DESCRIPTIONS * (a.content.len() + b.content.len() - inter) as f64
+        {
+            return true;
+        }
+    }
+    // Names differing in exactly one position (synonym verbs).
+    if a.words.len() == b.words.len()
+        && a.words.iter().zip(&b.words).filter(|(x, y)| x != y).count() == 1
+    {
+        return true;
+    }
+    // One name's words all in the other's (an extending name).
+    let (short, long) = if a.words.len() < b.words.len() {
+        (a, b)
+    } else {
+        (b, a)
+    };
+    short.words.len() < long.words.len()
+        && common_hashed(&short.words_sorted, &long.words_sorted) == short.words_sorted.len()
 }
 
 /// Reports overlapping pairs.
 pub(crate) fn check(ctx: &mut LintContext, tools: &[ToolView]) {
     let profiles: Vec<Profile> = tools.iter().map(profile).collect();
+    let prints: Vec<Fingerprint> = profiles.iter().map(fingerprint).collect();
     for (j, b) in tools.iter().enumerate() {
         for (i, a) in tools.iter().enumerate().take(j) {
-            if a.name == b.name || a.name.is_empty() || b.name.is_empty() {
+            if a.name == b.name
+                || a.name.is_empty()
+                || b.name.is_empty()
+                || !may_overlap(&prints[i], &prints[j])
+            {
                 continue;
             }
             let Some(why) = overlap(&profiles[i], &profiles[j]) else {

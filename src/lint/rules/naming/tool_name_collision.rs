@@ -49,15 +49,19 @@ fn key(name: &str) -> String {
 
 /// Reports each tool whose name collides with an earlier one.
 pub(crate) fn check(ctx: &mut LintContext, tools: &[ToolView]) {
+    // Normalized name → the first tools with it (one per distinct spelling), so the check is
+    // linear in the number of tools.
+    let mut seen: std::collections::HashMap<String, Vec<usize>> = std::collections::HashMap::new();
     for (j, b) in tools.iter().enumerate() {
         if b.name.is_empty() {
             continue;
         }
-        let kb = key(b.name);
-        let Some(a) = tools[..j]
-            .iter()
-            .find(|a| a.name != b.name && !a.name.is_empty() && key(a.name) == kb)
-        else {
+        let firsts = seen.entry(key(b.name)).or_default();
+        let found = firsts.iter().map(|&i| &tools[i]).find(|a| a.name != b.name);
+        if !firsts.iter().any(|&i| tools[i].name == b.name) {
+            firsts.push(j);
+        }
+        let Some(a) = found else {
             continue;
         };
         ctx.report(
