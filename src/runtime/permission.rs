@@ -253,7 +253,7 @@ pub async fn authorize(
     let def = &checked.tool.definition;
     let because = reason
         .as_deref()
-        .map(|r| format!(": {r}"))
+        .map(|r| format!(" ({})", r.trim_end_matches('.')))
         .unwrap_or_default();
     match effective {
         Decision::Allow => return Ok(allowed(checked, record(Resolution::Policy, true))),
@@ -266,7 +266,7 @@ pub async fn authorize(
             return Err(Box::new(Refusal {
                 status: Status::Denied,
                 error_type: ErrorType::PolicyDenied,
-                message: format!("{} was denied by {by}{because}", def.name),
+                message: format!("{} was denied by {by}{because}.", def.name),
                 record: record(Resolution::Policy, false),
                 cancel_turn: false,
             }));
@@ -293,7 +293,7 @@ pub async fn authorize(
             status: Status::Denied,
             error_type: ErrorType::ApprovalUnavailable,
             message: format!(
-                "{} needs approval{because}, and {why}; the call was not run",
+                "{} needs approval{because} {why}, so the call was not run.",
                 def.name
             ),
             record: record(resolution, false),
@@ -311,9 +311,9 @@ pub async fn authorize(
             .get(context)
             .is_some_and(|c| c.ask == AskMode::Prompt)
         {
-            "no approver is connected".to_owned()
+            "but no approver is connected".to_owned()
         } else {
-            format!("nobody can approve in the `{context}` context")
+            format!("but nobody can approve in the `{context}` context")
         };
         return Err(unavailable(
             Resolution::NobodyToAsk {
@@ -360,7 +360,7 @@ pub async fn authorize(
                     timeout_ms: policy.approval_timeout_ms,
                 },
                 format!(
-                    "nobody answered the approval request within {}",
+                    "but nobody answered within {}",
                     humantime::format_duration(timeout)
                 ),
             ));
@@ -398,7 +398,7 @@ pub async fn authorize(
         })),
         ApprovalOutcome::Unavailable => Err(unavailable(
             resolution,
-            "the approver could not get an answer".to_owned(),
+            "but the approver could not get an answer".to_owned(),
         )),
     }
 }

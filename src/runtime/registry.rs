@@ -178,15 +178,17 @@ impl Registry {
                 let def = &tool.definition;
                 let similarity =
                     strsim::jaro_winkler(&unknown.to_ascii_lowercase(), &name.to_ascii_lowercase());
-                let mut head = words(name);
-                head.extend(words(def.title.as_deref().unwrap_or("")));
-                let in_name = families(&head).intersection(&wanted).count() as f64;
+                let in_name = families(&words(name)).intersection(&wanted).count() as f64;
+                let in_title = families(&words(def.title.as_deref().unwrap_or("")))
+                    .intersection(&wanted)
+                    .count() as f64;
                 let in_desc = families(&words(&def.description))
                     .intersection(&wanted)
                     .count() as f64;
-                let score =
-                    in_name + 0.3 * in_desc + if similarity >= 0.8 { similarity } else { 0.0 };
-                (score >= 0.9).then_some((score, *name))
+                let close = if similarity >= 0.8 { similarity } else { 0.0 };
+                // The name or title must relate; the description only ranks.
+                let score = in_name.max(0.6 * in_title) + close + 0.3 * in_desc;
+                (in_name + in_title + close > 0.0).then_some((score, *name))
             })
             .collect();
         scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(b.1)));
