@@ -5,12 +5,12 @@
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU32, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
-use toolgate::ir::ErrorType;
+use toolgate::ir::{Bundle, ErrorType};
 use toolgate::runtime::approval::{ApprovalFuture, ApprovalOutcome, ApprovalRequest, Approver};
 use toolgate::runtime::{
     Annotations, CallView, HandlerContext, HandlerError, HandlerOutput, Hook, HookPoint,
@@ -20,6 +20,29 @@ use toolgate::spec::load::LoadOptions;
 
 pub fn repo() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// The fixture project's specs, loaded and linted once per test binary (the runtime refuses
+/// specs with lint errors; `from_specs` itself is exercised by the CLI tests).
+pub fn specs() -> LoadOptions {
+    LoadOptions {
+        paths: vec![
+            repo().join("tool-specs"),
+            repo().join("tests/fixtures/runtime"),
+        ],
+        config: Some(repo().join("tests/fixtures/runtime/toolgate.yaml")),
+        cwd: repo(),
+    }
+}
+
+pub fn bundle() -> Arc<Bundle> {
+    static BUNDLE: OnceLock<Arc<Bundle>> = OnceLock::new();
+    BUNDLE
+        .get_or_init(|| {
+            let checked = toolgate::check::check_specs(&specs()).unwrap();
+            Arc::new(checked.bundle().expect("the fixture specs lint clean"))
+        })
+        .clone()
 }
 
 /// A temporary workspace and state folder.
