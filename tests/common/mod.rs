@@ -103,6 +103,9 @@ pub fn bind_handlers(b: RuntimeBuilder, counters: Arc<Counters>) -> RuntimeBuild
     b.bind(
         "slow_read",
         Arc::new(|_ctx: HandlerContext, args: Value| async move {
+            if args["path"] == "panic" {
+                panic!("a handler bug");
+            }
             tokio::time::sleep(Duration::from_millis(args["ms"].as_u64().unwrap_or(0))).await;
             Ok(HandlerOutput::structured(json!({"path": args["path"]})))
         }),
