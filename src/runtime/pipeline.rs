@@ -128,8 +128,14 @@ pub(crate) struct CallMeta {
 
 /// A call after the first three stages.
 enum Prepared {
-    Done(ToolResult, Option<PermissionRecord>),
-    Ready(AuthorizedCall),
+    Done(Box<(ToolResult, Option<PermissionRecord>)>),
+    Ready(Box<AuthorizedCall>),
+}
+
+impl Prepared {
+    fn done(r: ToolResult) -> Prepared {
+        Prepared::Done(Box::new((r, None)))
+    }
 }
 
 impl ToolRuntime {
@@ -172,7 +178,7 @@ impl ToolRuntime {
                     format!("{} was cancelled before it started", call.name),
                     None,
                 );
-                Prepared::Done(r, None)
+                Prepared::Done(Box::new((r, None)))
             } else {
                 self.inner.prepare(call, &mut meta, session, &turn).await
             };
@@ -282,7 +288,10 @@ impl Inner {
         let resolved = match self.registry.lookup(call, session.toolset()) {
             Ok(r) => r,
             Err(unknown) => {
-                return Prepared::Done(result::unknown_tool(&meta.call_id, unknown), None);
+                return Prepared::Done(Box::new((
+                    result::unknown_tool(&meta.call_id, unknown),
+                    None,
+                )));
             }
         };
         let tool = resolved.tool.clone();
@@ -296,10 +305,7 @@ impl Inner {
         let valid = match validate::schema_check(resolved) {
             Ok(v) => v,
             Err(r) => {
-                return Prepared::Done(
-                    result::refused(subject, r.error_type, r.message, r.hint),
-                    None,
-                );
+                return Prepared::done(result::refused(subject, r.error_type, r.message, r.hint));
             }
         };
         // CEL evaluation is synchronous and its context is not Send: everything that needs it
@@ -319,10 +325,12 @@ impl Inner {
                     Ok(ev) => Some(ev),
                     Err(e) => {
                         let m = format!("{} could not evaluate its rules: {e}", def.name);
-                        return Prepared::Done(
-                            result::refused(subject, ErrorType::RuntimeException, m, None),
+                        return Prepared::done(result::refused(
+                            subject,
+                            ErrorType::RuntimeException,
+                            m,
                             None,
-                        );
+                        ));
                     }
                 }
             } else {
@@ -346,10 +354,7 @@ impl Inner {
         let (checked, evaluation) = match staged {
             Ok(s) => s,
             Err(r) => {
-                return Prepared::Done(
-                    result::refused(subject, r.error_type, r.message, r.hint),
-                    None,
-                );
+                return Prepared::done(result::refused(subject, r.error_type, r.message, r.hint));
             }
         };
         let env = PermissionEnv {
@@ -367,7 +372,7 @@ impl Inner {
                     0,
                     None,
                 );
-                Prepared::Ready(auth)
+                Prepared::Ready(Box::new(auth))
             }
             Err(refusal) => {
                 if refusal.cancel_turn {
@@ -382,7 +387,7 @@ impl Inner {
                     None,
                 );
                 let r = result::refused(subject, refusal.error_type, refusal.message, None);
-                Prepared::Done(r, Some(refusal.record))
+                Prepared::Done(Box::new((r, Some(refusal.record))))
             }
         }
     }
@@ -419,7 +424,8 @@ impl Inner {
             (0..prepared.len()).map(|_| None).collect();
         for ((p, mut meta), slot) in prepared.into_iter().zip(metas).zip(results.iter_mut()) {
             match p {
-                Prepared::Done(r, record) => {
+                Prepared::Done(done) => {
+                    let (r, record) = *done;
                     if let Some(t) = r.error_type() {
                         plan.refused.push(RefusedCall {
                             index: meta.index,
@@ -433,7 +439,7 @@ impl Inner {
                 Prepared::Ready(a) => {
                     meta.batch = plan.batch_of(meta.index);
                     let i = meta.index;
-                    ready[i] = Some((a, meta));
+                    ready[i] = Some((*a, meta));
                 }
             }
         }

@@ -24,7 +24,7 @@ use tokio_util::sync::CancellationToken;
 use crate::cel::{Bindings, Evaluator};
 use crate::ir::template::{TemplatePart, parse};
 use crate::ir::{ArgvElement, CommandSpec, ErrorType, FormatterKind};
-use crate::runtime::exec::{ExecContext, ExecFuture, Executor, RawOutcome};
+use crate::runtime::exec::{ExecContext, ExecFailure, ExecFuture, Executor, RawOutcome};
 use crate::runtime::output::{Redactor, bound};
 use crate::runtime::permission::AuthorizedCall;
 use crate::runtime::workspace::Workspace;
@@ -167,16 +167,16 @@ pub fn prepare(
     call: &AuthorizedCall,
     context: &str,
     workspace: &Workspace,
-) -> Result<CommandRequest, RawOutcome> {
+) -> Result<CommandRequest, ExecFailure> {
     let def = call.definition();
     let Some(cmd) = call.compiled().command.as_ref() else {
-        return Err(RawOutcome::failure(
+        return Err(ExecFailure::new(
             ErrorType::RuntimeException,
             format!("`{}` is not a command tool", def.name),
         ));
     };
     let fail =
-        |m: String| RawOutcome::failure(ErrorType::RuntimeException, format!("{}: {m}", def.name));
+        |m: String| ExecFailure::new(ErrorType::RuntimeException, format!("{}: {m}", def.name));
     let root = workspace.root().to_string_lossy().into_owned();
     let ev = Evaluator::new(&Bindings {
         args: call.arguments(),
@@ -224,13 +224,13 @@ pub fn prepare(
         None => ".".to_owned(),
     };
     let cwd = workspace.check(&cwd_rel).map_err(|v| {
-        RawOutcome::failure(
+        ExecFailure::new(
             ErrorType::SemanticValidationError,
             format!("working folder: {v}"),
         )
     })?;
     if !workspace.dir().is_dir(cwd.as_path()) {
-        return Err(RawOutcome::failure(
+        return Err(ExecFailure::new(
             ErrorType::ResourceNotFound,
             format!("the working folder `{cwd_rel}` does not exist"),
         ));
@@ -478,7 +478,7 @@ impl Executor for CommandExecutor {
         Box::pin(async move {
             match prepared {
                 Ok(req) => spawn(req, output.formatter, output.max_bytes, ctx.cancel).await,
-                Err(failure) => failure,
+                Err(failure) => failure.into(),
             }
         })
     }
@@ -492,7 +492,7 @@ mod tests {
     fn capture_keeps_head_and_tail() {
         let mut c = Capture::default();
         c.push(&vec![b'a'; CAPTURE_HEAD_BYTES]);
-        c.push(&vec![b'b'; 10]);
+        c.push(&[b'b'; 10]);
         c.push(&vec![b'c'; CAPTURE_TAIL_BYTES]);
         assert_eq!(c.omitted(), 10);
         assert!(c.text().contains("[… 10 bytes omitted …]"));

@@ -127,6 +127,32 @@ impl RawOutcome {
     }
 }
 
+/// A failed attempt in brief: what builtins and request preparation return on their error
+/// paths (small, unlike a whole [`RawOutcome`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ExecFailure {
+    /// The kind of failure.
+    pub error_type: ErrorType,
+    /// What the model is told.
+    pub message: String,
+}
+
+impl ExecFailure {
+    /// A failure.
+    pub fn new(error_type: ErrorType, message: impl Into<String>) -> Self {
+        ExecFailure {
+            error_type,
+            message: message.into(),
+        }
+    }
+}
+
+impl From<ExecFailure> for RawOutcome {
+    fn from(f: ExecFailure) -> Self {
+        RawOutcome::failure(f.error_type, f.message)
+    }
+}
+
 /// The future an executor returns.
 pub type ExecFuture<'a> = Pin<Box<dyn Future<Output = RawOutcome> + Send + 'a>>;
 

@@ -9,7 +9,7 @@ use serde_json::{Value, json};
 
 use super::{BuiltinContext, Step, checked, content_hash, io_failure, parse_args, shown};
 use crate::ir::ErrorType;
-use crate::runtime::exec::RawOutcome;
+use crate::runtime::exec::{ExecFailure, RawOutcome};
 
 #[derive(Deserialize)]
 struct Edit {
@@ -35,7 +35,7 @@ pub(super) fn run(args: &Value, cx: &BuiltinContext) -> Step<RawOutcome> {
         .map_err(|e| io_failure(&e, &a.path))?;
     let current = content_hash(&bytes);
     if current != a.expected_hash {
-        return Err(RawOutcome::failure(
+        return Err(ExecFailure::new(
             ErrorType::PreconditionFailed,
             format!(
                 "`{path}` changed since it was read: its content hash is {current}, not expected_hash {}",
@@ -44,7 +44,7 @@ pub(super) fn run(args: &Value, cx: &BuiltinContext) -> Step<RawOutcome> {
         ));
     }
     let Ok(old) = String::from_utf8(bytes) else {
-        return Err(RawOutcome::failure(
+        return Err(ExecFailure::new(
             ErrorType::SemanticValidationError,
             format!("`{path}` is not UTF-8 text, so it cannot be patched by text"),
         ));
@@ -54,7 +54,7 @@ pub(super) fn run(args: &Value, cx: &BuiltinContext) -> Step<RawOutcome> {
         match new.matches(e.old_text.as_str()).count() {
             1 => new = new.replacen(e.old_text.as_str(), &e.new_text, 1),
             0 => {
-                return Err(RawOutcome::failure(
+                return Err(ExecFailure::new(
                     ErrorType::SemanticValidationError,
                     format!(
                         "edit {}: old_text was not found in `{path}`; nothing was changed",
@@ -63,7 +63,7 @@ pub(super) fn run(args: &Value, cx: &BuiltinContext) -> Step<RawOutcome> {
                 ));
             }
             n => {
-                return Err(RawOutcome::failure(
+                return Err(ExecFailure::new(
                     ErrorType::SemanticValidationError,
                     format!(
                         "edit {}: old_text occurs {n} times in `{path}`; include more surrounding text so it occurs once. Nothing was changed",

@@ -8,7 +8,7 @@ use serde_json::{Value, json};
 use super::search_files::{MAX_WALK_FILES, relative, walker};
 use super::{BuiltinContext, Step, checked, parse_args, to_usize};
 use crate::ir::ErrorType;
-use crate::runtime::exec::RawOutcome;
+use crate::runtime::exec::{ExecFailure, RawOutcome};
 
 #[derive(Deserialize)]
 struct Args {
@@ -23,7 +23,7 @@ pub(super) fn run(args: &Value, cx: &BuiltinContext) -> Step<RawOutcome> {
         .literal_separator(true)
         .build()
         .map_err(|e| {
-            RawOutcome::failure(
+            ExecFailure::new(
                 ErrorType::InvalidArguments,
                 format!("pattern is not a valid glob: {e}"),
             )

@@ -6,7 +6,7 @@ use serde_json::{Value, json};
 
 use super::{BuiltinContext, Step, checked, io_failure, parse_args, shown, to_usize};
 use crate::ir::ErrorType;
-use crate::runtime::exec::RawOutcome;
+use crate::runtime::exec::{ExecFailure, RawOutcome};
 
 #[derive(Deserialize)]
 struct Args {
@@ -23,7 +23,7 @@ pub(super) fn run(args: &Value, cx: &BuiltinContext) -> Step<RawOutcome> {
     let dir = cx.workspace.dir();
     let meta = dir.metadata(p.as_path()).map_err(|e| io_failure(&e, raw))?;
     if !meta.is_dir() {
-        return Err(RawOutcome::failure(
+        return Err(ExecFailure::new(
             ErrorType::SemanticValidationError,
             format!("`{raw}` is a file, not a folder; use read_file to read it"),
         ));

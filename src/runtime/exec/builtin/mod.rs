@@ -21,7 +21,7 @@ use serde_json::Value;
 
 use crate::ir::{ErrorType, OutputPolicy};
 use crate::runtime::artifacts::ArtifactStore;
-use crate::runtime::exec::{ExecContext, ExecFuture, Executor, RawOutcome};
+use crate::runtime::exec::{ExecContext, ExecFailure, ExecFuture, Executor, RawOutcome};
 use crate::runtime::permission::AuthorizedCall;
 use crate::runtime::workspace::{Workspace, WorkspacePath, classify_io};
 
@@ -90,7 +90,7 @@ impl Builtin {
             Builtin::ReadArtifact => read_artifact::run(args, cx),
             Builtin::Echo => echo::run(args),
         };
-        r.unwrap_or_else(|failure| failure)
+        r.unwrap_or_else(RawOutcome::from)
     }
 }
 
@@ -139,13 +139,13 @@ impl Executor for BuiltinExecutor {
 }
 
 /// Builtin results: a failure is a complete outcome too.
-type Step<T> = Result<T, RawOutcome>;
+type Step<T> = Result<T, ExecFailure>;
 
 /// Reads typed arguments (they passed the schema, so a mismatch means the spec and the builtin
 /// disagree — still a result, never a panic).
 fn parse_args<T: DeserializeOwned>(args: &Value, tool: &str) -> Step<T> {
     serde_json::from_value(args.clone()).map_err(|e| {
-        RawOutcome::failure(
+        ExecFailure::new(
             ErrorType::InvalidArguments,
             format!("the arguments do not fit the builtin {tool}: {e}"),
         )
@@ -160,14 +160,14 @@ fn checked(cx: &BuiltinContext, path: &str) -> Step<WorkspacePath> {
         } else {
             ErrorType::SemanticValidationError
         };
-        RawOutcome::failure(t, v.to_string())
+        ExecFailure::new(t, v.to_string())
     })
 }
 
 /// A file-system error as an outcome.
-fn io_failure(e: &std::io::Error, path: &str) -> RawOutcome {
+fn io_failure(e: &std::io::Error, path: &str) -> ExecFailure {
     let (t, m) = classify_io(e, path);
-    RawOutcome::failure(t, m)
+    ExecFailure::new(t, m)
 }
 
 /// The content hash toolgate uses everywhere: blake3, hex.

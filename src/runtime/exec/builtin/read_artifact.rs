@@ -7,7 +7,7 @@ use serde_json::{Value, json};
 use super::{BuiltinContext, Step, parse_args, to_usize};
 use crate::ir::ErrorType;
 use crate::runtime::artifacts::{ArtifactError, count_lines};
-use crate::runtime::exec::RawOutcome;
+use crate::runtime::exec::{ExecFailure, RawOutcome};
 
 /// Most bytes one byte-range read returns (the contract's `length` maximum).
 const MAX_LENGTH: u64 = 65_536;
@@ -30,19 +30,15 @@ pub(super) fn run(args: &Value, cx: &BuiltinContext) -> Step<RawOutcome> {
     let by_lines = a.start_line.is_some() || a.end_line.is_some();
     let by_bytes = a.offset.is_some() || a.length.is_some();
     if by_lines && by_bytes {
-        return Err(RawOutcome::failure(
+        return Err(ExecFailure::new(
             ErrorType::SemanticValidationError,
             "give a line range (start_line/end_line) or a byte range (offset/length), not both",
         ));
     }
     let bytes = cx.artifacts.get(&a.artifact_id).map_err(|e| match e {
-        ArtifactError::InvalidId(_) => {
-            RawOutcome::failure(ErrorType::InvalidArguments, e.to_string())
-        }
-        ArtifactError::NotFound(_) => {
-            RawOutcome::failure(ErrorType::ResourceNotFound, e.to_string())
-        }
-        ArtifactError::Io(_) => RawOutcome::failure(ErrorType::RuntimeException, e.to_string()),
+        ArtifactError::InvalidId(_) => ExecFailure::new(ErrorType::InvalidArguments, e.to_string()),
+        ArtifactError::NotFound(_) => ExecFailure::new(ErrorType::ResourceNotFound, e.to_string()),
+        ArtifactError::Io(_) => ExecFailure::new(ErrorType::RuntimeException, e.to_string()),
     })?;
     let total_bytes = bytes.len() as u64;
     let total_lines = count_lines(&bytes);
@@ -50,7 +46,7 @@ pub(super) fn run(args: &Value, cx: &BuiltinContext) -> Step<RawOutcome> {
     let (text, start, end, truncated) = if by_bytes {
         let offset = a.offset.unwrap_or(0);
         if offset >= total_bytes && total_bytes > 0 {
-            return Err(RawOutcome::failure(
+            return Err(ExecFailure::new(
                 ErrorType::SemanticValidationError,
                 format!("offset {offset} is past the end of the artifact ({total_bytes} bytes)"),
             ));
@@ -68,7 +64,7 @@ pub(super) fn run(args: &Value, cx: &BuiltinContext) -> Step<RawOutcome> {
     } else {
         let start = a.start_line.unwrap_or(1).max(1);
         if start > total_lines && total_lines > 0 {
-            return Err(RawOutcome::failure(
+            return Err(ExecFailure::new(
                 ErrorType::SemanticValidationError,
                 format!("start_line {start} is past the end of the artifact ({total_lines} lines)"),
             ));

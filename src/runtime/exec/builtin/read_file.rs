@@ -8,7 +8,7 @@ use serde_json::{Value, json};
 
 use super::{BuiltinContext, Step, checked, io_failure, parse_args, shown, to_usize};
 use crate::ir::ErrorType;
-use crate::runtime::exec::RawOutcome;
+use crate::runtime::exec::{ExecFailure, RawOutcome};
 
 /// The most lines one call returns (the contract says 2000 after start_line).
 const MAX_RANGE_LINES: u64 = 2000;
@@ -33,7 +33,7 @@ pub(super) fn run(args: &Value, cx: &BuiltinContext) -> Step<RawOutcome> {
         .open(p.as_path())
         .map_err(|e| io_failure(&e, &a.path))?;
     if file.metadata().is_ok_and(|m| m.is_dir()) {
-        return Err(RawOutcome::failure(
+        return Err(ExecFailure::new(
             ErrorType::SemanticValidationError,
             format!(
                 "`{}` is a folder; use list_dir to see what is in it",
@@ -81,7 +81,7 @@ pub(super) fn run(args: &Value, cx: &BuiltinContext) -> Step<RawOutcome> {
     let total = n;
     let hash = hasher.finalize().to_hex().to_string();
     if start > total && total > 0 {
-        return Err(RawOutcome::failure(
+        return Err(ExecFailure::new(
             ErrorType::SemanticValidationError,
             format!(
                 "start_line {start} is past the end of `{}`, which has {total} lines",

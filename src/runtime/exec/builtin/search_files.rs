@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 
 use super::{BuiltinContext, Step, checked, io_failure, parse_args, shown, to_usize};
 use crate::ir::ErrorType;
-use crate::runtime::exec::RawOutcome;
+use crate::runtime::exec::{ExecFailure, RawOutcome};
 
 /// Bytes of a file searched; the rest of a larger file is not.
 const MAX_FILE_BYTES: u64 = 8 * 1024 * 1024;
@@ -39,7 +39,7 @@ pub(super) fn run(args: &Value, cx: &BuiltinContext) -> Step<RawOutcome> {
         .size_limit(10 * 1024 * 1024)
         .build()
         .map_err(|e| {
-            RawOutcome::failure(
+            ExecFailure::new(
                 ErrorType::InvalidArguments,
                 format!("pattern is not a valid regular expression: {e}"),
             )
@@ -50,7 +50,7 @@ pub(super) fn run(args: &Value, cx: &BuiltinContext) -> Step<RawOutcome> {
                 .literal_separator(true)
                 .build()
                 .map_err(|e| {
-                    RawOutcome::failure(
+                    ExecFailure::new(
                         ErrorType::InvalidArguments,
                         format!("glob is not valid: {e}"),
                     )

@@ -7,7 +7,7 @@ use serde_json::{Value, json};
 
 use super::{BuiltinContext, Step, checked, content_hash, io_failure, parse_args, shown};
 use crate::ir::ErrorType;
-use crate::runtime::exec::RawOutcome;
+use crate::runtime::exec::{ExecFailure, RawOutcome};
 
 #[derive(Deserialize)]
 struct Args {
@@ -27,7 +27,7 @@ pub(super) fn run(args: &Value, cx: &BuiltinContext) -> Step<RawOutcome> {
         Err(e) => return Err(io_failure(&e, &a.path)),
     };
     if existing.as_ref().is_some_and(|m| m.is_dir()) {
-        return Err(RawOutcome::failure(
+        return Err(ExecFailure::new(
             ErrorType::SemanticValidationError,
             format!("`{}` is a folder", a.path),
         ));
@@ -40,7 +40,7 @@ pub(super) fn run(args: &Value, cx: &BuiltinContext) -> Step<RawOutcome> {
             .read(p.as_path())
             .is_ok_and(|old| content_hash(&old) == hash);
         if !same {
-            return Err(RawOutcome::failure(
+            return Err(ExecFailure::new(
                 ErrorType::PreconditionFailed,
                 format!("`{path}` exists already and overwrite is not set"),
             ));
