@@ -115,7 +115,7 @@ pub(crate) struct CallMeta {
     pub(crate) index: usize,
     pub(crate) call_id: String,
     pub(crate) tool: String,
-    /// The arguments, kept only when hooks will look at them.
+    /// The arguments as the model sent them (for hooks, and the trace of refused calls).
     pub(crate) arguments: Value,
     pub(crate) started: Instant,
     pub(crate) start_time: SystemTime,
@@ -231,11 +231,7 @@ impl Inner {
             index,
             call_id: call.call_id.clone(),
             tool: call.name.clone(),
-            arguments: if self.hooks.is_empty() {
-                Value::Null
-            } else {
-                call.arguments.clone()
-            },
+            arguments: call.arguments.clone(),
             started: Instant::now(),
             start_time: SystemTime::now(),
             annotations: Annotations::default(),

@@ -320,17 +320,17 @@ pub(crate) struct Executed<'a> {
     pub(crate) stop: Option<Stop>,
     pub(crate) attempts: u32,
     pub(crate) artifacts: &'a ArtifactStore,
-    pub(crate) secret_values: &'a [String],
 }
 
 /// Normalizes the outcome of the last attempt.
 pub(crate) fn executed(e: Executed<'_>) -> ToolResult {
     let def = &e.tool.definition;
     let policy = &def.output;
+    // Secret environment values are redacted by the subprocess backend, which knows them.
     let redactor = Redactor {
         secrets: policy.redact_secrets,
         patterns: &e.tool.redact,
-        literals: e.secret_values,
+        literals: &[],
     };
     let mut raw = e.raw;
     let mut failure = raw.failure.take();

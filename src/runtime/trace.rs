@@ -125,7 +125,7 @@ pub(crate) fn record(
     let tool = inner.registry.get(r.tool());
     let args_hash = if meta.args_hash.is_empty() {
         // Never validated: hash what the model sent, so refusals can be correlated too.
-        blake3::hash(meta.arguments.to_string().as_bytes())
+        blake3::hash(crate::runtime::validate::canonical_json(&meta.arguments).as_bytes())
             .to_hex()
             .to_string()
     } else {

@@ -144,6 +144,15 @@ pub fn bind_handlers(b: RuntimeBuilder, counters: Arc<Counters>) -> RuntimeBuild
     )
     .unwrap()
     .bind(
+        "echo_handler",
+        Arc::new(|_ctx: HandlerContext, args: Value| async move {
+            Ok(HandlerOutput::text(
+                args["text"].as_str().unwrap_or("").to_owned(),
+            ))
+        }),
+    )
+    .unwrap()
+    .bind(
         "send_note",
         Arc::new(move |ctx: HandlerContext, args: Value| {
             let c = c2.clone();

@@ -198,7 +198,6 @@ impl Inner {
             stop,
             attempts: retry.attempts(),
             artifacts: &self.artifacts,
-            secret_values: &[],
         });
         let point = if r.status() == Status::Success {
             HookPoint::AfterExecute
