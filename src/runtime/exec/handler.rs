@@ -1,15 +1,19 @@
 //! The handler backend: `exec: {handler: rust}` tools run the [`ToolHandler`] the embedding
-//! program bound in [`HandlerBindings`]. Each call runs on its own task, so a handler that
-//! panics becomes a RUNTIME_EXCEPTION result instead of taking the runtime down, and a handler
-//! still running when the pipeline gives up on it is aborted.
+//! program bound in [`HandlerBindings`]. Every poll of the handler's future is guarded, so a
+//! handler that panics becomes a RUNTIME_EXCEPTION result instead of taking the runtime down;
+//! a handler still running when the pipeline gives up on it is dropped with the attempt.
+
+use std::future::Future;
+use std::panic::AssertUnwindSafe;
+use std::pin::Pin;
+use std::task::{Context, Poll};
 
 use serde_json::Value;
-use tokio::task::JoinHandle;
 
 use crate::ir::ErrorType;
 use crate::runtime::bindings::HandlerBindings;
 use crate::runtime::exec::{ExecContext, ExecFuture, Executor, RawOutcome};
-use crate::runtime::handler::{HandlerContext, HandlerOutput};
+use crate::runtime::handler::{HandlerContext, HandlerError, HandlerFuture, HandlerOutput};
 use crate::runtime::permission::AuthorizedCall;
 
 /// Runs bound handlers.
@@ -25,12 +29,20 @@ impl HandlerExecutor {
     }
 }
 
-/// Aborts the task when dropped (the pipeline dropped the attempt after its grace period).
-struct AbortOnDrop<T>(JoinHandle<T>);
+/// A handler future whose panics are caught and reported as `Err(())`. (No task is spawned:
+/// a spawn per call costs more than the rest of the pipeline.)
+struct CatchUnwind<'a>(HandlerFuture<'a>);
 
-impl<T> Drop for AbortOnDrop<T> {
-    fn drop(&mut self) {
-        self.0.abort();
+impl Future for CatchUnwind<'_> {
+    type Output = Result<Result<HandlerOutput, HandlerError>, ()>;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let fut = &mut self.0;
+        match std::panic::catch_unwind(AssertUnwindSafe(|| fut.as_mut().poll(cx))) {
+            Ok(Poll::Pending) => Poll::Pending,
+            Ok(Poll::Ready(r)) => Poll::Ready(Ok(r)),
+            Err(_) => Poll::Ready(Err(())),
+        }
     }
 }
 
@@ -59,17 +71,12 @@ impl Executor for HandlerExecutor {
                     format!("no handler is bound to `{name}`"),
                 );
             };
-            let mut task = AbortOnDrop(tokio::spawn(async move { handler.call(hctx, args).await }));
-            match (&mut task.0).await {
+            match CatchUnwind(handler.call(hctx, args)).await {
                 Ok(Ok(out)) => outcome(out),
                 Ok(Err(e)) => RawOutcome::failure(e.error_type, e.message),
-                Err(e) if e.is_panic() => RawOutcome::failure(
+                Err(()) => RawOutcome::failure(
                     ErrorType::RuntimeException,
                     format!("the handler of `{name}` panicked"),
-                ),
-                Err(_) => RawOutcome::failure(
-                    ErrorType::Cancelled,
-                    format!("the handler of `{name}` was stopped"),
                 ),
             }
         })
