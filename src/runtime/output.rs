@@ -225,6 +225,25 @@ mod tests {
         assert_eq!(b.text, "éé\n[… 1 line (16 bytes) omitted …]\n");
     }
 
+    proptest::proptest! {
+        #[test]
+        fn bounding_never_panics_and_stays_near_the_limit(
+            text in "(?s).{0,400}",
+            max_bytes in 1u64..200,
+            max_lines in 1u64..20,
+            keep in 0u8..3,
+        ) {
+            let keep = [OutputKeep::Head, OutputKeep::Tail, OutputKeep::HeadTail][usize::from(keep)];
+            let b = bound(&text, max_bytes, max_lines, keep);
+            if b.truncated {
+                // The kept text plus one marker line (at most ~60 bytes).
+                proptest::prop_assert!(b.text.len() as u64 <= max_bytes + 64);
+            } else {
+                proptest::prop_assert_eq!(b.text, text);
+            }
+        }
+    }
+
     #[test]
     fn secrets_are_redacted_in_text_and_json() {
         let r = Redactor {

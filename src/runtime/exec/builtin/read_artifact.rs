@@ -45,7 +45,7 @@ pub(super) fn run(args: &Value, cx: &BuiltinContext) -> Step<RawOutcome> {
     let budget = cx.output.max_bytes.max(1);
     let (text, start, end, truncated) = if by_bytes {
         let offset = a.offset.unwrap_or(0);
-        if offset >= total_bytes && total_bytes > 0 {
+        if offset > total_bytes || (offset == total_bytes && total_bytes > 0) {
             return Err(ExecFailure::new(
                 ErrorType::SemanticValidationError,
                 format!("offset {offset} is past the end of the artifact ({total_bytes} bytes)"),
