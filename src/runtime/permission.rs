@@ -1,6 +1,6 @@
 //! The permission stage (chapter §10): capability is not permission.
 //!
-//! [`evaluate`] runs the tool's rules through [`CompiledPolicy`] (deny > ask > allow, strictest
+//! [`evaluate`] runs the tool's rules through [`CompiledPolicy`](crate::policy::CompiledPolicy) (deny > ask > allow, strictest
 //! match, else the effect's default from toolgate.yaml) and folds in restrictions hooks asked
 //! for — a hook can make a decision stricter, never looser. [`authorize`] then settles it:
 //! allow runs; deny refuses with POLICY_DENIED; ask looks for a session [`Grant`], then asks the

@@ -16,8 +16,8 @@
 //! 4. hooks `BeforeExecute`; an idempotency-key lookup in the [`Journal`] (replay, or
 //!    UNKNOWN_OUTCOME for an unfinished earlier run); `journal.start` for side-effecting calls,
 //!    before the body;
-//! 5. the backend's [`Executor`] under the tool's timeout and the caller's cancellation, retried
-//!    by the [`Retry`] policy within its budget (each attempt journaled);
+//! 5. the backend's [`Executor`](crate::runtime::Executor) under the tool's timeout and the caller's cancellation, retried
+//!    by the [`Retry`](crate::runtime::retry::Retry) policy within its budget (each attempt journaled);
 //! 6. normalization into a [`ToolResult`]; hooks `AfterExecute` / `OnError`;
 //!    `journal.finish` before the result is returned;
 //! 7. hooks `BeforeProject` (redactions), the [`Projection`], hooks `AfterProject`; the trace
