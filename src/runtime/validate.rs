@@ -16,7 +16,7 @@ use crate::ir::ErrorType;
 use crate::runtime::registry::{CompiledTool, ResolvedCall};
 use crate::runtime::scheduler::Footprint;
 use crate::runtime::session::ToolCall;
-use crate::runtime::workspace::Workspace;
+use crate::runtime::workspace::{PathViolation, Workspace};
 
 /// A call whose arguments match the tool's parameter schema.
 #[derive(Clone, Debug)]
@@ -105,6 +105,9 @@ pub fn semantic_check(
     let ResolvedCall { call, tool } = valid.resolved;
     let mut problems = Vec::new();
     let mut hint = None;
+    // Whether a failed rule already stated the lexical path policy (`path.within_workspace`);
+    // then the path check below adds only what CEL cannot see: symbolic links.
+    let mut lexical_reported = false;
     if let Some(ev) = ev {
         for (rule, program) in &tool.validate {
             let failed = match ev.condition(program) {
@@ -114,6 +117,7 @@ pub fn semantic_check(
             };
             if let Some(m) = failed {
                 problems.push(m);
+                lexical_reported |= rule.expr.contains("path.within_workspace");
                 if hint.is_none() {
                     hint.clone_from(&rule.hint);
                 }
@@ -129,18 +133,18 @@ pub fn semantic_check(
             _ => Vec::new(),
         };
         for v in values {
-            if let Err(violation) = workspace.check(v) {
-                let m = format!("{}: {violation}", param.name);
-                // A CEL rule may already have said the same thing lexically; say it once.
-                if !problems.iter().any(|p| p.contains("workspace")) || violation_is_symlink(&m) {
-                    problems.push(m);
-                }
-                if hint.is_none() {
-                    hint = Some(
-                        "Use a path relative to the workspace root, such as src/main.rs; symbolic links must not lead outside it."
-                            .to_owned(),
-                    );
-                }
+            let Err(violation) = workspace.check(v) else {
+                continue;
+            };
+            if lexical_reported && !matches!(violation, PathViolation::Symlink(_)) {
+                continue;
+            }
+            problems.push(format!("{}: {violation}", param.name));
+            if hint.is_none() {
+                hint = Some(
+                    "Use a path relative to the workspace root, such as src/main.rs; symbolic links must not lead outside it."
+                        .to_owned(),
+                );
             }
         }
     }
@@ -169,10 +173,6 @@ pub fn semantic_check(
         canonical_args,
         args_hash,
     })
-}
-
-fn violation_is_symlink(m: &str) -> bool {
-    m.contains("symbolic link")
 }
 
 /// Resource keys from the spec's CEL; a failure makes the call conflict with everything.

@@ -427,11 +427,9 @@ pub async fn spawn(
                 "truncated": truncated || b.truncated,
             }))
         }
-        FormatterKind::Json if err.total == 0 || code == Some(0) => {
-            serde_json::from_slice::<Value>(&out.head)
-                .ok()
-                .filter(|_| out.omitted() == 0 && out.tail.is_empty())
-        }
+        FormatterKind::Json if code == Some(0) => serde_json::from_slice::<Value>(&out.head)
+            .ok()
+            .filter(|_| out.omitted() == 0 && out.tail.is_empty()),
         _ => None,
     };
     let failure = if stopped {

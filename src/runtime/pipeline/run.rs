@@ -154,10 +154,11 @@ impl Inner {
             let (raw, stop) = self
                 .attempt(current, &session, &turn, exec_key.clone())
                 .await;
-            let failed = if stop.is_none() {
-                raw.failure.as_ref().map(|f| f.0)
-            } else {
-                None
+            // A timeout is retried like any listed error type; a cancel never is.
+            let failed = match stop {
+                Some(Stop::Timeout(_)) => Some(ErrorType::Timeout),
+                Some(Stop::Cancelled) => None,
+                None => raw.failure.as_ref().map(|f| f.0),
             };
             let retry_after = match (failed, next) {
                 (Some(t), Some(next)) => match retry.after_failure(t, first.elapsed()) {
