@@ -13,15 +13,16 @@
 //! Then for the authorized calls together: the [`Plan`] (conflict graph → batches). Batches run
 //! one after another, the calls of a batch concurrently; for each call:
 //!
-//! 4. hooks `BeforeExecute`; an idempotency-key lookup in the [`Journal`] (replay, or
-//!    UNKNOWN_OUTCOME for an unfinished earlier run); `journal.start` for side-effecting calls,
-//!    before the body;
-//! 5. the backend's [`Executor`](crate::runtime::Executor) under the tool's timeout and the caller's cancellation, retried
-//!    by the [`Retry`](crate::runtime::retry::Retry) policy within its budget (each attempt journaled);
+//! 4. an idempotency-key lookup in the [`Journal`] (replay a finished result, or UNKNOWN_OUTCOME
+//!    for an unfinished earlier run); `journal.start` for side-effecting calls, before the body;
+//! 5. per attempt: hooks `BeforeExecute`, then the backend's
+//!    [`Executor`](crate::runtime::Executor) under the tool's timeout and the caller's
+//!    cancellation; failed attempts are retried by the [`Retry`](crate::runtime::retry::Retry)
+//!    policy within its budget (each attempt journaled);
 //! 6. normalization into a [`ToolResult`]; hooks `AfterExecute` / `OnError`;
-//!    `journal.finish` before the result is returned;
 //! 7. hooks `BeforeProject` (redactions), the [`Projection`], hooks `AfterProject`; the trace
-//!    record and the metrics.
+//!    record and the metrics; `journal.finish` (with the trace record) before the result is
+//!    returned.
 //!
 //! Results come back one per call, in call order. Tool failures are results; only engine
 //! failures (the journal, a broken invariant) are `Err`.

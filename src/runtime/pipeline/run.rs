@@ -79,14 +79,6 @@ impl Inner {
             let (r, _) = self.finish(r, &mut meta, &session, Some(&permission), None);
             return Ok((meta.index, r));
         }
-        self.hook(
-            HookPoint::BeforeExecute,
-            &mut meta,
-            &session,
-            Some(&permission),
-            1,
-            None,
-        );
 
         if let Some(key) = meta.idempotency_key.clone()
             && let Some(earlier) = self.journal.by_idempotency_key(&def.name, &key).await?
@@ -141,16 +133,14 @@ impl Inner {
         let (raw, stop) = loop {
             let next = (def.retry.max_attempts > 1).then(|| current.next_attempt());
             let attempt = current.attempt();
-            if attempt > 1 {
-                self.hook(
-                    HookPoint::BeforeExecute,
-                    &mut meta,
-                    &session,
-                    Some(&permission),
-                    attempt,
-                    None,
-                );
-            }
+            self.hook(
+                HookPoint::BeforeExecute,
+                &mut meta,
+                &session,
+                Some(&permission),
+                attempt,
+                None,
+            );
             let (raw, stop) = self
                 .attempt(current, &session, &turn, exec_key.clone())
                 .await;
