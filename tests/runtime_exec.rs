@@ -347,3 +347,61 @@ async fn every_call_leaves_a_trace_record() {
     assert!(w.start_time <= w.end_time);
     assert_eq!(w.retry_count, 0);
 }
+
+/// The argv template of git_diff: `when` adds `--staged` only when asked, `each` adds one
+/// argument per path, and a hostile path stays one argument.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn argv_templates_when_and_each() {
+    let f = Fixture::new();
+    let git = |args: &[&str]| {
+        let ok = std::process::Command::new("git")
+            .args(args)
+            .current_dir(f.path())
+            .env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .output()
+            .unwrap()
+            .status
+            .success();
+        assert!(ok, "git {args:?}");
+    };
+    git(&["init", "-q"]);
+    f.write("a.py", "A = 1\n");
+    f.write("b.py", "B = 1\n");
+    git(&["add", "."]);
+    git(&[
+        "-c",
+        "user.name=t",
+        "-c",
+        "user.email=t@t",
+        "commit",
+        "-qm",
+        "init",
+    ]);
+    f.write("a.py", "A = 2\n");
+    f.write("b.py", "B = 2\n");
+    let rt = f.builder().build().unwrap();
+    let r = run1(
+        &rt,
+        &session(),
+        call("d", "git_diff", json!({"paths": ["a.py"]})),
+    )
+    .await;
+    assert!(r.is_success(), "{}", r.projection().text);
+    let out = r.output().unwrap();
+    assert!(out.contains("+A = 2") && !out.contains("B = 2"), "{out}");
+    let r = run1(
+        &rt,
+        &session(),
+        call("d", "git_diff", json!({"staged": true})),
+    )
+    .await;
+    assert_eq!(r.output(), None, "nothing is staged");
+    let r = run1(
+        &rt,
+        &session(),
+        call("d", "git_diff", json!({"paths": ["a.py; touch pwned"]})),
+    )
+    .await;
+    assert!(r.is_success());
+    assert!(!f.path().join("pwned").exists());
+}
