@@ -74,6 +74,10 @@ pub(super) fn run(args: &Value, cx: &BuiltinContext) -> Step<RawOutcome> {
     let total = paths.len();
     let truncated = total > max || walk_cut;
     paths.truncate(max);
+    // The walker lists folders by path; a folder swapped for a symlink mid-walk could list
+    // names from outside. Names are all that could leak, and only these few are reported, so
+    // each is checked beneath the root once more.
+    paths.retain(|p| cx.workspace.check(p).is_ok());
     let mut text: String = paths.iter().map(|p| format!("{p}\n")).collect();
     if total > paths.len() {
         text.push_str(&format!(
