@@ -1,10 +1,14 @@
 //! The command line: one file per subcommand, each turning arguments into library calls.
 //!
-//! Exit codes: 0 clean, 1 findings at or above `--fail-on`, 2 usage or load errors.
+//! Exit codes: 0 clean, 1 findings at or above `--fail-on`, 2 usage or load errors. For `call`
+//! and `run`: 0 when every call succeeded, 1 when a result is not a success, 2 for usage, load
+//! and engine errors.
 
+mod call;
 mod explain;
 mod lint;
 mod rules;
+mod run;
 mod schema;
 
 use std::io::Write;
@@ -37,6 +41,10 @@ enum Command {
     Rules(rules::RulesArgs),
     /// Print the JSON Schema of the spec format (for editor completion).
     Schema(schema::SchemaArgs),
+    /// Run one tool call through the governed runtime.
+    Call(call::CallArgs),
+    /// Run a batch of tool calls (JSONL) as one turn: the schedule, then the results.
+    Run(run::RunArgs),
 }
 
 /// Runs the command line and returns the process exit code.
@@ -54,6 +62,8 @@ pub fn main() -> ExitCode {
         Command::Explain(a) => explain::run(a),
         Command::Rules(a) => rules::run(a),
         Command::Schema(a) => schema::run(a),
+        Command::Call(a) => call::run(a),
+        Command::Run(a) => run::run(a),
     };
     match result {
         Ok(code) => ExitCode::from(code),

@@ -1,0 +1,153 @@
+//! Runtime benchmarks: the pipeline's own cost per call for a pure in-process tool, compared
+//! with calling the handler directly; and eight read-only 50 ms calls in one batch.
+//!
+//! Run with `cargo bench --bench runtime`. The per-call numbers use `iter_custom` so that
+//! entering the tokio runtime is not counted: each sample runs many calls inside one
+//! `block_on` and divides.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, missing_docs)]
+
+use std::hint::black_box;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use criterion::{Criterion, criterion_group, criterion_main};
+use serde_json::{Value, json};
+use tokio_util::sync::CancellationToken;
+use toolgate::runtime::{
+    HandlerContext, HandlerOutput, RuntimeBuilder, Session, ToolCall, ToolHandler, ToolRuntime,
+};
+use toolgate::spec::load::LoadOptions;
+
+fn repo() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn echo_handler() -> Arc<dyn ToolHandler> {
+    Arc::new(|_ctx: HandlerContext, args: Value| async move {
+        Ok(HandlerOutput::text(
+            args["text"].as_str().unwrap_or("").to_owned(),
+        ))
+    })
+}
+
+fn runtime(ws: &std::path::Path, state: &std::path::Path) -> ToolRuntime {
+    let sleep = |_ctx: HandlerContext, args: Value| async move {
+        tokio::time::sleep(Duration::from_millis(args["ms"].as_u64().unwrap_or(0))).await;
+        Ok(HandlerOutput::text("done"))
+    };
+    let nothing = |_ctx: HandlerContext, _args: Value| async move { Ok(HandlerOutput::text("")) };
+    RuntimeBuilder::from_specs(&LoadOptions {
+        paths: vec![
+            repo().join("tool-specs"),
+            repo().join("tests/fixtures/runtime"),
+        ],
+        config: Some(repo().join("tests/fixtures/runtime/toolgate.yaml")),
+        cwd: repo(),
+    })
+    .unwrap()
+    .workspace(ws)
+    .state_dir(state)
+    .bind("echo_handler", echo_handler())
+    .unwrap()
+    .bind("slow_read", Arc::new(sleep))
+    .unwrap()
+    .bind("slow_edit", Arc::new(nothing))
+    .unwrap()
+    .bind("flaky", Arc::new(nothing))
+    .unwrap()
+    .bind("send_note", Arc::new(nothing))
+    .unwrap()
+    .build()
+    .unwrap()
+}
+
+fn per_call(c: &mut Criterion) {
+    let ws = tempfile::tempdir().unwrap();
+    let state = tempfile::tempdir().unwrap();
+    let rt = runtime(ws.path(), state.path());
+    let tokio_rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let session = Session::new("bench", "interactive");
+    let mut g = c.benchmark_group("per_call");
+    for tool in ["echo", "echo_handler"] {
+        g.bench_function(format!("pipeline/{tool}"), |b| {
+            b.iter_custom(|iters| {
+                tokio_rt.block_on(async {
+                    let start = Instant::now();
+                    for _ in 0..iters {
+                        let call = ToolCall::new("c", tool, json!({"text": "hello"}));
+                        let r = rt
+                            .execute(vec![call], &session, CancellationToken::new())
+                            .await
+                            .unwrap();
+                        black_box(r);
+                    }
+                    start.elapsed()
+                })
+            });
+        });
+    }
+    let handler = echo_handler();
+    g.bench_function("direct/echo_handler", |b| {
+        b.iter_custom(|iters| {
+            tokio_rt.block_on(async {
+                let start = Instant::now();
+                for _ in 0..iters {
+                    let ctx = HandlerContext {
+                        call_id: "c".into(),
+                        session_id: "bench".into(),
+                        tool: "echo_handler".into(),
+                        idempotency_key: "bench:c".into(),
+                        attempt: 1,
+                        workspace: PathBuf::from("/"),
+                        cancel: CancellationToken::new(),
+                    };
+                    black_box(handler.call(ctx, json!({"text": "hello"})).await.unwrap());
+                }
+                start.elapsed()
+            })
+        });
+    });
+    g.finish();
+}
+
+fn batch(c: &mut Criterion) {
+    let ws = tempfile::tempdir().unwrap();
+    let state = tempfile::tempdir().unwrap();
+    let rt = runtime(ws.path(), state.path());
+    let tokio_rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let session = Session::new("bench", "interactive");
+    let mut g = c.benchmark_group("batch");
+    g.sample_size(20).measurement_time(Duration::from_secs(4));
+    g.bench_function("eight_reads_50ms", |b| {
+        b.iter(|| {
+            tokio_rt.block_on(async {
+                let calls = (0..8)
+                    .map(|i| {
+                        ToolCall::new(
+                            format!("r{i}"),
+                            "slow_read",
+                            json!({"path": format!("f{i}.txt"), "ms": 50}),
+                        )
+                    })
+                    .collect();
+                let r = rt
+                    .run(calls, &session, CancellationToken::new())
+                    .await
+                    .unwrap();
+                assert_eq!(r.plan.batches.len(), 1);
+                black_box(r)
+            })
+        });
+    });
+    g.finish();
+}
+
+criterion_group!(benches, per_call, batch);
+criterion_main!(benches);

@@ -1,0 +1,298 @@
+//! `toolgate call TOOL --args JSON`: run one tool call through the governed runtime and print
+//! what the model would read (`--format text`) or the full result (`--format json`).
+//!
+//! The runtime options are shared with `toolgate run` ([`RuntimeArgs`]). The context defaults
+//! to `interactive` when someone can answer (a terminal, or `--approve`), else `headless`,
+//! where every `ask` ends as APPROVAL_UNAVAILABLE.
+
+use std::io::IsTerminal;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use clap::{Args, ValueEnum};
+use tokio_util::sync::CancellationToken;
+
+use crate::check;
+use crate::lint::report::{Summary, human};
+use crate::runtime::approval::{
+    ApprovalFuture, ApprovalOutcome, ApprovalRequest, Approver, FixedApprover,
+};
+use crate::runtime::{RuntimeBuilder, Session, ToolCall, ToolResult, ToolRuntime};
+use crate::spec::load::LoadOptions;
+
+/// How `ask` decisions are answered without a person.
+#[derive(Clone, Copy, Debug, ValueEnum)]
+pub enum ApproveArg {
+    /// Every ask is allowed, once.
+    Allow,
+    /// Every ask is denied.
+    Deny,
+}
+
+/// Output formats of `call` and `run`.
+#[derive(Clone, Copy, Debug, ValueEnum)]
+pub enum OutputFormat {
+    /// What the model reads.
+    Text,
+    /// The full results as JSON.
+    Json,
+}
+
+/// Options shared by `call` and `run`.
+#[derive(Debug, Args)]
+pub struct RuntimeArgs {
+    /// The project file (default: ./toolgate.yaml if present).
+    #[arg(long)]
+    pub config: Option<PathBuf>,
+    /// Run from a bundle.json instead of the specs.
+    #[arg(long, conflicts_with = "config")]
+    pub bundle: Option<PathBuf>,
+    /// The execution context (interactive, ci, headless, or one toolgate.yaml defines).
+    #[arg(long)]
+    pub context: Option<String>,
+    /// Answer every `ask` with this (for scripts and tests).
+    #[arg(long, value_enum)]
+    pub approve: Option<ApproveArg>,
+    /// The workspace folder (default: toolgate.yaml's `workspace`).
+    #[arg(long)]
+    pub workspace: Option<PathBuf>,
+    /// Limit the tools to one toolset of toolgate.yaml.
+    #[arg(long)]
+    pub toolset: Option<String>,
+    /// Output format.
+    #[arg(long, value_enum, default_value = "text")]
+    pub format: OutputFormat,
+}
+
+/// Arguments of `toolgate call`.
+#[derive(Debug, Args)]
+pub struct CallArgs {
+    /// The tool to call.
+    pub tool: String,
+    /// The arguments, as a JSON object.
+    #[arg(long, default_value = "{}")]
+    pub args: String,
+    /// The session id.
+    #[arg(long)]
+    pub session: Option<String>,
+    #[command(flatten)]
+    pub runtime: RuntimeArgs,
+}
+
+/// A usage, load or engine error: printed, exit code 2.
+pub(super) struct Failed(pub String);
+
+/// Builds the runtime and the session the options describe.
+pub(super) fn load(
+    a: &RuntimeArgs,
+    session_id: Option<&str>,
+) -> Result<(ToolRuntime, Session), Failed> {
+    let cwd = std::env::current_dir()
+        .map_err(|e| Failed(format!("cannot read the current folder: {e}")))?;
+    let builder = match &a.bundle {
+        Some(path) => {
+            let text = std::fs::read_to_string(path)
+                .map_err(|e| Failed(format!("cannot read {}: {e}", path.display())))?;
+            RuntimeBuilder::from_bundle_json(&text).map_err(|e| Failed(e.to_string()))?
+        }
+        None => {
+            let checked = check::check_specs(&LoadOptions {
+                paths: Vec::new(),
+                config: a.config.clone(),
+                cwd,
+            })
+            .map_err(|e| Failed(e.to_string()))?;
+            if checked.has_errors() {
+                let summary = Summary::of(
+                    &checked.diagnostics,
+                    checked.loaded.files.len(),
+                    checked.loaded.tool_count(),
+                );
+                let text = human::render(
+                    &checked.diagnostics,
+                    &checked.loaded.sources,
+                    human::Style::Narrated,
+                    summary,
+                );
+                return Err(Failed(format!(
+                    "{text}the specs have errors; the runtime does not start until `toolgate lint` is clean"
+                )));
+            }
+            RuntimeBuilder::from_checked(&checked).map_err(|e| Failed(e.to_string()))?
+        }
+    };
+    let interactive = std::io::stdin().is_terminal() && std::io::stderr().is_terminal();
+    let mut builder = match &a.workspace {
+        Some(w) => builder.workspace(w),
+        None => builder,
+    };
+    match a.approve {
+        Some(ApproveArg::Allow) => {
+            builder = builder.approver(Arc::new(FixedApprover(ApprovalOutcome::AllowOnce)))
+        }
+        Some(ApproveArg::Deny) => {
+            builder = builder.approver(Arc::new(FixedApprover(ApprovalOutcome::Deny {
+                reason: Some("denied with --approve deny".into()),
+            })));
+        }
+        None if interactive => builder = builder.approver(Arc::new(TerminalApprover)),
+        None => {}
+    }
+    let runtime = builder.build().map_err(|e| Failed(e.to_string()))?;
+    let context = a.context.clone().unwrap_or_else(|| {
+        if interactive || a.approve.is_some() {
+            "interactive"
+        } else {
+            "headless"
+        }
+        .to_owned()
+    });
+    if !runtime.project().contexts.contains_key(&context) {
+        let known: Vec<&str> = runtime
+            .project()
+            .contexts
+            .keys()
+            .map(String::as_str)
+            .collect();
+        return Err(Failed(format!(
+            "unknown context `{context}`; toolgate.yaml defines: {}",
+            known.join(", ")
+        )));
+    }
+    let id = session_id
+        .map(str::to_owned)
+        .unwrap_or_else(|| format!("cli-{}", uuid::Uuid::now_v7()));
+    let mut session = Session::new(id, context);
+    if let Some(t) = &a.toolset {
+        session = session.with_toolset(t);
+    }
+    Ok((runtime, session))
+}
+
+/// Runs calls on a fresh tokio runtime.
+pub(super) fn execute(
+    runtime: &ToolRuntime,
+    session: &Session,
+    calls: Vec<ToolCall>,
+) -> Result<crate::runtime::Execution, Failed> {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| Failed(format!("cannot start the async runtime: {e}")))?;
+    let cancel = CancellationToken::new();
+    let stop = cancel.clone();
+    rt.block_on(async move {
+        let ctrl_c = async {
+            if tokio::signal::ctrl_c().await.is_ok() {
+                stop.cancel();
+            }
+            std::future::pending::<()>().await;
+        };
+        tokio::select! {
+            r = runtime.run(calls, session, cancel) => r.map_err(|e| Failed(e.to_string())),
+            () = ctrl_c => Err(Failed("interrupted".into())),
+        }
+    })
+}
+
+/// A result as JSON, with the projection the model reads.
+pub(super) fn result_json(r: &ToolResult) -> serde_json::Value {
+    let mut v = serde_json::to_value(r).unwrap_or_default();
+    if let Some(obj) = v.as_object_mut() {
+        obj.insert(
+            "projection".into(),
+            serde_json::Value::String(r.projection().text.clone()),
+        );
+    }
+    v
+}
+
+/// Exit code for results: 0 all succeeded, 1 otherwise.
+pub(super) fn exit_code(results: &[ToolResult]) -> u8 {
+    if results.iter().all(ToolResult::is_success) {
+        super::EXIT_OK
+    } else {
+        super::EXIT_FINDINGS
+    }
+}
+
+/// Runs `toolgate call`.
+pub fn run(a: CallArgs) -> miette::Result<u8> {
+    let args: serde_json::Value = match serde_json::from_str(&a.args) {
+        Ok(v) => v,
+        Err(e) => return fail(&format!("--args is not valid JSON: {e}")),
+    };
+    let (runtime, session) = match load(&a.runtime, a.session.as_deref()) {
+        Ok(x) => x,
+        Err(Failed(m)) => return fail(&m),
+    };
+    let call = ToolCall::new("call-1", a.tool, args);
+    let execution = match execute(&runtime, &session, vec![call]) {
+        Ok(x) => x,
+        Err(Failed(m)) => return fail(&m),
+    };
+    let text = match a.runtime.format {
+        OutputFormat::Text => execution
+            .results
+            .iter()
+            .map(|r| r.projection().text.clone())
+            .collect(),
+        OutputFormat::Json => {
+            let v = execution
+                .results
+                .first()
+                .map(result_json)
+                .unwrap_or_default();
+            format!("{}\n", serde_json::to_string_pretty(&v).unwrap_or_default())
+        }
+    };
+    super::print(&text)?;
+    Ok(exit_code(&execution.results))
+}
+
+/// Prints a usage/load/engine error; exit code 2.
+pub(super) fn fail(message: &str) -> miette::Result<u8> {
+    eprintln!("toolgate: {}", message.trim_end());
+    Ok(super::EXIT_ERROR)
+}
+
+/// Asks the person at the terminal: the request on stderr, the answer from stdin.
+struct TerminalApprover;
+
+impl Approver for TerminalApprover {
+    fn request<'a>(&'a self, req: &'a ApprovalRequest) -> ApprovalFuture<'a> {
+        let mut prompt = format!("\ntoolgate: {} ({}) needs approval", req.tool, req.effect);
+        if let Some(r) = &req.reason {
+            prompt.push_str(&format!(": {r}"));
+        }
+        prompt.push_str(&format!("\n  arguments: {}\n", req.arguments));
+        if let Some(card) = &req.proposed_scope {
+            let keys: Vec<&str> = card.writes.iter().map(String::as_str).collect();
+            prompt.push_str(&format!(
+                "  approval card (for the session): {}\n",
+                keys.join(", ")
+            ));
+        }
+        prompt.push_str("Allow? [o]nce, for the [s]ession, [d]eny, [c]ancel: ");
+        let card = req.proposed_scope.clone();
+        Box::pin(async move {
+            eprint!("{prompt}");
+            let (tx, rx) = tokio::sync::oneshot::channel();
+            // A plain thread: a read that the approval timeout abandons must not hold up exit.
+            std::thread::spawn(move || {
+                let mut line = String::new();
+                let n = std::io::stdin().read_line(&mut line).unwrap_or(0);
+                let _ = tx.send((n, line));
+            });
+            match rx.await {
+                Ok((0, _)) | Err(_) => ApprovalOutcome::Unavailable,
+                Ok((_, line)) => match line.trim().to_ascii_lowercase().as_str() {
+                    "o" | "once" | "y" | "yes" => ApprovalOutcome::AllowOnce,
+                    "s" | "session" => ApprovalOutcome::AllowForSession { scope: card },
+                    "c" | "cancel" => ApprovalOutcome::Cancel,
+                    _ => ApprovalOutcome::Deny { reason: None },
+                },
+            }
+        })
+    }
+}

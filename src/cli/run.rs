@@ -1,0 +1,102 @@
+//! `toolgate run --calls FILE.jsonl`: run a batch of calls (one JSON object per line:
+//! `{"name": …, "arguments": {…}, "call_id": …}`) as one model turn — print the schedule, then
+//! the results.
+
+use std::path::PathBuf;
+
+use clap::Args;
+use serde::Deserialize;
+
+use super::call::{Failed, OutputFormat, RuntimeArgs, execute, exit_code, fail, load, result_json};
+use crate::runtime::ToolCall;
+
+/// Arguments of `toolgate run`.
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    /// The calls, one JSON object per line (`-` for stdin).
+    #[arg(long)]
+    pub calls: PathBuf,
+    /// The session id (grants given during the run belong to it).
+    #[arg(long)]
+    pub session: Option<String>,
+    #[command(flatten)]
+    pub runtime: RuntimeArgs,
+}
+
+#[derive(Deserialize)]
+struct Line {
+    #[serde(default)]
+    call_id: Option<String>,
+    #[serde(alias = "tool")]
+    name: String,
+    #[serde(default, alias = "args")]
+    arguments: Option<serde_json::Value>,
+}
+
+fn parse(text: &str) -> Result<Vec<ToolCall>, Failed> {
+    let mut calls = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        if line.trim().is_empty() {
+            continue;
+        }
+        let l: Line = serde_json::from_str(line).map_err(|e| {
+            Failed(format!(
+                "line {} of the calls file is not a call: {e}",
+                i + 1
+            ))
+        })?;
+        let id = l
+            .call_id
+            .unwrap_or_else(|| format!("call-{}", calls.len() + 1));
+        calls.push(ToolCall::new(
+            id,
+            l.name,
+            l.arguments.unwrap_or_else(|| serde_json::json!({})),
+        ));
+    }
+    Ok(calls)
+}
+
+/// Runs `toolgate run`.
+pub fn run(a: RunArgs) -> miette::Result<u8> {
+    let text = if a.calls.as_os_str() == "-" {
+        std::io::read_to_string(std::io::stdin())
+    } else {
+        std::fs::read_to_string(&a.calls)
+    };
+    let text = match text {
+        Ok(t) => t,
+        Err(e) => return fail(&format!("cannot read {}: {e}", a.calls.display())),
+    };
+    let calls = match parse(&text) {
+        Ok(c) => c,
+        Err(Failed(m)) => return fail(&m),
+    };
+    let (runtime, session) = match load(&a.runtime, a.session.as_deref()) {
+        Ok(x) => x,
+        Err(Failed(m)) => return fail(&m),
+    };
+    let execution = match execute(&runtime, &session, calls) {
+        Ok(x) => x,
+        Err(Failed(m)) => return fail(&m),
+    };
+    let out = match a.runtime.format {
+        OutputFormat::Text => {
+            let mut s = execution.plan.to_string();
+            for (i, r) in execution.results.iter().enumerate() {
+                s.push_str(&format!("\n── #{} {} ──\n", i + 1, r.call_id()));
+                s.push_str(&r.projection().text);
+            }
+            s
+        }
+        OutputFormat::Json => {
+            let v = serde_json::json!({
+                "plan": execution.plan,
+                "results": execution.results.iter().map(result_json).collect::<Vec<_>>(),
+            });
+            format!("{}\n", serde_json::to_string_pretty(&v).unwrap_or_default())
+        }
+    };
+    super::print(&out)?;
+    Ok(exit_code(&execution.results))
+}

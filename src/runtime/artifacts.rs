@@ -1,0 +1,221 @@
+//! [`ArtifactStore`]: full tool outputs kept as content-addressed files, so a result can carry a
+//! short reference instead of megabytes of log (chapter §30, §32).
+//!
+//! Layout under the project's state folder: `artifacts/objects/ab/cdef…` (blake3 hex of the
+//! content, split after two characters) and `artifacts/meta/abcdef….json`. Objects are written
+//! to a temporary file in the same folder, fsynced, renamed into place and the folder fsynced,
+//! so a crash never leaves a half-written object under its final name. The same content is
+//! stored once. `read_artifact` reads from here; the journal records the ids.
+
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+use std::time::SystemTime;
+
+use serde::{Deserialize, Serialize};
+
+/// The id prefix naming the hash function.
+pub const ID_PREFIX: &str = "blake3:";
+
+/// A reference to a stored artifact, as a result carries it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ArtifactRef {
+    /// `blake3:` + 64 hex characters.
+    pub id: String,
+    /// Size in bytes.
+    pub size: u64,
+    /// Number of lines (newline-terminated or final partial line).
+    pub lines: u64,
+    /// What the bytes are, e.g. `text/plain`.
+    pub media_type: String,
+}
+
+/// What the store knows about an artifact beside its bytes.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ArtifactMeta {
+    /// The reference.
+    #[serde(flatten)]
+    pub reference: ArtifactRef,
+    /// When it was first stored (RFC 3339).
+    pub created_at: String,
+    /// The tool whose output it is.
+    pub tool: String,
+    /// The call that first produced it.
+    pub call_id: String,
+}
+
+/// Where an artifact came from.
+#[derive(Clone, Copy, Debug)]
+pub struct ArtifactOrigin<'a> {
+    /// The tool.
+    pub tool: &'a str,
+    /// The call.
+    pub call_id: &'a str,
+    /// The media type of the bytes.
+    pub media_type: &'a str,
+}
+
+/// An artifact that cannot be read or written.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ArtifactError {
+    /// Not `blake3:` + 64 lowercase hex characters.
+    #[error("`{0}` is not an artifact id (expected blake3: followed by 64 hex characters)")]
+    InvalidId(String),
+    /// No artifact with that id.
+    #[error("no artifact `{0}` in this project")]
+    NotFound(String),
+    /// The file system failed.
+    #[error("artifact store: {0}")]
+    Io(#[from] io::Error),
+}
+
+/// Content-addressed files under `<state_dir>/artifacts`.
+#[derive(Clone, Debug)]
+pub struct ArtifactStore {
+    root: PathBuf,
+}
+
+impl ArtifactStore {
+    /// A store under a state folder (created on first write).
+    pub fn new(state_dir: &Path) -> Self {
+        ArtifactStore {
+            root: state_dir.join("artifacts"),
+        }
+    }
+
+    /// The store's folder.
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// Stores bytes (once per content) and returns the reference.
+    pub fn put(
+        &self,
+        bytes: &[u8],
+        origin: ArtifactOrigin<'_>,
+    ) -> Result<ArtifactRef, ArtifactError> {
+        let hex = blake3::hash(bytes).to_hex().to_string();
+        let reference = ArtifactRef {
+            id: format!("{ID_PREFIX}{hex}"),
+            size: bytes.len() as u64,
+            lines: count_lines(bytes),
+            media_type: origin.media_type.to_owned(),
+        };
+        let object = self.object_path(&hex);
+        if !object.is_file() {
+            let dir = object
+                .parent()
+                .map(Path::to_path_buf)
+                .unwrap_or_else(|| self.root.clone());
+            std::fs::create_dir_all(&dir)?;
+            write_atomic(&dir, &object, bytes)?;
+            let meta = ArtifactMeta {
+                reference: reference.clone(),
+                created_at: humantime::format_rfc3339_millis(SystemTime::now()).to_string(),
+                tool: origin.tool.to_owned(),
+                call_id: origin.call_id.to_owned(),
+            };
+            let meta_dir = self.root.join("meta");
+            std::fs::create_dir_all(&meta_dir)?;
+            let text = serde_json::to_vec_pretty(&meta).map_err(io::Error::other)?;
+            write_atomic(&meta_dir, &meta_dir.join(format!("{hex}.json")), &text)?;
+        }
+        Ok(reference)
+    }
+
+    /// The bytes of an artifact.
+    pub fn get(&self, id: &str) -> Result<Vec<u8>, ArtifactError> {
+        let hex = parse_id(id).ok_or_else(|| ArtifactError::InvalidId(id.to_owned()))?;
+        match std::fs::read(self.object_path(hex)) {
+            Ok(b) => Ok(b),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {
+                Err(ArtifactError::NotFound(id.to_owned()))
+            }
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    /// The metadata of an artifact.
+    pub fn metadata(&self, id: &str) -> Result<ArtifactMeta, ArtifactError> {
+        let hex = parse_id(id).ok_or_else(|| ArtifactError::InvalidId(id.to_owned()))?;
+        let path = self.root.join("meta").join(format!("{hex}.json"));
+        let text = match std::fs::read(path) {
+            Ok(t) => t,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {
+                return Err(ArtifactError::NotFound(id.to_owned()));
+            }
+            Err(e) => return Err(e.into()),
+        };
+        serde_json::from_slice(&text).map_err(|e| ArtifactError::Io(io::Error::other(e)))
+    }
+
+    fn object_path(&self, hex: &str) -> PathBuf {
+        let (head, tail) = hex.split_at(2);
+        self.root.join("objects").join(head).join(tail)
+    }
+}
+
+/// The hex digest of a well-formed id.
+pub fn parse_id(id: &str) -> Option<&str> {
+    let hex = id.strip_prefix(ID_PREFIX)?;
+    (hex.len() == 64
+        && hex
+            .bytes()
+            .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b)))
+    .then_some(hex)
+}
+
+/// Lines in a byte string: newlines, plus one for a final line without one.
+pub fn count_lines(bytes: &[u8]) -> u64 {
+    let newlines = bytes.iter().filter(|b| **b == b'\n').count() as u64;
+    newlines + u64::from(!bytes.is_empty() && !bytes.ends_with(b"\n"))
+}
+
+/// temp file in `dir` → write → fsync → rename → fsync `dir`.
+fn write_atomic(dir: &Path, target: &Path, bytes: &[u8]) -> io::Result<()> {
+    let tmp = dir.join(format!(".tmp-{}", uuid::Uuid::now_v7().simple()));
+    let result = (|| {
+        let mut f = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&tmp)?;
+        f.write_all(bytes)?;
+        f.sync_all()?;
+        drop(f);
+        std::fs::rename(&tmp, target)?;
+        // The rename is durable only once the folder entry is.
+        std::fs::File::open(dir)?.sync_all()
+    })();
+    if result.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    result
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stores_once_and_reads_back() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = ArtifactStore::new(dir.path());
+        let origin = ArtifactOrigin {
+            tool: "bash",
+            call_id: "c1",
+            media_type: "text/plain",
+        };
+        let a = store.put(b"one\ntwo", origin).unwrap();
+        let b = store.put(b"one\ntwo", origin).unwrap();
+        assert_eq!(a, b);
+        assert_eq!(a.lines, 2);
+        assert_eq!(store.get(&a.id).unwrap(), b"one\ntwo");
+        assert_eq!(store.metadata(&a.id).unwrap().tool, "bash");
+        let zeros = format!("{ID_PREFIX}{}", "0".repeat(64));
+        assert!(matches!(store.get(&zeros), Err(ArtifactError::NotFound(_))));
+        assert!(matches!(
+            store.get("blake3:../../etc/passwd"),
+            Err(ArtifactError::InvalidId(_))
+        ));
+    }
+}

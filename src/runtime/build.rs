@@ -1,0 +1,243 @@
+//! [`RuntimeBuilder`]: how a [`ToolRuntime`] is made — from a bundle, from a generated crate's
+//! [`HandlerBindings`], or (with the `compiler` feature) from the specs themselves, refusing to
+//! start while the linter reports errors — and where the pluggable parts go in: the approver,
+//! hooks, the journal, the trace sink and replacement executors.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use crate::ir::{Bundle, BundleError, ExecSpec};
+use crate::runtime::approval::Approver;
+use crate::runtime::artifacts::ArtifactStore;
+use crate::runtime::bindings::{BindError, HandlerBindings};
+use crate::runtime::exec::builtin::BuiltinExecutor;
+use crate::runtime::exec::command::CommandExecutor;
+use crate::runtime::exec::handler::HandlerExecutor;
+use crate::runtime::exec::{Backend, Dispatch, Executor, McpUnavailable};
+use crate::runtime::handler::ToolHandler;
+use crate::runtime::hooks::{Hook, HookSet};
+use crate::runtime::journal::{Journal, MemoryJournal};
+use crate::runtime::metrics::Metrics;
+use crate::runtime::pipeline::{Inner, ToolRuntime};
+use crate::runtime::registry::{Registry, ToolLoadError};
+use crate::runtime::trace::{MemoryTrace, TraceSink};
+use crate::runtime::workspace::{Workspace, WorkspaceError};
+
+/// A runtime that cannot start.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum BuildError {
+    /// bundle.json is unusable.
+    #[error(transparent)]
+    Bundle(#[from] BundleError),
+    /// A tool does not load.
+    #[error(transparent)]
+    Tool(#[from] ToolLoadError),
+    /// A handler binding is wrong or missing.
+    #[error(transparent)]
+    Bind(#[from] BindError),
+    /// The workspace cannot be opened.
+    #[error(transparent)]
+    Workspace(#[from] WorkspaceError),
+    /// The specs could not be loaded.
+    #[cfg(feature = "compiler")]
+    #[error(transparent)]
+    Load(#[from] crate::spec::load::LoadError),
+    /// The linter reports errors: the runtime never runs a contract the linter rejects.
+    #[cfg(feature = "compiler")]
+    #[error("the specs have {} lint error(s); run `toolgate lint`. First: {}", .0.len(), .0.first().map(String::as_str).unwrap_or(""))]
+    Lint(Vec<String>),
+}
+
+/// Builds a [`ToolRuntime`].
+pub struct RuntimeBuilder {
+    bundle: Arc<Bundle>,
+    bindings: Option<HandlerBindings>,
+    project_root: PathBuf,
+    workspace: Option<PathBuf>,
+    state_dir: Option<PathBuf>,
+    approver: Option<Arc<dyn Approver>>,
+    hooks: HookSet,
+    journal: Option<Arc<dyn Journal>>,
+    trace: Option<Arc<dyn TraceSink>>,
+    executors: Vec<(Backend, Arc<dyn Executor>)>,
+}
+
+impl std::fmt::Debug for RuntimeBuilder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RuntimeBuilder")
+            .field("tools", &self.bundle.tools.len())
+            .field("project_root", &self.project_root)
+            .finish_non_exhaustive()
+    }
+}
+
+impl RuntimeBuilder {
+    /// A runtime for a bundle; the project folder defaults to the current folder.
+    pub fn from_bundle(bundle: impl Into<Arc<Bundle>>) -> Self {
+        RuntimeBuilder {
+            bundle: bundle.into(),
+            bindings: None,
+            project_root: std::env::current_dir().unwrap_or_else(|_| PathBuf::from(".")),
+            workspace: None,
+            state_dir: None,
+            approver: None,
+            hooks: HookSet::default(),
+            journal: None,
+            trace: None,
+            executors: Vec::new(),
+        }
+    }
+
+    /// A runtime for a bundle.json text (format and content hash are checked).
+    pub fn from_bundle_json(text: &str) -> Result<Self, BuildError> {
+        Ok(RuntimeBuilder::from_bundle(Bundle::from_json(text)?))
+    }
+
+    /// A runtime for a generated crate's bindings; every `handler: rust` tool must be bound.
+    pub fn from_bindings(bindings: HandlerBindings) -> Self {
+        let mut b = RuntimeBuilder::from_bundle(bindings.bundle().clone());
+        b.bindings = Some(bindings);
+        b
+    }
+
+    /// A runtime for a checked project: refuses while any diagnostic is an error.
+    #[cfg(feature = "compiler")]
+    pub fn from_checked(checked: &crate::check::CheckedProject) -> Result<Self, BuildError> {
+        let Some(bundle) = checked.bundle() else {
+            let errors = checked
+                .diagnostics
+                .iter()
+                .filter(|d| d.severity == crate::diagnostic::Severity::Error)
+                .map(|d| match d.code {
+                    Some(code) => format!("{code}: {}", d.message),
+                    None => d.message.clone(),
+                })
+                .collect();
+            return Err(BuildError::Lint(errors));
+        };
+        Ok(RuntimeBuilder::from_bundle(bundle).project_root(&checked.loaded.root))
+    }
+
+    /// A runtime straight from the specs (load, resolve, lint; refuses on lint errors).
+    #[cfg(feature = "compiler")]
+    pub fn from_specs(opts: &crate::spec::load::LoadOptions) -> Result<Self, BuildError> {
+        let checked = crate::check::check_specs(opts)?;
+        RuntimeBuilder::from_checked(&checked)
+    }
+
+    /// The folder `workspace` and `state_dir` of toolgate.yaml are relative to.
+    pub fn project_root(mut self, dir: impl AsRef<Path>) -> Self {
+        self.project_root = dir.as_ref().to_path_buf();
+        self
+    }
+
+    /// Overrides the workspace folder.
+    pub fn workspace(mut self, dir: impl AsRef<Path>) -> Self {
+        self.workspace = Some(dir.as_ref().to_path_buf());
+        self
+    }
+
+    /// Overrides the state folder (journal and artifacts).
+    pub fn state_dir(mut self, dir: impl AsRef<Path>) -> Self {
+        self.state_dir = Some(dir.as_ref().to_path_buf());
+        self
+    }
+
+    /// Binds a handler to a `handler: rust` tool.
+    pub fn bind(mut self, tool: &str, handler: Arc<dyn ToolHandler>) -> Result<Self, BuildError> {
+        let bindings = self
+            .bindings
+            .get_or_insert_with(|| HandlerBindings::new(self.bundle.clone()));
+        bindings.bind(tool, handler)?;
+        Ok(self)
+    }
+
+    /// Who answers `ask` decisions.
+    pub fn approver(mut self, approver: Arc<dyn Approver>) -> Self {
+        self.approver = Some(approver);
+        self
+    }
+
+    /// Adds a hook (hooks run in the order added).
+    pub fn hook(mut self, hook: Arc<dyn Hook>) -> Self {
+        self.hooks.push(hook);
+        self
+    }
+
+    /// The journal (default: in memory).
+    pub fn journal(mut self, journal: Arc<dyn Journal>) -> Self {
+        self.journal = Some(journal);
+        self
+    }
+
+    /// Where trace records go (default: the most recent 4096 in memory).
+    pub fn trace_sink(mut self, sink: Arc<dyn TraceSink>) -> Self {
+        self.trace = Some(sink);
+        self
+    }
+
+    /// Replaces the executor of one backend (e.g. the subprocess backend by a sandbox shim).
+    pub fn executor(mut self, backend: Backend, executor: Arc<dyn Executor>) -> Self {
+        self.executors.push((backend, executor));
+        self
+    }
+
+    /// Opens the workspace, compiles every tool, and returns the runtime.
+    pub fn build(self) -> Result<ToolRuntime, BuildError> {
+        let project = self.bundle.project.clone();
+        let workspace_dir = self
+            .workspace
+            .clone()
+            .unwrap_or_else(|| self.project_root.join(&project.workspace));
+        let workspace = Arc::new(Workspace::open(&workspace_dir)?);
+        let state_dir = self
+            .state_dir
+            .clone()
+            .unwrap_or_else(|| self.project_root.join(&project.state_dir));
+        let workspace_str = workspace.root().to_string_lossy().into_owned();
+        let registry = Registry::build(&self.bundle, &workspace_str)?;
+        if let Some(b) = &self.bindings {
+            b.check_complete()?;
+        }
+        let has_handlers = self
+            .bundle
+            .tools
+            .iter()
+            .any(|t| matches!(t.exec, ExecSpec::Handler { .. }));
+        let mut dispatch = Dispatch {
+            builtin: Arc::new(BuiltinExecutor),
+            command: Arc::new(CommandExecutor),
+            mcp: Arc::new(McpUnavailable),
+            handler: Arc::new(HandlerExecutor::new(self.bindings.filter(|_| has_handlers))),
+        };
+        for (backend, executor) in self.executors {
+            dispatch.set(backend, executor);
+        }
+        let (trace, memory_trace): (Arc<dyn TraceSink>, _) = match self.trace {
+            Some(t) => (t, None),
+            None => {
+                let m = Arc::new(MemoryTrace::default());
+                (m.clone(), Some(m))
+            }
+        };
+        Ok(ToolRuntime {
+            inner: Arc::new(Inner {
+                registry,
+                project,
+                workspace,
+                workspace_str,
+                artifacts: ArtifactStore::new(&state_dir),
+                approver: self.approver,
+                hooks: self.hooks,
+                journal: self
+                    .journal
+                    .unwrap_or_else(|| Arc::new(MemoryJournal::default())),
+                trace,
+                memory_trace,
+                metrics: Metrics::default(),
+                dispatch,
+            }),
+        })
+    }
+}

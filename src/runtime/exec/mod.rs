@@ -1,0 +1,217 @@
+//! Execution backends behind one [`Executor`] trait, and the dispatch from a tool's `exec` to
+//! its backend.
+//!
+//! An executor receives an [`AuthorizedCall`] by value — a call that went through validation and
+//! permission, which nothing outside [`crate::runtime::permission`] can build — and returns a
+//! [`RawOutcome`]: the facts of one attempt. It never builds a
+//! [`crate::runtime::ToolResult`]; normalization does. Timeouts and cancellation reach it through
+//! [`ExecContext::cancel`]; the pipeline decides whether a stop was a timeout or a cancel.
+//!
+//! Backends: [`builtin`] (toolgate's file tools), [`command`] (a subprocess from an argv
+//! template), [`handler`] (a Rust handler the embedding program bound) and MCP upstreams, which
+//! this build does not have yet ([`McpUnavailable`]). Each can be replaced with
+//! [`crate::runtime::RuntimeBuilder::executor`] — e.g. the command backend by a sandboxing
+//! exec-shim that reuses [`command::prepare`].
+
+pub mod builtin;
+pub mod command;
+pub mod handler;
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+
+use crate::ir::{ErrorType, ExecSpec};
+use crate::runtime::artifacts::{ArtifactRef, ArtifactStore};
+use crate::runtime::permission::AuthorizedCall;
+use crate::runtime::workspace::Workspace;
+
+/// The kinds of backend, one executor each.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Backend {
+    /// Tools built into toolgate.
+    Builtin,
+    /// Subprocesses from argv templates.
+    Command,
+    /// Tools of upstream MCP servers.
+    Mcp,
+    /// Handlers bound by the embedding program.
+    Handler,
+}
+
+impl Backend {
+    /// The backend a tool's `exec` selects.
+    pub fn of(exec: &ExecSpec) -> Backend {
+        match exec {
+            ExecSpec::Builtin { .. } => Backend::Builtin,
+            ExecSpec::Command(_) => Backend::Command,
+            ExecSpec::Mcp { .. } => Backend::Mcp,
+            ExecSpec::Handler { .. } => Backend::Handler,
+        }
+    }
+
+    /// Its name in traces.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Backend::Builtin => "builtin",
+            Backend::Command => "subprocess",
+            Backend::Mcp => "mcp",
+            Backend::Handler => "handler",
+        }
+    }
+}
+
+/// What an attempt may use besides the call.
+#[derive(Clone, Debug)]
+pub struct ExecContext {
+    /// The session.
+    pub session_id: String,
+    /// The session's context (`interactive`, `ci`, …), which CEL sees as `context`.
+    pub context: String,
+    /// The key the far side can deduplicate on; stable across retries and recovery.
+    pub idempotency_key: String,
+    /// Cancelled when the attempt times out or the caller cancels; stop promptly and return
+    /// whatever partial output there is.
+    pub cancel: CancellationToken,
+    /// The workspace.
+    pub workspace: Arc<Workspace>,
+    /// Where large outputs go.
+    pub artifacts: ArtifactStore,
+}
+
+/// The facts of one attempt, before normalization.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct RawOutcome {
+    /// `None` when the tool did what was asked; else why not.
+    pub failure: Option<(ErrorType, String)>,
+    /// A one-line summary the tool offers (e.g. "3 failed, 81 passed").
+    pub summary: Option<String>,
+    /// The structured result.
+    pub structured: Option<Value>,
+    /// The text the model should read, before output limits.
+    pub text: Option<String>,
+    /// A process's exit code.
+    pub exit_code: Option<i32>,
+    /// Whether the tool itself cut its output.
+    pub truncated: bool,
+    /// Artifacts the tool stored itself.
+    pub artifacts: Vec<ArtifactRef>,
+}
+
+impl RawOutcome {
+    /// A success with a structured result and the text the model reads.
+    pub fn success(structured: Value, text: impl Into<String>) -> Self {
+        RawOutcome {
+            structured: Some(structured),
+            text: Some(text.into()),
+            ..RawOutcome::default()
+        }
+    }
+
+    /// A failure.
+    pub fn failure(error_type: ErrorType, message: impl Into<String>) -> Self {
+        RawOutcome {
+            failure: Some((error_type, message.into())),
+            ..RawOutcome::default()
+        }
+    }
+
+    /// Sets the summary.
+    pub fn with_summary(mut self, summary: impl Into<String>) -> Self {
+        self.summary = Some(summary.into());
+        self
+    }
+}
+
+/// A failed attempt in brief: what builtins and request preparation return on their error
+/// paths (small, unlike a whole [`RawOutcome`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ExecFailure {
+    /// The kind of failure.
+    pub error_type: ErrorType,
+    /// What the model is told.
+    pub message: String,
+}
+
+impl ExecFailure {
+    /// A failure.
+    pub fn new(error_type: ErrorType, message: impl Into<String>) -> Self {
+        ExecFailure {
+            error_type,
+            message: message.into(),
+        }
+    }
+}
+
+impl From<ExecFailure> for RawOutcome {
+    fn from(f: ExecFailure) -> Self {
+        RawOutcome::failure(f.error_type, f.message)
+    }
+}
+
+/// The future an executor returns.
+pub type ExecFuture<'a> = Pin<Box<dyn Future<Output = RawOutcome> + Send + 'a>>;
+
+/// Runs authorized calls of one backend.
+pub trait Executor: Send + Sync + 'static {
+    /// Runs one attempt.
+    fn run<'a>(&'a self, call: AuthorizedCall, ctx: ExecContext) -> ExecFuture<'a>;
+}
+
+/// The backend of `exec: {mcp: …}` tools in this build: every call fails with
+/// RUNTIME_EXCEPTION, saying so. Upstream MCP servers come with a later version.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct McpUnavailable;
+
+impl Executor for McpUnavailable {
+    fn run<'a>(&'a self, call: AuthorizedCall, _ctx: ExecContext) -> ExecFuture<'a> {
+        let (server, tool) = match &call.definition().exec {
+            ExecSpec::Mcp { server, tool } => (server.clone(), tool.clone()),
+            other => (format!("{other:?}"), String::new()),
+        };
+        Box::pin(async move {
+            RawOutcome::failure(
+                ErrorType::RuntimeException,
+                format!(
+                    "`{}` is served by the MCP server `{server}` (tool `{tool}`), and this build of toolgate cannot call MCP upstreams yet; use another tool",
+                    call.definition().name
+                ),
+            )
+        })
+    }
+}
+
+/// One executor per backend.
+#[derive(Clone)]
+pub(crate) struct Dispatch {
+    pub(crate) builtin: Arc<dyn Executor>,
+    pub(crate) command: Arc<dyn Executor>,
+    pub(crate) mcp: Arc<dyn Executor>,
+    pub(crate) handler: Arc<dyn Executor>,
+}
+
+impl Dispatch {
+    /// The executor of a backend.
+    pub(crate) fn get(&self, backend: Backend) -> &Arc<dyn Executor> {
+        match backend {
+            Backend::Builtin => &self.builtin,
+            Backend::Command => &self.command,
+            Backend::Mcp => &self.mcp,
+            Backend::Handler => &self.handler,
+        }
+    }
+
+    /// Replaces one backend's executor.
+    pub(crate) fn set(&mut self, backend: Backend, executor: Arc<dyn Executor>) {
+        match backend {
+            Backend::Builtin => self.builtin = executor,
+            Backend::Command => self.command = executor,
+            Backend::Mcp => self.mcp = executor,
+            Backend::Handler => self.handler = executor,
+        }
+    }
+}

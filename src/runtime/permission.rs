@@ -1,0 +1,412 @@
+//! The permission stage (chapter §10): capability is not permission.
+//!
+//! [`evaluate`] runs the tool's rules through [`CompiledPolicy`](crate::policy::CompiledPolicy) (deny > ask > allow, strictest
+//! match, else the effect's default from toolgate.yaml) and folds in restrictions hooks asked
+//! for — a hook can make a decision stricter, never looser. [`authorize`] then settles it:
+//! allow runs; deny refuses with POLICY_DENIED; ask looks for a session [`Grant`], then asks the
+//! [`Approver`] where the context has someone to ask. The only way to get an [`AuthorizedCall`]
+//! — the one thing an executor accepts — is an allow out of [`authorize`]. Every decision keeps
+//! its rule chain in a [`PermissionRecord`].
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use indexmap::IndexMap;
+use serde::Serialize;
+use tokio_util::sync::CancellationToken;
+
+use crate::cel::Evaluator;
+use crate::ir::{AskMode, ContextPolicy, Decision, ErrorType, Status, ToolDefinition};
+use crate::policy::{DecisionSource, PolicyDecision, RuleOutcome};
+use crate::runtime::approval::{
+    ApprovalOutcome, ApprovalRequest, ApprovalScope, Approver, Grant, GrantQuery,
+};
+use crate::runtime::registry::CompiledTool;
+use crate::runtime::scheduler::Footprint;
+use crate::runtime::session::Session;
+use crate::runtime::validate::CheckedCall;
+
+/// A decision a hook asked for: it can only make the rules' decision stricter.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Restriction {
+    /// Ask or deny (an allow restricts nothing).
+    pub decision: Decision,
+    /// Why, for the model and the approver.
+    pub reason: String,
+}
+
+/// How an ask (or the lack of one) was settled.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(rename_all = "snake_case", tag = "by")]
+pub enum Resolution {
+    /// The policy decided alone (allow or deny).
+    Policy,
+    /// A session grant covered the call.
+    SessionGrant {
+        /// The grant.
+        grant: Grant,
+    },
+    /// The approver answered.
+    Approver {
+        /// Its answer.
+        outcome: ApprovalOutcome,
+    },
+    /// The approver did not answer in time.
+    ApprovalTimeout {
+        /// How long it had.
+        timeout_ms: u64,
+    },
+    /// The context has nobody to ask (`ask: deny`), or no approver is configured.
+    NobodyToAsk {
+        /// The context.
+        context: String,
+    },
+    /// The caller cancelled while the approval was pending.
+    Cancelled,
+}
+
+/// A permission decision with everything that produced it.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct PermissionRecord {
+    /// The decision of the rules (and hooks), before any approval.
+    pub decision: Decision,
+    /// The rule that decided, or the effect default.
+    pub source: DecisionSource,
+    /// The deciding rule's reason.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    /// Every rule, in spec order, and whether it matched.
+    pub chain: Vec<RuleOutcome>,
+    /// A stricter decision a hook asked for, when it changed the outcome.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub restricted_by: Option<Restriction>,
+    /// How the decision was settled.
+    pub resolution: Resolution,
+    /// Whether the call may run.
+    pub granted: bool,
+}
+
+/// The outcome of [`evaluate`]: the rules' decision and any hook restriction.
+#[derive(Clone, Debug)]
+pub struct PolicyEvaluation {
+    decision: PolicyDecision,
+    restricted_by: Option<Restriction>,
+}
+
+impl PolicyEvaluation {
+    /// The effective decision.
+    pub fn decision(&self) -> Decision {
+        self.restricted_by
+            .as_ref()
+            .map_or(self.decision.decision, |r| {
+                r.decision.max(self.decision.decision)
+            })
+    }
+}
+
+/// A call the permission stage allowed. Its fields are private and it is built only here, so
+/// holding one proves the call passed validation and permission; executors take it by value.
+#[derive(Debug)]
+pub struct AuthorizedCall {
+    checked: CheckedCall,
+    record: Arc<PermissionRecord>,
+    attempt: u32,
+}
+
+impl AuthorizedCall {
+    /// The contract.
+    pub fn definition(&self) -> &ToolDefinition {
+        &self.checked.tool.definition
+    }
+
+    /// The validated arguments.
+    pub fn arguments(&self) -> &serde_json::Value {
+        &self.checked.call.arguments
+    }
+
+    /// The model's call id.
+    pub fn call_id(&self) -> &str {
+        &self.checked.call.call_id
+    }
+
+    /// The decision that allowed it.
+    pub fn permission(&self) -> &PermissionRecord {
+        &self.record
+    }
+
+    /// The resources it reads and writes.
+    pub fn footprint(&self) -> &Footprint {
+        &self.checked.footprint
+    }
+
+    /// 1 for the first attempt.
+    pub fn attempt(&self) -> u32 {
+        self.attempt
+    }
+
+    pub(crate) fn compiled(&self) -> &Arc<CompiledTool> {
+        &self.checked.tool
+    }
+
+    pub(crate) fn checked(&self) -> &CheckedCall {
+        &self.checked
+    }
+
+    /// The same authorization for the next attempt of a retry. Crate-private: only the
+    /// pipeline's retry loop re-runs an authorized call.
+    pub(crate) fn next_attempt(&self) -> AuthorizedCall {
+        AuthorizedCall {
+            checked: self.checked.clone(),
+            record: self.record.clone(),
+            attempt: self.attempt + 1,
+        }
+    }
+}
+
+/// A call the permission stage refused (or that was cancelled while waiting for approval).
+#[derive(Clone, Debug)]
+pub struct Refusal {
+    /// Denied or cancelled.
+    pub status: Status,
+    /// POLICY_DENIED, USER_DENIED, APPROVAL_UNAVAILABLE or CANCELLED.
+    pub error_type: ErrorType,
+    /// What the model reads.
+    pub message: String,
+    /// The record.
+    pub record: PermissionRecord,
+    /// Set when the approver said cancel: the rest of the turn stops too.
+    pub cancel_turn: bool,
+}
+
+/// What [`authorize`] needs besides the call.
+pub struct PermissionEnv<'a> {
+    /// Who answers asks (none: nobody).
+    pub approver: Option<&'a dyn Approver>,
+    /// toolgate.yaml's contexts.
+    pub contexts: &'a IndexMap<String, ContextPolicy>,
+    /// The caller's cancellation.
+    pub cancel: &'a CancellationToken,
+}
+
+/// Evaluates the rules. A rule that fails to evaluate denies: a broken deny rule must never
+/// let a call through.
+pub fn evaluate(
+    tool: &CompiledTool,
+    ev: Option<&Evaluator<'_>>,
+    restrictions: Vec<Restriction>,
+) -> PolicyEvaluation {
+    let default = tool.definition.permissions.default;
+    let decision = match ev {
+        Some(ev) if !tool.definition.permissions.rules.is_empty() => {
+            tool.policy.decide(ev).unwrap_or_else(|e| PolicyDecision {
+                decision: Decision::Deny,
+                source: DecisionSource::Rule { id: e.id.clone() },
+                reason: Some(format!(
+                    "permission rule `{}` could not be evaluated ({}), so the call is refused",
+                    e.id, e.source
+                )),
+                chain: Vec::new(),
+            })
+        }
+        _ => PolicyDecision {
+            decision: default,
+            source: DecisionSource::Default,
+            reason: None,
+            chain: Vec::new(),
+        },
+    };
+    let restricted_by = restrictions
+        .into_iter()
+        .filter(|r| r.decision > decision.decision)
+        .max_by_key(|r| r.decision);
+    PolicyEvaluation {
+        decision,
+        restricted_by,
+    }
+}
+
+/// Settles a decision into an authorized call or a refusal.
+pub async fn authorize(
+    checked: CheckedCall,
+    evaluation: PolicyEvaluation,
+    session: &Session,
+    env: PermissionEnv<'_>,
+) -> Result<AuthorizedCall, Box<Refusal>> {
+    let effective = evaluation.decision();
+    let PolicyEvaluation {
+        decision,
+        restricted_by,
+    } = evaluation;
+    let reason = restricted_by
+        .as_ref()
+        .map(|r| r.reason.clone())
+        .or(decision.reason.clone());
+    let record = |resolution: Resolution, granted: bool| PermissionRecord {
+        decision: effective,
+        source: decision.source.clone(),
+        reason: reason.clone(),
+        chain: decision.chain.clone(),
+        restricted_by: restricted_by.clone(),
+        resolution,
+        granted,
+    };
+    let def = &checked.tool.definition;
+    let because = reason
+        .as_deref()
+        .map(|r| format!(" ({})", r.trim_end_matches('.')))
+        .unwrap_or_default();
+    match effective {
+        Decision::Allow => return Ok(allowed(checked, record(Resolution::Policy, true))),
+        Decision::Deny => {
+            let by = match (&restricted_by, &decision.source) {
+                (Some(_), _) => "a policy hook".to_owned(),
+                (None, DecisionSource::Rule { id }) => format!("policy rule `{id}`"),
+                (None, DecisionSource::Default) => format!("the default for {} tools", def.effect),
+            };
+            return Err(Box::new(Refusal {
+                status: Status::Denied,
+                error_type: ErrorType::PolicyDenied,
+                message: format!("{} was denied by {by}{because}.", def.name),
+                record: record(Resolution::Policy, false),
+                cancel_turn: false,
+            }));
+        }
+        Decision::Ask => {}
+    }
+
+    let query = GrantQuery {
+        tool: &def.name,
+        effect: def.effect,
+        arguments: &checked.canonical_args,
+        asked_by: &decision.source,
+        writes: &checked.footprint.writes,
+    };
+    if let Some(grant) = session.book(|b| b.covering(&query).cloned()) {
+        return Ok(allowed(
+            checked,
+            record(Resolution::SessionGrant { grant }, true),
+        ));
+    }
+
+    let unavailable = |resolution: Resolution, why: String| {
+        Box::new(Refusal {
+            status: Status::Denied,
+            error_type: ErrorType::ApprovalUnavailable,
+            message: format!(
+                "{} needs approval{because} {why}, so the call was not run.",
+                def.name
+            ),
+            record: record(resolution, false),
+            cancel_turn: false,
+        })
+    };
+    let context = session.context();
+    let policy = env
+        .contexts
+        .get(context)
+        .filter(|c| c.ask == AskMode::Prompt);
+    let (Some(policy), Some(approver)) = (policy, env.approver) else {
+        let why = if env
+            .contexts
+            .get(context)
+            .is_some_and(|c| c.ask == AskMode::Prompt)
+        {
+            "but no approver is connected".to_owned()
+        } else {
+            format!("but nobody can approve in the `{context}` context")
+        };
+        return Err(unavailable(
+            Resolution::NobodyToAsk {
+                context: context.to_owned(),
+            },
+            why,
+        ));
+    };
+
+    let request = ApprovalRequest {
+        session_id: session.id().to_owned(),
+        context: context.to_owned(),
+        call_id: checked.call.call_id.clone(),
+        tool: def.name.clone(),
+        tool_version: def.version,
+        effect: def.effect,
+        arguments: checked.canonical_args.clone(),
+        reason: reason.clone(),
+        asked_by: decision.source.clone(),
+        chain: decision.chain.clone(),
+        proposed_scope: (!checked.footprint.writes.is_empty()).then(|| ApprovalScope {
+            writes: checked.footprint.writes.clone(),
+        }),
+    };
+    let timeout = Duration::from_millis(policy.approval_timeout_ms);
+    let answer = tokio::select! {
+        biased;
+        _ = env.cancel.cancelled() => None,
+        answer = tokio::time::timeout(timeout, approver.request(&request)) => Some(answer),
+    };
+    let outcome = match answer {
+        None => {
+            return Err(Box::new(Refusal {
+                status: Status::Cancelled,
+                error_type: ErrorType::Cancelled,
+                message: format!("{} was cancelled while waiting for approval", def.name),
+                record: record(Resolution::Cancelled, false),
+                cancel_turn: true,
+            }));
+        }
+        Some(Err(_elapsed)) => {
+            return Err(unavailable(
+                Resolution::ApprovalTimeout {
+                    timeout_ms: policy.approval_timeout_ms,
+                },
+                format!(
+                    "but nobody answered within {}",
+                    humantime::format_duration(timeout)
+                ),
+            ));
+        }
+        Some(Ok(outcome)) => outcome,
+    };
+    let resolution = Resolution::Approver {
+        outcome: outcome.clone(),
+    };
+    match outcome {
+        ApprovalOutcome::AllowOnce => Ok(allowed(checked, record(resolution, true))),
+        ApprovalOutcome::AllowForSession { scope } => {
+            session.book(|b| b.remember(&query, scope));
+            Ok(allowed(checked, record(resolution, true)))
+        }
+        ApprovalOutcome::Deny { reason: said } => Err(Box::new(Refusal {
+            status: Status::Denied,
+            error_type: ErrorType::UserDenied,
+            message: match said {
+                Some(s) => format!("The user denied this {} call: {s}", def.name),
+                None => format!("The user denied this {} call", def.name),
+            },
+            record: record(resolution, false),
+            cancel_turn: false,
+        })),
+        ApprovalOutcome::Cancel => Err(Box::new(Refusal {
+            status: Status::Cancelled,
+            error_type: ErrorType::Cancelled,
+            message: format!(
+                "The user cancelled this {} call and the rest of the turn",
+                def.name
+            ),
+            record: record(resolution, false),
+            cancel_turn: true,
+        })),
+        ApprovalOutcome::Unavailable => Err(unavailable(
+            resolution,
+            "but the approver could not get an answer".to_owned(),
+        )),
+    }
+}
+
+fn allowed(checked: CheckedCall, record: PermissionRecord) -> AuthorizedCall {
+    AuthorizedCall {
+        checked,
+        record: Arc::new(record),
+        attempt: 1,
+    }
+}

@@ -1,0 +1,544 @@
+//! The driver: the one place the stage order lives (codex's orchestrator is the model).
+//!
+//! For each call, in call order:
+//!
+//! 1. hooks `BeforeValidate`; [`Registry::lookup`] → UNKNOWN_TOOL with alternatives;
+//! 2. [`validate::schema_check`] → INVALID_ARGUMENTS; [`validate::semantic_check`] (CEL rules,
+//!    workspace path policy; also the resource footprint and idempotency key) →
+//!    SEMANTIC_VALIDATION_ERROR; hooks `AfterValidate`;
+//! 3. hooks `BeforePermission` (may only tighten); [`permission::evaluate`] and
+//!    [`permission::authorize`] (session grants, the [`Approver`] under the context's rules) →
+//!    an [`AuthorizedCall`] or DENIED/CANCELLED; hooks `AfterPermission`.
+//!
+//! Then for the authorized calls together: the [`Plan`] (conflict graph → batches). Batches run
+//! one after another, the calls of a batch concurrently; for each call:
+//!
+//! 4. an idempotency-key lookup in the [`Journal`] (replay a finished result, or UNKNOWN_OUTCOME
+//!    for an unfinished earlier run); `journal.start` for side-effecting calls, before the body;
+//! 5. per attempt: hooks `BeforeExecute`, then the backend's
+//!    [`Executor`](crate::runtime::Executor) under the tool's timeout and the caller's
+//!    cancellation; failed attempts are retried by the [`Retry`](crate::runtime::retry::Retry)
+//!    policy within its budget (each attempt journaled);
+//! 6. normalization into a [`ToolResult`]; hooks `AfterExecute` / `OnError`;
+//! 7. hooks `BeforeProject` (redactions), the [`Projection`], hooks `AfterProject`; the trace
+//!    record and the metrics; `journal.finish` (with the trace record) before the result is
+//!    returned.
+//!
+//! Results come back one per call, in call order. Tool failures are results; only engine
+//! failures (the journal, a broken invariant) are `Err`.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant, SystemTime};
+
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+
+use crate::cel::{Bindings, Evaluator};
+use crate::ir::{ErrorType, ProjectConfig};
+use crate::runtime::approval::Approver;
+use crate::runtime::artifacts::ArtifactStore;
+use crate::runtime::exec::{Dispatch, ExecContext, RawOutcome};
+use crate::runtime::hooks::{Annotations, CallView, HookPoint, HookSet};
+use crate::runtime::journal::{Journal, JournalError};
+use crate::runtime::metrics::{Metrics, MetricsSnapshot};
+use crate::runtime::permission::{self, AuthorizedCall, PermissionEnv, PermissionRecord};
+use crate::runtime::projection::{self, Projection};
+use crate::runtime::registry::Registry;
+use crate::runtime::result::{self, Subject, ToolResult};
+use crate::runtime::scheduler::{Plan, RefusedCall, ScheduleInput};
+use crate::runtime::session::{Session, ToolCall};
+use crate::runtime::trace::{MemoryTrace, TraceRecord, TraceSink};
+use crate::runtime::validate;
+use crate::runtime::workspace::Workspace;
+
+mod run;
+
+/// How long a stopped attempt gets to wind down (kill its processes, report partial output)
+/// before the pipeline stops waiting for it.
+pub const STOP_GRACE_MS: u64 = 2_000;
+
+/// A failure of the engine itself, not of a tool: the harness decides what to do.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum EngineError {
+    /// The journal could not record an operation; the tool did not run.
+    #[error(transparent)]
+    Journal(#[from] JournalError),
+    /// The session names a toolset the project does not define.
+    #[error("the session's toolset `{0}` is not defined in toolgate.yaml")]
+    UnknownToolset(String),
+    /// A call's task ended without a result (an invariant broke).
+    #[error("a call's task failed: {0}")]
+    Task(String),
+}
+
+/// The results of one `execute`, with the schedule they ran under.
+#[derive(Clone, Debug)]
+pub struct Execution {
+    /// The schedule.
+    pub plan: Plan,
+    /// One result per call, in call order.
+    pub results: Vec<ToolResult>,
+}
+
+/// The governed runtime.
+#[derive(Clone)]
+pub struct ToolRuntime {
+    pub(crate) inner: Arc<Inner>,
+}
+
+impl std::fmt::Debug for ToolRuntime {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ToolRuntime")
+            .field("tools", &self.inner.registry.names())
+            .field("workspace", &self.inner.workspace.root())
+            .finish_non_exhaustive()
+    }
+}
+
+pub(crate) struct Inner {
+    pub(crate) registry: Registry,
+    pub(crate) project: ProjectConfig,
+    pub(crate) workspace: Arc<Workspace>,
+    pub(crate) workspace_str: String,
+    pub(crate) artifacts: ArtifactStore,
+    pub(crate) approver: Option<Arc<dyn Approver>>,
+    pub(crate) hooks: HookSet,
+    pub(crate) journal: Arc<dyn Journal>,
+    pub(crate) trace: Arc<dyn TraceSink>,
+    pub(crate) memory_trace: Option<Arc<MemoryTrace>>,
+    pub(crate) metrics: Metrics,
+    pub(crate) dispatch: Dispatch,
+}
+
+/// What the pipeline remembers about one call while it moves through the stages.
+pub(crate) struct CallMeta {
+    pub(crate) index: usize,
+    pub(crate) call_id: String,
+    pub(crate) tool: String,
+    /// The arguments as the model sent them (for hooks, and the trace of refused calls).
+    pub(crate) arguments: Value,
+    pub(crate) started: Instant,
+    pub(crate) start_time: SystemTime,
+    pub(crate) annotations: Annotations,
+    pub(crate) args_hash: String,
+    pub(crate) batch: Option<usize>,
+    pub(crate) operation_id: Option<String>,
+    pub(crate) idempotency_key: Option<String>,
+}
+
+/// A call after the first three stages.
+enum Prepared {
+    Done(Box<(ToolResult, Option<PermissionRecord>)>),
+    Ready(Box<AuthorizedCall>),
+}
+
+impl Prepared {
+    fn done(r: ToolResult) -> Prepared {
+        Prepared::Done(Box::new((r, None)))
+    }
+}
+
+impl ToolRuntime {
+    /// Runs a model turn's calls and returns one result per call, in call order.
+    pub async fn execute(
+        &self,
+        calls: Vec<ToolCall>,
+        session: &Session,
+        cancel: CancellationToken,
+    ) -> Result<Vec<ToolResult>, EngineError> {
+        Ok(self.run(calls, session, cancel).await?.results)
+    }
+
+    /// Like [`ToolRuntime::execute`], also returning the schedule.
+    pub async fn run(
+        &self,
+        calls: Vec<ToolCall>,
+        session: &Session,
+        cancel: CancellationToken,
+    ) -> Result<Execution, EngineError> {
+        if let Some(t) = session.toolset()
+            && !self.inner.registry.has_toolset(t)
+        {
+            return Err(EngineError::UnknownToolset(t.to_owned()));
+        }
+        // The turn's token: the caller's cancel, or an approver's "cancel", stops the rest.
+        let turn = cancel.child_token();
+        let mut metas = Vec::with_capacity(calls.len());
+        let mut prepared = Vec::with_capacity(calls.len());
+        for (index, call) in calls.into_iter().enumerate() {
+            let mut meta = self.inner.meta(index, &call);
+            let p = if turn.is_cancelled() {
+                let r = result::refused(
+                    Subject {
+                        call_id: &call.call_id,
+                        tool: &call.name,
+                        definition: None,
+                    },
+                    ErrorType::Cancelled,
+                    format!("{} was cancelled before it started", call.name),
+                    None,
+                );
+                Prepared::Done(Box::new((r, None)))
+            } else {
+                self.inner.prepare(call, &mut meta, session, &turn).await
+            };
+            metas.push(meta);
+            prepared.push(p);
+        }
+        self.inner
+            .schedule_and_run(metas, prepared, session, &turn)
+            .await
+    }
+
+    /// Counters and latency histograms so far.
+    pub fn metrics(&self) -> MetricsSnapshot {
+        self.inner.metrics.snapshot()
+    }
+
+    /// The most recent trace records (when the runtime keeps them in memory, the default).
+    pub fn traces(&self) -> Vec<TraceRecord> {
+        self.inner
+            .memory_trace
+            .as_ref()
+            .map(|t| t.records())
+            .unwrap_or_default()
+    }
+
+    /// The tools.
+    pub fn registry(&self) -> &Registry {
+        &self.inner.registry
+    }
+
+    /// The workspace.
+    pub fn workspace(&self) -> &Workspace {
+        &self.inner.workspace
+    }
+
+    /// The artifact store.
+    pub fn artifacts(&self) -> &ArtifactStore {
+        &self.inner.artifacts
+    }
+
+    /// The project settings.
+    pub fn project(&self) -> &ProjectConfig {
+        &self.inner.project
+    }
+}
+
+impl Inner {
+    fn meta(&self, index: usize, call: &ToolCall) -> CallMeta {
+        CallMeta {
+            index,
+            call_id: call.call_id.clone(),
+            tool: call.name.clone(),
+            arguments: call.arguments.clone(),
+            started: Instant::now(),
+            start_time: SystemTime::now(),
+            annotations: Annotations::default(),
+            args_hash: String::new(),
+            batch: None,
+            operation_id: None,
+            idempotency_key: None,
+        }
+    }
+
+    /// Calls the hooks of a point.
+    pub(crate) fn hook(
+        &self,
+        point: HookPoint,
+        meta: &mut CallMeta,
+        session: &Session,
+        permission: Option<&PermissionRecord>,
+        attempt: u32,
+        result: Option<&ToolResult>,
+    ) {
+        if self.hooks.is_empty() {
+            return;
+        }
+        let effect = self.registry.get(&meta.tool).map(|t| t.definition.effect);
+        let view = CallView {
+            point,
+            session_id: session.id(),
+            context: session.context(),
+            call_id: &meta.call_id,
+            tool: &meta.tool,
+            effect,
+            arguments: &meta.arguments,
+            permission,
+            attempt,
+            result,
+            projection: None,
+        };
+        self.hooks.call(&view, &mut meta.annotations);
+    }
+
+    /// Lookup, validation and permission for one call.
+    async fn prepare(
+        &self,
+        call: ToolCall,
+        meta: &mut CallMeta,
+        session: &Session,
+        turn: &CancellationToken,
+    ) -> Prepared {
+        self.hook(HookPoint::BeforeValidate, meta, session, None, 0, None);
+        let resolved = match self.registry.lookup(call, session.toolset()) {
+            Ok(r) => r,
+            Err(unknown) => {
+                return Prepared::Done(Box::new((
+                    result::unknown_tool(&meta.call_id, unknown),
+                    None,
+                )));
+            }
+        };
+        let tool = resolved.tool.clone();
+        let def = &tool.definition;
+        let call_id = meta.call_id.clone();
+        let subject = Subject {
+            call_id: &call_id,
+            tool: &def.name,
+            definition: Some(def),
+        };
+        let valid = match validate::schema_check(resolved) {
+            Ok(v) => v,
+            Err(r) => {
+                return Prepared::done(result::refused(subject, r.error_type, r.message, r.hint));
+            }
+        };
+        // CEL evaluation is synchronous and its context is not Send: everything that needs it
+        // happens in this block, before the approval is awaited.
+        let staged = {
+            let ev = if tool.uses_cel {
+                let args = &valid.resolved.call.arguments;
+                let b = Bindings {
+                    args,
+                    tool_name: &def.name,
+                    tool_effect: def.effect.as_str(),
+                    tool_version: def.version,
+                    context: session.context(),
+                    workspace: &self.workspace_str,
+                };
+                match Evaluator::new(&b) {
+                    Ok(ev) => Some(ev),
+                    Err(e) => {
+                        let m = format!("{} could not evaluate its rules: {e}", def.name);
+                        return Prepared::done(result::refused(
+                            subject,
+                            ErrorType::RuntimeException,
+                            m,
+                            None,
+                        ));
+                    }
+                }
+            } else {
+                None
+            };
+            match validate::semantic_check(valid, ev.as_ref(), &self.workspace) {
+                Ok(checked) => {
+                    meta.args_hash = checked.args_hash.clone();
+                    meta.idempotency_key = checked.idempotency_key.clone();
+                    self.hook(HookPoint::AfterValidate, meta, session, None, 0, None);
+                    self.hook(HookPoint::BeforePermission, meta, session, None, 0, None);
+                    let restrictions = meta.annotations.take_restrictions();
+                    Ok((
+                        checked,
+                        permission::evaluate(&tool, ev.as_ref(), restrictions),
+                    ))
+                }
+                Err(r) => Err(r),
+            }
+        };
+        let (checked, evaluation) = match staged {
+            Ok(s) => s,
+            Err(r) => {
+                return Prepared::done(result::refused(subject, r.error_type, r.message, r.hint));
+            }
+        };
+        let env = PermissionEnv {
+            approver: self.approver.as_deref(),
+            contexts: &self.project.contexts,
+            cancel: turn,
+        };
+        match permission::authorize(checked, evaluation, session, env).await {
+            Ok(auth) => {
+                self.hook(
+                    HookPoint::AfterPermission,
+                    meta,
+                    session,
+                    Some(auth.permission()),
+                    0,
+                    None,
+                );
+                Prepared::Ready(Box::new(auth))
+            }
+            Err(refusal) => {
+                if refusal.cancel_turn {
+                    turn.cancel();
+                }
+                self.hook(
+                    HookPoint::AfterPermission,
+                    meta,
+                    session,
+                    Some(&refusal.record),
+                    0,
+                    None,
+                );
+                let r = result::refused(subject, refusal.error_type, refusal.message, None);
+                Prepared::Done(Box::new((r, Some(refusal.record))))
+            }
+        }
+    }
+
+    /// Plans the authorized calls, runs the batches, finishes every call.
+    async fn schedule_and_run(
+        self: &Arc<Self>,
+        metas: Vec<CallMeta>,
+        prepared: Vec<Prepared>,
+        session: &Session,
+        turn: &CancellationToken,
+    ) -> Result<Execution, EngineError> {
+        let mut plan = {
+            let inputs: Vec<ScheduleInput<'_>> = prepared
+                .iter()
+                .enumerate()
+                .filter_map(|(i, p)| match p {
+                    Prepared::Ready(a) => Some(ScheduleInput {
+                        index: i,
+                        call_id: a.call_id(),
+                        tool: &a.definition().name,
+                        effect: a.definition().effect,
+                        declares_resources: !a.definition().resources.is_empty(),
+                        footprint: a.footprint(),
+                        group: a.definition().concurrency_group.as_ref(),
+                    }),
+                    Prepared::Done(..) => None,
+                })
+                .collect();
+            Plan::build(&inputs)
+        };
+        let mut results: Vec<Option<ToolResult>> = (0..prepared.len()).map(|_| None).collect();
+        let mut ready: Vec<Option<(AuthorizedCall, CallMeta)>> =
+            (0..prepared.len()).map(|_| None).collect();
+        for ((p, mut meta), slot) in prepared.into_iter().zip(metas).zip(results.iter_mut()) {
+            match p {
+                Prepared::Done(done) => {
+                    let (r, record) = *done;
+                    if let Some(t) = r.error_type() {
+                        plan.refused.push(RefusedCall {
+                            index: meta.index,
+                            call_id: meta.call_id.clone(),
+                            tool: meta.tool.clone(),
+                            error_type: t,
+                        });
+                    }
+                    *slot = Some(self.finish(r, &mut meta, session, record.as_ref(), None).0);
+                }
+                Prepared::Ready(a) => {
+                    meta.batch = plan.batch_of(meta.index);
+                    let i = meta.index;
+                    ready[i] = Some((*a, meta));
+                }
+            }
+        }
+        for batch in plan.batches.clone() {
+            let items: Vec<(AuthorizedCall, CallMeta)> =
+                batch.iter().filter_map(|i| ready[*i].take()).collect();
+            for (i, r) in self.run_batch(items, session, turn).await? {
+                results[i] = Some(r);
+            }
+        }
+        let results = results
+            .into_iter()
+            .enumerate()
+            .map(|(i, r)| {
+                r.ok_or_else(|| EngineError::Task(format!("call {} produced no result", i + 1)))
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(Execution { plan, results })
+    }
+
+    /// Projection, trace and metrics for a result; hooks around the projection.
+    pub(crate) fn finish(
+        &self,
+        mut r: ToolResult,
+        meta: &mut CallMeta,
+        session: &Session,
+        permission: Option<&PermissionRecord>,
+        backend: Option<&'static str>,
+    ) -> (ToolResult, TraceRecord) {
+        if r.attempts() == 0 && !r.is_success() {
+            self.hook(HookPoint::OnError, meta, session, permission, 0, Some(&r));
+        }
+        r.set_duration(meta.started.elapsed());
+        let projection: Projection = if self.hooks.is_empty() {
+            projection::project(&r, &Default::default())
+        } else {
+            self.hook(
+                HookPoint::BeforeProject,
+                meta,
+                session,
+                permission,
+                r.attempts(),
+                Some(&r),
+            );
+            let view = CallView {
+                point: HookPoint::BeforeProject,
+                session_id: session.id(),
+                context: session.context(),
+                call_id: &meta.call_id,
+                tool: &meta.tool,
+                effect: None,
+                arguments: &meta.arguments,
+                permission,
+                attempt: r.attempts(),
+                result: Some(&r),
+                projection: None,
+            };
+            let redactions = self.hooks.redactions(&view);
+            let p = projection::project(&r, &redactions);
+            let after = CallView {
+                point: HookPoint::AfterProject,
+                projection: Some(&p.text),
+                ..view
+            };
+            self.hooks.call(&after, &mut meta.annotations);
+            p
+        };
+        r.set_projection(projection);
+        let record = crate::runtime::trace::record(self, &r, meta, session, permission, backend);
+        self.trace.record(&record);
+        self.metrics.record(
+            &record.tool,
+            r.status(),
+            r.error_type(),
+            meta.started.elapsed(),
+            record.retry_count,
+        );
+        (r, record)
+    }
+
+    /// The execution context of one attempt.
+    pub(crate) fn exec_context(
+        &self,
+        session: &Session,
+        cancel: CancellationToken,
+        key: String,
+    ) -> ExecContext {
+        ExecContext {
+            session_id: session.id().to_owned(),
+            context: session.context().to_owned(),
+            idempotency_key: key,
+            cancel,
+            workspace: self.workspace.clone(),
+            artifacts: self.artifacts.clone(),
+        }
+    }
+}
+
+/// What an attempt produced, and whether the pipeline stopped it.
+pub(crate) type AttemptOutcome = (RawOutcome, Option<result::Stop>);
+
+/// The grace period as a duration.
+pub(crate) fn stop_grace() -> Duration {
+    Duration::from_millis(STOP_GRACE_MS)
+}

@@ -1,0 +1,452 @@
+//! [`Registry`]: the tools a runtime can run, each compiled once at load — schema validators,
+//! CEL programs, the permission policy, argv templates — and the lookup stage that turns a
+//! call's tool name into a [`ResolvedCall`] or an UNKNOWN_TOOL refusal naming alternatives.
+//!
+//! Loading fails loudly: a CEL expression that does not compile, a schema the validator rejects,
+//! an unknown builtin or a permission example that does not get its expected decision stops the
+//! runtime from starting (the examples run through the same evaluator as live calls).
+
+use std::collections::{BTreeSet, HashMap};
+use std::sync::Arc;
+
+use cel::Program;
+use indexmap::IndexMap;
+
+use crate::cel::{Bindings, Evaluator};
+use crate::ir::{Bundle, ExecSpec, ToolDefinition, ValidationRule};
+use crate::policy::CompiledPolicy;
+use crate::runtime::exec::Backend;
+use crate::runtime::exec::builtin::Builtin;
+use crate::runtime::exec::command::CompiledCommand;
+use crate::runtime::session::ToolCall;
+
+/// The most alternatives an UNKNOWN_TOOL result names.
+const MAX_ALTERNATIVES: usize = 4;
+
+/// A tool with everything it needs compiled.
+pub struct CompiledTool {
+    /// The contract.
+    pub definition: ToolDefinition,
+    pub(crate) parameters: jsonschema::Validator,
+    pub(crate) result: Option<jsonschema::Validator>,
+    pub(crate) validate: Vec<(ValidationRule, Program)>,
+    pub(crate) policy: CompiledPolicy,
+    pub(crate) reads: Vec<Program>,
+    pub(crate) writes: Vec<Program>,
+    pub(crate) idempotency_key: Option<Program>,
+    pub(crate) path_params: Vec<PathParam>,
+    pub(crate) backend: Backend,
+    pub(crate) builtin: Option<Builtin>,
+    pub(crate) command: Option<CompiledCommand>,
+    pub(crate) redact: Vec<regex::Regex>,
+    /// Whether anything about a call needs a CEL evaluator (saves building one per call).
+    pub(crate) uses_cel: bool,
+}
+
+impl std::fmt::Debug for CompiledTool {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CompiledTool")
+            .field("name", &self.definition.name)
+            .field("backend", &self.backend)
+            .finish_non_exhaustive()
+    }
+}
+
+/// A parameter that names a workspace path (by naming convention), checked by the path policy.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct PathParam {
+    pub(crate) name: String,
+    pub(crate) list: bool,
+}
+
+/// A tool that cannot be loaded.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("tool `{tool}`: {message}")]
+pub struct ToolLoadError {
+    /// The tool.
+    pub tool: String,
+    /// What is wrong.
+    pub message: String,
+}
+
+/// The lookup stage's output: a call bound to its compiled tool.
+#[derive(Clone, Debug)]
+pub struct ResolvedCall {
+    /// The call.
+    pub call: ToolCall,
+    /// Its tool.
+    pub tool: Arc<CompiledTool>,
+}
+
+/// An unknown (or unexposed) tool, with what the model could call instead.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct UnknownTool {
+    /// The name the model used.
+    pub name: String,
+    /// Close or related tools, best first.
+    pub alternatives: Vec<String>,
+    /// Set when the tool exists but the session's toolset does not expose it.
+    pub hidden_by_toolset: Option<String>,
+}
+
+/// Every runnable tool, by name.
+#[derive(Debug, Default)]
+pub struct Registry {
+    tools: HashMap<String, Arc<CompiledTool>>,
+    names: Vec<String>,
+    toolsets: IndexMap<String, Vec<String>>,
+}
+
+impl Registry {
+    /// Compiles every tool of a bundle. `workspace` is what CEL sees as `workspace` when the
+    /// permission examples run.
+    pub fn build(bundle: &Bundle, workspace: &str) -> Result<Registry, ToolLoadError> {
+        let mut tools = HashMap::new();
+        let mut names = Vec::new();
+        for def in &bundle.tools {
+            let compiled = compile_tool(def)?;
+            run_examples(&compiled, workspace)?;
+            names.push(def.name.clone());
+            tools.insert(def.name.clone(), Arc::new(compiled));
+        }
+        names.sort();
+        let toolsets = bundle
+            .project
+            .toolsets
+            .iter()
+            .map(|(k, v)| (k.clone(), v.tools.clone()))
+            .collect();
+        Ok(Registry {
+            tools,
+            names,
+            toolsets,
+        })
+    }
+
+    /// The tool of that name.
+    pub fn get(&self, name: &str) -> Option<&Arc<CompiledTool>> {
+        self.tools.get(name)
+    }
+
+    /// Every tool name, sorted.
+    pub fn names(&self) -> &[String] {
+        &self.names
+    }
+
+    /// Whether a toolset of that name exists.
+    pub fn has_toolset(&self, name: &str) -> bool {
+        self.toolsets.contains_key(name)
+    }
+
+    /// The lookup stage: the call's tool, or UNKNOWN_TOOL with alternatives from the tools the
+    /// session can see.
+    pub fn lookup(
+        &self,
+        call: ToolCall,
+        toolset: Option<&str>,
+    ) -> Result<ResolvedCall, UnknownTool> {
+        let visible: Vec<&str> = match toolset.and_then(|t| self.toolsets.get(t)) {
+            Some(members) => members
+                .iter()
+                .map(String::as_str)
+                .filter(|n| self.tools.contains_key(*n))
+                .collect(),
+            None => self.names.iter().map(String::as_str).collect(),
+        };
+        match self.tools.get(&call.name) {
+            Some(tool) if visible.contains(&call.name.as_str()) => Ok(ResolvedCall {
+                tool: tool.clone(),
+                call,
+            }),
+            found => Err(UnknownTool {
+                alternatives: self.alternatives(&call.name, &visible),
+                hidden_by_toolset: found.and(toolset.map(str::to_owned)),
+                name: call.name,
+            }),
+        }
+    }
+
+    /// Tools related to an unknown name: close spellings, and tools whose name or title shares
+    /// an action family with it (`find_symbol` → search_files, grep, glob). When nothing is
+    /// related, the visible tools themselves.
+    fn alternatives(&self, unknown: &str, visible: &[&str]) -> Vec<String> {
+        let wanted = families(&words(unknown));
+        let mut scored: Vec<(f64, &str)> = visible
+            .iter()
+            .filter_map(|name| {
+                let tool = self.tools.get(*name)?;
+                let def = &tool.definition;
+                let similarity =
+                    strsim::jaro_winkler(&unknown.to_ascii_lowercase(), &name.to_ascii_lowercase());
+                let in_name = families(&words(name)).intersection(&wanted).count() as f64;
+                let in_title = families(&words(def.title.as_deref().unwrap_or("")))
+                    .intersection(&wanted)
+                    .count() as f64;
+                let in_desc = families(&words(&def.description))
+                    .intersection(&wanted)
+                    .count() as f64;
+                let close = if similarity >= 0.8 { similarity } else { 0.0 };
+                // The name or title must relate; the description only ranks.
+                let score = in_name.max(0.6 * in_title) + close + 0.3 * in_desc;
+                (in_name + in_title + close > 0.0).then_some((score, *name))
+            })
+            .collect();
+        scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(b.1)));
+        let mut out: Vec<String> = scored
+            .into_iter()
+            .take(MAX_ALTERNATIVES)
+            .map(|(_, n)| n.to_owned())
+            .collect();
+        if out.is_empty() {
+            out = visible.iter().take(8).map(|s| (*s).to_owned()).collect();
+        }
+        out
+    }
+}
+
+/// Lowercase words of a name or text (`find_symbol` → find, symbol).
+fn words(text: &str) -> Vec<String> {
+    text.split(|c: char| !c.is_ascii_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .map(str::to_ascii_lowercase)
+        .collect()
+}
+
+/// Action families: words that name the same kind of tool.
+const FAMILIES: &[(&str, &[&str])] = &[
+    (
+        "search",
+        &[
+            "find", "search", "grep", "locate", "lookup", "query", "symbol", "symbols", "rg",
+            "ripgrep", "scan", "where",
+        ],
+    ),
+    (
+        "read",
+        &["read", "cat", "view", "open", "show", "display", "load"],
+    ),
+    (
+        "list",
+        &[
+            "list",
+            "ls",
+            "dir",
+            "directory",
+            "directories",
+            "folder",
+            "folders",
+            "tree",
+            "browse",
+            "explore",
+            "recursive",
+        ],
+    ),
+    ("write", &["write", "create", "save", "put", "overwrite"]),
+    (
+        "edit",
+        &[
+            "edit", "patch", "modify", "change", "replace", "update", "apply",
+        ],
+    ),
+    (
+        "run",
+        &[
+            "run", "exec", "execute", "shell", "bash", "command", "cmd", "sh", "terminal",
+        ],
+    ),
+    ("test", &["test", "tests", "pytest", "verify"]),
+    ("git", &["git", "commit", "vcs", "diff", "status"]),
+    ("artifact", &["artifact", "artifacts", "log", "logs"]),
+];
+
+fn families(words: &[String]) -> BTreeSet<&'static str> {
+    FAMILIES
+        .iter()
+        .filter(|(_, members)| words.iter().any(|w| members.contains(&w.as_str())))
+        .map(|(family, _)| *family)
+        .collect()
+}
+
+fn compile_tool(def: &ToolDefinition) -> Result<CompiledTool, ToolLoadError> {
+    let err = |message: String| ToolLoadError {
+        tool: def.name.clone(),
+        message,
+    };
+    let cel = |what: &str, src: &str| {
+        crate::cel::compile(src).map_err(|e| {
+            err(format!(
+                "{what} `{src}` does not compile: {}",
+                e.first()
+                    .map(|e| e.message.as_str())
+                    .unwrap_or("syntax error")
+            ))
+        })
+    };
+    let parameters = jsonschema::draft202012::new(&def.parameters)
+        .map_err(|e| err(format!("parameters are not a valid JSON Schema: {e}")))?;
+    let result = match &def.result {
+        Some(schema) => Some(
+            jsonschema::draft202012::new(schema)
+                .map_err(|e| err(format!("result is not a valid JSON Schema: {e}")))?,
+        ),
+        None => None,
+    };
+    let mut validate = Vec::new();
+    for rule in &def.validate {
+        validate.push((
+            rule.clone(),
+            cel(&format!("validate rule `{}`", rule.id), &rule.expr)?,
+        ));
+    }
+    let policy = CompiledPolicy::compile(&def.permissions).map_err(|e| err(e.to_string()))?;
+    let reads = def
+        .resources
+        .reads
+        .iter()
+        .map(|r| cel("resources.reads", r))
+        .collect::<Result<Vec<_>, _>>()?;
+    let writes = def
+        .resources
+        .writes
+        .iter()
+        .map(|r| cel("resources.writes", r))
+        .collect::<Result<Vec<_>, _>>()?;
+    let idempotency_key = match &def.idempotency_key {
+        Some(k) => Some(cel("idempotency key", k)?),
+        None => None,
+    };
+    let backend = Backend::of(&def.exec);
+    let builtin = match &def.exec {
+        ExecSpec::Builtin { name } => {
+            Some(Builtin::parse(name).ok_or_else(|| err(format!("unknown builtin `{name}`")))?)
+        }
+        _ => None,
+    };
+    let command = match &def.exec {
+        ExecSpec::Command(spec) => Some(CompiledCommand::compile(spec).map_err(err)?),
+        _ => None,
+    };
+    let redact = def
+        .output
+        .redact
+        .iter()
+        .map(|r| {
+            regex::Regex::new(r).map_err(|e| err(format!("redact pattern `{r}` is invalid: {e}")))
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    let uses_cel = !validate.is_empty()
+        || !def.permissions.rules.is_empty()
+        || !reads.is_empty()
+        || !writes.is_empty()
+        || idempotency_key.is_some();
+    Ok(CompiledTool {
+        path_params: path_params(&def.parameters),
+        definition: def.clone(),
+        parameters,
+        result,
+        validate,
+        policy,
+        reads,
+        writes,
+        idempotency_key,
+        backend,
+        builtin,
+        command,
+        redact,
+        uses_cel,
+    })
+}
+
+/// Parameters that hold workspace paths, by name: `path`, `paths`, `workdir`, `cwd`, `dir`,
+/// `file`, and names ending in `_path`, `_dir` or `_file` (strings, or arrays of strings).
+pub(crate) fn path_params(schema: &serde_json::Value) -> Vec<PathParam> {
+    let Some(props) = schema.get("properties").and_then(|p| p.as_object()) else {
+        return Vec::new();
+    };
+    let is_path_name = |n: &str| {
+        matches!(n, "path" | "workdir" | "cwd" | "dir" | "file" | "directory")
+            || n.ends_with("_path")
+            || n.ends_with("_dir")
+            || n.ends_with("_file")
+    };
+    props
+        .iter()
+        .filter_map(|(name, s)| {
+            let ty = s.get("type").and_then(|t| t.as_str());
+            match ty {
+                Some("string") if is_path_name(name) => Some(PathParam {
+                    name: name.clone(),
+                    list: false,
+                }),
+                Some("array")
+                    if matches!(name.as_str(), "paths" | "files") || name.ends_with("_paths") =>
+                {
+                    Some(PathParam {
+                        name: name.clone(),
+                        list: true,
+                    })
+                }
+                _ => None,
+            }
+        })
+        .collect()
+}
+
+/// Runs the tool's permission examples through the live evaluator.
+fn run_examples(tool: &CompiledTool, workspace: &str) -> Result<(), ToolLoadError> {
+    let def = &tool.definition;
+    for (i, ex) in def.permissions.examples.iter().enumerate() {
+        let context = ex.context.as_deref().unwrap_or("interactive");
+        let bindings = Bindings {
+            args: &ex.args,
+            tool_name: &def.name,
+            tool_effect: def.effect.as_str(),
+            tool_version: def.version,
+            context,
+            workspace,
+        };
+        let got = Evaluator::new(&bindings)
+            .map_err(|e| e.to_string())
+            .and_then(|ev| tool.policy.decide(&ev).map_err(|e| e.to_string()))
+            .map_err(|m| ToolLoadError {
+                tool: def.name.clone(),
+                message: format!("permission example {} fails to evaluate: {m}", i + 1),
+            })?;
+        if got.decision != ex.expect {
+            return Err(ToolLoadError {
+                tool: def.name.clone(),
+                message: format!(
+                    "permission example {} expects `{}` but the rules decide `{}`",
+                    i + 1,
+                    ex.expect,
+                    got.decision
+                ),
+            });
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn action_families() {
+        assert_eq!(families(&words("find_symbol")), BTreeSet::from(["search"]));
+        assert_eq!(
+            families(&words("read_directory_recursive")),
+            BTreeSet::from(["list", "read"])
+        );
+    }
+
+    #[test]
+    fn path_params_by_convention() {
+        let schema = serde_json::json!({"properties": {
+            "path": {"type": "string"}, "pattern": {"type": "string"},
+            "paths": {"type": "array"}, "out_dir": {"type": "string"}
+        }});
+        let names: Vec<String> = path_params(&schema).into_iter().map(|p| p.name).collect();
+        assert_eq!(names, ["path", "paths", "out_dir"]);
+    }
+}

@@ -1,0 +1,400 @@
+//! The scheduler (chapter §11–14): concurrency is the runtime's decision, not the model's.
+//!
+//! Each authorized call has a [`Footprint`] — the resource keys its spec's CEL gives for
+//! `resources.reads` / `resources.writes` — a concurrency group and an effect. Two calls
+//! conflict when one writes a resource the other reads or writes (`tree:src` covers every
+//! `file:src/…` and `tree:src/…` key; other keys match exactly), when they share a group whose
+//! `max` is 1, or when either is *exclusive*: an opaque effect (process execution, network
+//! write, external side effect, destructive) with no declared resources, or a call whose
+//! resources could not be evaluated. Conflicts become edges in call order; each call goes into
+//! the first batch after all its predecessors (and where its group has room); batches run one
+//! after another, the calls of a batch in parallel. The [`Plan`] is a value: inspect it,
+//! serialize it, or print it.
+
+use std::collections::BTreeSet;
+use std::fmt;
+
+use serde::Serialize;
+
+use crate::ir::{ConcurrencyGroup, Effect, ErrorType};
+
+/// The resources one call touches.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct Footprint {
+    /// Resource keys read.
+    pub reads: BTreeSet<String>,
+    /// Resource keys written.
+    pub writes: BTreeSet<String>,
+    /// Why the keys could not be evaluated, when they could not (the call then runs alone).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub unresolved: Option<String>,
+}
+
+/// What the scheduler needs to know about one call.
+#[derive(Clone, Debug)]
+pub struct ScheduleInput<'a> {
+    /// Position in the model's list of calls.
+    pub index: usize,
+    /// The call id.
+    pub call_id: &'a str,
+    /// The tool.
+    pub tool: &'a str,
+    /// Its effect.
+    pub effect: Effect,
+    /// Whether the spec declares any resources.
+    pub declares_resources: bool,
+    /// The call's resources.
+    pub footprint: &'a Footprint,
+    /// Its concurrency group.
+    pub group: Option<&'a ConcurrencyGroup>,
+}
+
+/// One scheduled call.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct PlannedCall {
+    /// Position in the model's list of calls (0-based).
+    pub index: usize,
+    /// The call id.
+    pub call_id: String,
+    /// The tool.
+    pub tool: String,
+    /// The batch it runs in (0-based).
+    pub batch: usize,
+    /// Resources read.
+    pub reads: BTreeSet<String>,
+    /// Resources written.
+    pub writes: BTreeSet<String>,
+    /// Its concurrency group.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub group: Option<String>,
+    /// Why it must run alone, if it must.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub exclusive: Option<String>,
+}
+
+/// An ordering constraint: `before` runs to completion before `after` starts.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Edge {
+    /// Index of the earlier call.
+    pub before: usize,
+    /// Index of the later call.
+    pub after: usize,
+    /// The conflict.
+    pub reason: String,
+}
+
+/// A call refused before scheduling.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct RefusedCall {
+    /// Position in the model's list.
+    pub index: usize,
+    /// The call id.
+    pub call_id: String,
+    /// The tool name as called.
+    pub tool: String,
+    /// Why.
+    pub error_type: ErrorType,
+}
+
+/// The schedule of one `execute`.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct Plan {
+    /// Scheduled calls in call order.
+    pub calls: Vec<PlannedCall>,
+    /// Conflicts, in call order.
+    pub edges: Vec<Edge>,
+    /// Call indices per batch.
+    pub batches: Vec<Vec<usize>>,
+    /// Calls that never reached the scheduler.
+    pub refused: Vec<RefusedCall>,
+}
+
+impl Plan {
+    /// Plans authorized calls (given in call order).
+    pub fn build(inputs: &[ScheduleInput<'_>]) -> Plan {
+        let exclusive: Vec<Option<String>> = inputs.iter().map(exclusive_reason).collect();
+        let mut batch_of: Vec<usize> = Vec::with_capacity(inputs.len());
+        let mut edges = Vec::new();
+        for (i, call) in inputs.iter().enumerate() {
+            let mut batch = 0;
+            for j in 0..i {
+                if let Some(reason) = conflict(&inputs[j], call, &exclusive[j], &exclusive[i]) {
+                    batch = batch.max(batch_of[j] + 1);
+                    edges.push(Edge {
+                        before: inputs[j].index,
+                        after: call.index,
+                        reason,
+                    });
+                }
+            }
+            if let Some(group) = call.group.filter(|g| g.max > 1) {
+                // Later batches until the group has room.
+                while (0..i)
+                    .filter(|&j| batch_of[j] == batch && same_group(inputs[j].group, group))
+                    .count()
+                    >= group.max as usize
+                {
+                    batch += 1;
+                }
+            }
+            batch_of.push(batch);
+        }
+        let count = batch_of.iter().map(|b| b + 1).max().unwrap_or(0);
+        let mut batches = vec![Vec::new(); count];
+        for (i, b) in batch_of.iter().enumerate() {
+            batches[*b].push(inputs[i].index);
+        }
+        let calls = inputs
+            .iter()
+            .zip(batch_of)
+            .zip(exclusive)
+            .map(|((c, batch), exclusive)| PlannedCall {
+                index: c.index,
+                call_id: c.call_id.to_owned(),
+                tool: c.tool.to_owned(),
+                batch,
+                reads: c.footprint.reads.clone(),
+                writes: c.footprint.writes.clone(),
+                group: c.group.map(|g| g.name.clone()),
+                exclusive,
+            })
+            .collect();
+        Plan {
+            calls,
+            edges,
+            batches,
+            refused: Vec::new(),
+        }
+    }
+
+    /// The batch a call (by index) runs in.
+    pub fn batch_of(&self, index: usize) -> Option<usize> {
+        self.calls
+            .iter()
+            .find(|c| c.index == index)
+            .map(|c| c.batch)
+    }
+}
+
+fn exclusive_reason(c: &ScheduleInput<'_>) -> Option<String> {
+    if let Some(why) = &c.footprint.unresolved {
+        return Some(format!("its resources could not be evaluated ({why})"));
+    }
+    (c.effect.is_opaque() && !c.declares_resources)
+        .then(|| format!("{} without declared resources", c.effect))
+}
+
+fn same_group(a: Option<&ConcurrencyGroup>, b: &ConcurrencyGroup) -> bool {
+    a.is_some_and(|a| a.name == b.name)
+}
+
+/// Why two calls (a before b) may not run at once.
+fn conflict(
+    a: &ScheduleInput<'_>,
+    b: &ScheduleInput<'_>,
+    a_excl: &Option<String>,
+    b_excl: &Option<String>,
+) -> Option<String> {
+    if let Some(why) = a_excl {
+        return Some(format!("#{} runs alone: {why}", a.index + 1));
+    }
+    if let Some(why) = b_excl {
+        return Some(format!("#{} runs alone: {why}", b.index + 1));
+    }
+    let touches = |w: &BTreeSet<String>, other: &Footprint| {
+        w.iter().find_map(|wk| {
+            other
+                .reads
+                .iter()
+                .chain(other.writes.iter())
+                .find(|k| overlaps(wk, k))
+                .map(|k| {
+                    if k == wk {
+                        k.clone()
+                    } else {
+                        format!("{wk} / {k}")
+                    }
+                })
+        })
+    };
+    if let Some(k) = touches(&a.footprint.writes, b.footprint) {
+        return Some(format!("#{} writes {k}", a.index + 1));
+    }
+    if let Some(k) = touches(&b.footprint.writes, a.footprint) {
+        return Some(format!("#{} writes {k}", b.index + 1));
+    }
+    match (a.group, b.group) {
+        (Some(ga), Some(gb)) if ga.name == gb.name && ga.max <= 1 => {
+            Some(format!("concurrency group {} (max 1)", ga.name))
+        }
+        _ => None,
+    }
+}
+
+/// Whether two resource keys name overlapping things. `file:`, `dir:` and `tree:` keys are
+/// paths: a tree or dir covers everything beneath it. Other kinds match exactly.
+pub fn overlaps(a: &str, b: &str) -> bool {
+    if a == b {
+        return true;
+    }
+    let (Some((ka, pa)), Some((kb, pb))) = (a.split_once(':'), b.split_once(':')) else {
+        return false;
+    };
+    let fs = |k: &str| matches!(k, "file" | "dir" | "tree");
+    if !fs(ka) || !fs(kb) {
+        return false;
+    }
+    let covers = |kind: &str, root: &str, p: &str| {
+        kind != "file"
+            && (root == "."
+                || p == root
+                || p.strip_prefix(root).is_some_and(|r| r.starts_with('/')))
+    };
+    pa == pb || covers(ka, pa, pb) || covers(kb, pb, pa)
+}
+
+impl fmt::Display for Plan {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let n = self.calls.len();
+        writeln!(
+            f,
+            "plan: {n} call{} in {} batch{}",
+            if n == 1 { "" } else { "s" },
+            self.batches.len(),
+            if self.batches.len() == 1 { "" } else { "es" }
+        )?;
+        for (b, members) in self.batches.iter().enumerate() {
+            let items: Vec<String> = members
+                .iter()
+                .filter_map(|i| self.calls.iter().find(|c| c.index == *i))
+                .map(describe)
+                .collect();
+            let mode = if members.len() > 1 {
+                "parallel"
+            } else {
+                "alone"
+            };
+            writeln!(f, "  batch {} ({mode}): {}", b + 1, items.join(", "))?;
+        }
+        for e in &self.edges {
+            writeln!(
+                f,
+                "  order: #{} before #{} ({})",
+                e.before + 1,
+                e.after + 1,
+                e.reason
+            )?;
+        }
+        for r in &self.refused {
+            writeln!(
+                f,
+                "  not scheduled: #{} {} ({})",
+                r.index + 1,
+                r.tool,
+                r.error_type
+            )?;
+        }
+        Ok(())
+    }
+}
+
+fn describe(c: &PlannedCall) -> String {
+    let mut parts = Vec::new();
+    if !c.reads.is_empty() {
+        parts.push(format!("reads {}", join(&c.reads)));
+    }
+    if !c.writes.is_empty() {
+        parts.push(format!("writes {}", join(&c.writes)));
+    }
+    if let Some(g) = &c.group {
+        parts.push(format!("group {g}"));
+    }
+    if c.exclusive.is_some() {
+        parts.push("exclusive".into());
+    }
+    if parts.is_empty() {
+        format!("#{} {}", c.index + 1, c.tool)
+    } else {
+        format!("#{} {} [{}]", c.index + 1, c.tool, parts.join("; "))
+    }
+}
+
+fn join(keys: &BTreeSet<String>) -> String {
+    keys.iter().cloned().collect::<Vec<_>>().join(" ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fp(reads: &[&str], writes: &[&str]) -> Footprint {
+        Footprint {
+            reads: reads.iter().map(|s| (*s).to_owned()).collect(),
+            writes: writes.iter().map(|s| (*s).to_owned()).collect(),
+            unresolved: None,
+        }
+    }
+
+    fn input<'a>(
+        index: usize,
+        tool: &'a str,
+        effect: Effect,
+        f: &'a Footprint,
+    ) -> ScheduleInput<'a> {
+        ScheduleInput {
+            index,
+            call_id: "c",
+            tool,
+            effect,
+            declares_resources: !f.reads.is_empty() || !f.writes.is_empty(),
+            footprint: f,
+            group: None,
+        }
+    }
+
+    #[test]
+    fn key_overlap() {
+        assert!(overlaps("file:a", "file:a"));
+        assert!(!overlaps("file:a", "file:b"));
+        assert!(overlaps("tree:.", "file:src/a"));
+        assert!(overlaps("file:src/a", "tree:src"));
+        assert!(!overlaps("file:srcx/a", "tree:src"));
+        assert!(!overlaps("git:index", "file:a"));
+    }
+
+    #[test]
+    fn reads_share_writes_serialize_opaque_runs_alone() {
+        let (ra, rb, wa, none) = (
+            fp(&["file:a"], &[]),
+            fp(&["file:b"], &[]),
+            fp(&[], &["file:a"]),
+            fp(&[], &[]),
+        );
+        let plan = Plan::build(&[
+            input(0, "read_file", Effect::ReadOnly, &ra),
+            input(1, "read_file", Effect::ReadOnly, &rb),
+            input(2, "apply_patch", Effect::LocalWrite, &wa),
+            input(3, "apply_patch", Effect::LocalWrite, &wa),
+            input(4, "send_mail", Effect::ExternalSideEffect, &none),
+        ]);
+        assert_eq!(plan.batches, vec![vec![0, 1], vec![2], vec![3], vec![4]]);
+        assert_eq!(plan.edges.len(), 7);
+        assert_eq!(plan.edges[0].reason, "#3 writes file:a");
+    }
+
+    #[test]
+    fn groups_cap_parallelism() {
+        let f = fp(&["x"], &[]);
+        let g = ConcurrencyGroup {
+            name: "g".into(),
+            max: 2,
+        };
+        let mut inputs: Vec<ScheduleInput<'_>> = (0..3)
+            .map(|i| input(i, "t", Effect::ReadOnly, &f))
+            .collect();
+        for i in &mut inputs {
+            i.group = Some(&g);
+        }
+        assert_eq!(Plan::build(&inputs).batches, vec![vec![0, 1], vec![2]]);
+    }
+}

@@ -1,0 +1,286 @@
+//! Validation: the model's arguments are untrusted input (chapter §6).
+//!
+//! [`schema_check`] turns a [`ResolvedCall`] into [`ValidArgs`] or INVALID_ARGUMENTS listing
+//! every schema error at its argument path; [`semantic_check`] turns [`ValidArgs`] into a
+//! [`CheckedCall`] — the spec's CEL `validate` rules, then the workspace path policy — or
+//! SEMANTIC_VALIDATION_ERROR. A checked call also carries what later stages need from the same
+//! CEL pass: its resource footprint, its idempotency key and its canonical form.
+
+use std::collections::BTreeSet;
+use std::sync::Arc;
+
+use serde_json::Value;
+
+use crate::cel::Evaluator;
+use crate::ir::ErrorType;
+use crate::runtime::registry::{CompiledTool, ResolvedCall};
+use crate::runtime::scheduler::Footprint;
+use crate::runtime::session::ToolCall;
+use crate::runtime::workspace::{PathViolation, Workspace};
+
+/// A call whose arguments match the tool's parameter schema.
+#[derive(Clone, Debug)]
+pub struct ValidArgs {
+    pub(crate) resolved: ResolvedCall,
+}
+
+/// A call that passed every validation; ready for the permission decision.
+#[derive(Clone, Debug)]
+pub struct CheckedCall {
+    pub(crate) call: ToolCall,
+    pub(crate) tool: Arc<CompiledTool>,
+    pub(crate) footprint: Footprint,
+    pub(crate) idempotency_key: Option<String>,
+    pub(crate) canonical_args: String,
+    pub(crate) args_hash: String,
+}
+
+impl CheckedCall {
+    /// The call.
+    pub fn call(&self) -> &ToolCall {
+        &self.call
+    }
+
+    /// The resources it reads and writes.
+    pub fn footprint(&self) -> &Footprint {
+        &self.footprint
+    }
+
+    /// The arguments as canonical JSON (keys sorted, no spaces): what approvals are bound to.
+    pub fn canonical_args(&self) -> &str {
+        &self.canonical_args
+    }
+}
+
+/// Why validation refused a call: what the model is told.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Rejection {
+    /// INVALID_ARGUMENTS or SEMANTIC_VALIDATION_ERROR.
+    pub error_type: ErrorType,
+    /// Every problem, one per line.
+    pub message: String,
+    /// How to fix the call.
+    pub hint: Option<String>,
+}
+
+/// The schema stage.
+pub fn schema_check(resolved: ResolvedCall) -> Result<ValidArgs, Rejection> {
+    let tool = &resolved.tool;
+    let args = &resolved.call.arguments;
+    if tool.parameters.is_valid(args) {
+        return Ok(ValidArgs { resolved });
+    }
+    let problems: Vec<String> = tool
+        .parameters
+        .iter_errors(args)
+        .map(|e| {
+            let at = readable_path(&e.instance_path().to_string());
+            format!("- {at}: {e}")
+        })
+        .collect();
+    let def = &tool.definition;
+    Err(Rejection {
+        error_type: ErrorType::InvalidArguments,
+        message: format!(
+            "The arguments do not match the parameters of {}:\n{}",
+            def.name,
+            problems.join("\n")
+        ),
+        hint: Some(format!(
+            "Fix these arguments and call {} again. Parameters: {}.",
+            def.name,
+            describe_parameters(&def.parameters)
+        )),
+    })
+}
+
+/// The semantic stage: CEL rules and the path policy (all problems are reported together),
+/// plus the footprint, idempotency key and canonical form. `ev` is `None` only for tools with
+/// no CEL at all.
+pub fn semantic_check(
+    valid: ValidArgs,
+    ev: Option<&Evaluator<'_>>,
+    workspace: &Workspace,
+) -> Result<CheckedCall, Rejection> {
+    let ResolvedCall { call, tool } = valid.resolved;
+    let mut problems = Vec::new();
+    let mut hint = None;
+    // Whether a failed rule already stated the lexical path policy (`path.within_workspace`);
+    // then the path check below adds only what CEL cannot see: symbolic links.
+    let mut lexical_reported = false;
+    if let Some(ev) = ev {
+        for (rule, program) in &tool.validate {
+            let failed = match ev.condition(program) {
+                Ok(true) => None,
+                Ok(false) => Some(rule.message.clone()),
+                Err(e) => Some(format!("rule `{}` could not be evaluated: {e}", rule.id)),
+            };
+            if let Some(m) = failed {
+                problems.push(m);
+                lexical_reported |= rule.expr.contains("path.within_workspace");
+                if hint.is_none() {
+                    hint.clone_from(&rule.hint);
+                }
+            }
+        }
+    }
+    for param in &tool.path_params {
+        let values: Vec<&str> = match call.arguments.get(&param.name) {
+            Some(Value::String(s)) if !param.list => vec![s.as_str()],
+            Some(Value::Array(items)) if param.list => {
+                items.iter().filter_map(Value::as_str).collect()
+            }
+            _ => Vec::new(),
+        };
+        for v in values {
+            let Err(violation) = workspace.check(v) else {
+                continue;
+            };
+            if lexical_reported && !matches!(violation, PathViolation::Symlink(_)) {
+                continue;
+            }
+            problems.push(format!("{}: {violation}", param.name));
+            if hint.is_none() {
+                hint = Some(
+                    "Use a path relative to the workspace root, such as src/main.rs; symbolic links must not lead outside it."
+                        .to_owned(),
+                );
+            }
+        }
+    }
+    if !problems.is_empty() {
+        return Err(Rejection {
+            error_type: ErrorType::SemanticValidationError,
+            message: problems.join("\n"),
+            hint,
+        });
+    }
+    let footprint = match ev {
+        Some(ev) => footprint(&tool, ev),
+        None => Footprint::default(),
+    };
+    let idempotency_key = match (&tool.idempotency_key, ev) {
+        (Some(p), Some(ev)) => ev.text(p).ok().filter(|k| !k.is_empty()),
+        _ => None,
+    };
+    let canonical_args = canonical_json(&call.arguments);
+    let args_hash = blake3::hash(canonical_args.as_bytes()).to_hex().to_string();
+    Ok(CheckedCall {
+        call,
+        tool,
+        footprint,
+        idempotency_key,
+        canonical_args,
+        args_hash,
+    })
+}
+
+/// Resource keys from the spec's CEL; a failure makes the call conflict with everything.
+fn footprint(tool: &CompiledTool, ev: &Evaluator<'_>) -> Footprint {
+    let mut fp = Footprint::default();
+    let eval = |programs: &[cel::Program], into: &mut BTreeSet<String>| {
+        for p in programs {
+            match ev.strings(p) {
+                Ok(keys) => into.extend(keys),
+                Err(e) => return Some(e.to_string()),
+            }
+        }
+        None
+    };
+    let mut reads = BTreeSet::new();
+    let mut writes = BTreeSet::new();
+    let failed = eval(&tool.reads, &mut reads).or_else(|| eval(&tool.writes, &mut writes));
+    fp.reads = reads;
+    fp.writes = writes;
+    fp.unresolved = failed;
+    fp
+}
+
+/// `/edits/0/old_text` → `edits[0].old_text`; the root → `arguments`.
+fn readable_path(pointer: &str) -> String {
+    let mut out = String::new();
+    for seg in pointer.split('/').skip(1) {
+        let seg = seg.replace("~1", "/").replace("~0", "~");
+        if !seg.is_empty() && seg.bytes().all(|b| b.is_ascii_digit()) {
+            out.push_str(&format!("[{seg}]"));
+        } else {
+            if !out.is_empty() {
+                out.push('.');
+            }
+            out.push_str(&seg);
+        }
+    }
+    if out.is_empty() {
+        "arguments".to_owned()
+    } else {
+        out
+    }
+}
+
+/// `path (string, required), start_line (integer)`.
+fn describe_parameters(schema: &Value) -> String {
+    let required: Vec<&str> = schema
+        .get("required")
+        .and_then(Value::as_array)
+        .map(|r| r.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    let Some(props) = schema.get("properties").and_then(Value::as_object) else {
+        return "none".to_owned();
+    };
+    if props.is_empty() {
+        return "none".to_owned();
+    }
+    props
+        .iter()
+        .map(|(name, s)| {
+            let ty = s.get("type").and_then(Value::as_str).unwrap_or("any");
+            if required.contains(&name.as_str()) {
+                format!("{name} ({ty}, required)")
+            } else {
+                format!("{name} ({ty})")
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// JSON with object keys sorted at every level and no insignificant whitespace.
+pub fn canonical_json(v: &Value) -> String {
+    fn sorted(v: &Value) -> Value {
+        match v {
+            Value::Object(m) => {
+                let mut entries: Vec<(&String, &Value)> = m.iter().collect();
+                entries.sort_by(|a, b| a.0.cmp(b.0));
+                Value::Object(
+                    entries
+                        .into_iter()
+                        .map(|(k, v)| (k.clone(), sorted(v)))
+                        .collect(),
+                )
+            }
+            Value::Array(items) => Value::Array(items.iter().map(sorted).collect()),
+            other => other.clone(),
+        }
+    }
+    sorted(v).to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn readable_paths() {
+        assert_eq!(readable_path(""), "arguments");
+        assert_eq!(readable_path("/edits/0/old_text"), "edits[0].old_text");
+        assert_eq!(readable_path("/end_line"), "end_line");
+    }
+
+    #[test]
+    fn canonical_form_ignores_key_order() {
+        let a = serde_json::json!({"b": 1, "a": {"d": [1, 2], "c": null}});
+        let b = serde_json::json!({"a": {"c": null, "d": [1, 2]}, "b": 1});
+        assert_eq!(canonical_json(&a), canonical_json(&b));
+        assert_eq!(canonical_json(&a), r#"{"a":{"c":null,"d":[1,2]},"b":1}"#);
+    }
+}

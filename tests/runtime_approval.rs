@@ -1,0 +1,360 @@
+//! Permission and approval: the outcome × context matrix, timeouts, session grants and approval
+//! cards, deny beating allow, and hooks that can only tighten.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+mod common;
+
+use std::collections::BTreeSet;
+use std::sync::Arc;
+
+use common::{Fixture, Recorder, Scripted, Silent, call, run, run1};
+use pretty_assertions::assert_eq;
+use serde_json::json;
+use toolgate::ir::{Decision, ErrorType, Status};
+use toolgate::runtime::approval::{
+    ApprovalFuture, ApprovalOutcome, ApprovalRequest, ApprovalScope, Approver,
+};
+use toolgate::runtime::permission::Resolution;
+use toolgate::runtime::{Annotations, CallView, Hook, HookPoint, MemoryJournal, Session};
+
+/// An approver that forwards to whichever approver a test case sets.
+#[derive(Default)]
+struct Switch(std::sync::Mutex<Option<Arc<dyn Approver>>>);
+
+impl Approver for Switch {
+    fn request<'a>(&'a self, request: &'a ApprovalRequest) -> ApprovalFuture<'a> {
+        let current = self.0.lock().unwrap().clone();
+        Box::pin(async move {
+            match current {
+                Some(a) => a.request(request).await,
+                None => ApprovalOutcome::Unavailable,
+            }
+        })
+    }
+}
+
+fn write_call(id: &str, path: &str) -> toolgate::runtime::ToolCall {
+    call(id, "write_file", json!({"path": path, "content": "x\n"}))
+}
+
+/// Every approver outcome in every context, plus an approver that never answers: only the two
+/// allows run the call, and only where someone can be asked.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn approval_matrix() {
+    let outcomes: Vec<(&str, Option<ApprovalOutcome>)> = vec![
+        ("allow_once", Some(ApprovalOutcome::AllowOnce)),
+        (
+            "allow_session",
+            Some(ApprovalOutcome::AllowForSession { scope: None }),
+        ),
+        (
+            "deny",
+            Some(ApprovalOutcome::Deny {
+                reason: Some("not now".into()),
+            }),
+        ),
+        ("cancel", Some(ApprovalOutcome::Cancel)),
+        ("unavailable", Some(ApprovalOutcome::Unavailable)),
+        ("timeout", None),
+    ];
+    // One runtime; its approver forwards to the case's approver.
+    let f = Fixture::new();
+    let switch = Arc::new(Switch::default());
+    let rt = f.builder().approver(switch.clone()).build().unwrap();
+    let mut table = Vec::new();
+    for context in ["interactive", "ci", "headless"] {
+        for (name, outcome) in &outcomes {
+            let scripted = outcome.clone().map(Scripted::new);
+            let approver: Arc<dyn Approver> = match &scripted {
+                Some(s) => s.clone(),
+                None => Arc::new(Silent),
+            };
+            *switch.0.lock().unwrap() = Some(approver);
+            let s = Session::new("s", context);
+            let path = format!("{context}-{name}.txt");
+            let r = run1(&rt, &s, write_call("c", &path)).await;
+            let written = f.path().join(&path).exists();
+            let asked = scripted.map_or("-".to_owned(), |s| s.asked().to_string());
+            table.push(format!(
+                "{context:<11} {name:<13} {:<9} {:<20} written={written} asked={asked}",
+                r.status().as_str(),
+                r.error_type().map_or("", |e| e.as_str()),
+            ));
+        }
+    }
+    let expected = [
+        "interactive allow_once    success                        written=true asked=1",
+        "interactive allow_session success                        written=true asked=1",
+        "interactive deny          denied    USER_DENIED          written=false asked=1",
+        "interactive cancel        cancelled CANCELLED            written=false asked=1",
+        "interactive unavailable   denied    APPROVAL_UNAVAILABLE written=false asked=1",
+        "interactive timeout       denied    APPROVAL_UNAVAILABLE written=false asked=-",
+        "ci          allow_once    denied    APPROVAL_UNAVAILABLE written=false asked=0",
+        "ci          allow_session denied    APPROVAL_UNAVAILABLE written=false asked=0",
+        "ci          deny          denied    APPROVAL_UNAVAILABLE written=false asked=0",
+        "ci          cancel        denied    APPROVAL_UNAVAILABLE written=false asked=0",
+        "ci          unavailable   denied    APPROVAL_UNAVAILABLE written=false asked=0",
+        "ci          timeout       denied    APPROVAL_UNAVAILABLE written=false asked=-",
+        "headless    allow_once    denied    APPROVAL_UNAVAILABLE written=false asked=0",
+        "headless    allow_session denied    APPROVAL_UNAVAILABLE written=false asked=0",
+        "headless    deny          denied    APPROVAL_UNAVAILABLE written=false asked=0",
+        "headless    cancel        denied    APPROVAL_UNAVAILABLE written=false asked=0",
+        "headless    unavailable   denied    APPROVAL_UNAVAILABLE written=false asked=0",
+        "headless    timeout       denied    APPROVAL_UNAVAILABLE written=false asked=-",
+    ];
+    assert_eq!(table, expected);
+}
+
+/// The timeout case says what happened, and the record keeps the rule chain.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn approval_timeout_is_unavailable_with_the_rule_chain() {
+    let f = Fixture::new();
+    let rt = f.builder().approver(Arc::new(Silent)).build().unwrap();
+    let s = Session::new("s", "interactive");
+    let r = run1(&rt, &s, write_call("c", "a.txt")).await;
+    assert_eq!(
+        r.summary(),
+        "write_file needs approval (New and replaced files are approved by a person) but nobody answered within 300ms, so the call was not run."
+    );
+    let trace = rt.traces().pop().unwrap();
+    let p = trace.permission.unwrap();
+    assert_eq!(p.decision, Decision::Ask);
+    assert_eq!(
+        p.resolution,
+        Resolution::ApprovalTimeout { timeout_ms: 300 }
+    );
+    let chain: Vec<(String, bool)> = p.chain.iter().map(|r| (r.id.clone(), r.matched)).collect();
+    assert_eq!(
+        chain,
+        vec![("no-secrets".into(), false), ("review-writes".into(), true)]
+    );
+    // Without any approver, an interactive ask is unavailable too.
+    let rt = f.builder().build().unwrap();
+    let r = run1(&rt, &s, write_call("c", "a.txt")).await;
+    assert_eq!(r.error_type(), Some(ErrorType::ApprovalUnavailable));
+    assert!(r.summary().contains("no approver is connected"));
+}
+
+/// Allow-for-session grants exactly the approved call: the same call again runs without
+/// asking, any other call asks again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn session_grant_never_widens_past_the_canonical_call() {
+    let f = Fixture::new();
+    let approver = Scripted::new(ApprovalOutcome::AllowForSession { scope: None });
+    let rt = f.builder().approver(approver.clone()).build().unwrap();
+    let s = Session::new("s", "interactive");
+    let same = |id| {
+        call(
+            id,
+            "write_file",
+            json!({"content": "x\n", "path": "a.txt", "overwrite": true}),
+        )
+    };
+    assert!(run1(&rt, &s, same("1")).await.is_success());
+    // Same call, keys in another order: the canonical form matches, no second question.
+    let reordered = call(
+        "2",
+        "write_file",
+        json!({"overwrite": true, "path": "a.txt", "content": "x\n"}),
+    );
+    assert!(run1(&rt, &s, reordered).await.is_success());
+    assert_eq!(approver.asked(), 1);
+    let r = run1(
+        &rt,
+        &s,
+        call(
+            "3",
+            "write_file",
+            json!({"path": "a.txt", "content": "y\n", "overwrite": true}),
+        ),
+    )
+    .await;
+    assert!(r.is_success());
+    assert_eq!(approver.asked(), 2);
+    // Another session knows nothing of these grants.
+    let other = Session::new("t", "interactive");
+    assert!(run1(&rt, &other, same("4")).await.is_success());
+    assert_eq!(approver.asked(), 3);
+    assert_eq!(s.grants().len(), 2);
+}
+
+/// An approval card: apply_patch may then change the files on the card without asking; a file
+/// outside it asks again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn approval_card_scopes_later_patches() {
+    let f = Fixture::new();
+    for p in ["src/a.py", "src/b.py", "src/c.py"] {
+        f.write(p, "TIMEOUT = 5\n");
+    }
+    let card = ApprovalScope {
+        writes: BTreeSet::from(["file:src/a.py".to_owned(), "file:src/b.py".to_owned()]),
+    };
+    let approver = Scripted::new(ApprovalOutcome::AllowForSession { scope: Some(card) });
+    let rt = f.builder().approver(approver.clone()).build().unwrap();
+    let s = Session::new("s", "interactive");
+    let hash = blake3::hash(b"TIMEOUT = 5\n").to_hex().to_string();
+    let patch = |id: &str, path: &str| {
+        call(
+            id,
+            "apply_patch",
+            json!({"path": path, "expected_hash": hash, "edits": [{"old_text": "5", "new_text": "30"}]}),
+        )
+    };
+    let results = run(
+        &rt,
+        &s,
+        vec![patch("1", "src/a.py"), patch("2", "src/b.py")],
+    )
+    .await;
+    assert!(results.iter().all(|r| r.is_success()));
+    assert_eq!(approver.asked(), 1);
+    let proposed = approver.requests.lock().unwrap()[0]
+        .proposed_scope
+        .clone()
+        .unwrap();
+    assert_eq!(
+        proposed.writes,
+        BTreeSet::from(["file:src/a.py".to_owned()])
+    );
+    assert!(run1(&rt, &s, patch("3", "src/c.py")).await.is_success());
+    assert_eq!(approver.asked(), 2, "a file off the card asks again");
+    // The card is bound to apply_patch: write_file to a card file still asks.
+    assert!(
+        run1(
+            &rt,
+            &s,
+            call(
+                "4",
+                "write_file",
+                json!({"path": "src/a.py", "content": "", "overwrite": true})
+            )
+        )
+        .await
+        .is_success()
+    );
+    assert_eq!(approver.asked(), 3);
+}
+
+/// Deny beats allow: the rules of `guarded` both allow and deny a call with "secret" in it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn deny_beats_allow() {
+    let f = Fixture::new();
+    let rt = f.builder().build().unwrap();
+    let s = Session::new("s", "interactive");
+    assert!(
+        run1(&rt, &s, call("1", "guarded", json!({"text": "hello"})))
+            .await
+            .is_success()
+    );
+    let r = run1(&rt, &s, call("2", "guarded", json!({"text": "my secret"}))).await;
+    assert_eq!(
+        (r.status(), r.error_type()),
+        (Status::Denied, Some(ErrorType::PolicyDenied))
+    );
+    assert_eq!(
+        r.summary(),
+        "guarded was denied by policy rule `deny-secrets` (Secrets are never echoed)."
+    );
+    let p = rt.traces().pop().unwrap().permission.unwrap();
+    assert_eq!(p.chain.iter().filter(|r| r.matched).count(), 2);
+}
+
+/// A hook that tries to allow everything, at every point.
+struct Loosener;
+
+impl Hook for Loosener {
+    fn on(&self, _view: &CallView<'_>, a: &mut Annotations) {
+        a.restrict(Decision::Allow, "let it through");
+    }
+}
+
+/// A hook that denies one tool.
+struct NoEcho;
+
+impl Hook for NoEcho {
+    fn points(&self) -> &[HookPoint] {
+        &[HookPoint::BeforePermission]
+    }
+
+    fn on(&self, view: &CallView<'_>, a: &mut Annotations) {
+        if view.tool == "echo" {
+            a.restrict(Decision::Deny, "echo is switched off in this harness");
+        }
+    }
+}
+
+/// Hooks see views and can only tighten: an allow from a hook changes nothing, a denied call
+/// never reaches execution, and a hook's deny stops an allowed call.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn hooks_cannot_bypass_a_deny() {
+    let f = Fixture::new();
+    f.write(".env", "TOKEN=1\n");
+    let recorder = Arc::new(Recorder::default());
+    let journal = Arc::new(MemoryJournal::default());
+    let rt = f
+        .builder()
+        .hook(Arc::new(Loosener))
+        .hook(recorder.clone())
+        .hook(Arc::new(NoEcho))
+        .journal(journal.clone())
+        .build()
+        .unwrap();
+    let s = Session::new("s", "interactive");
+    let r = run1(&rt, &s, call("c", "read_file", json!({"path": ".env"}))).await;
+    assert_eq!(r.error_type(), Some(ErrorType::PolicyDenied));
+    let points: Vec<HookPoint> = recorder.events().into_iter().map(|(p, _)| p).collect();
+    assert_eq!(
+        points,
+        vec![
+            HookPoint::BeforeValidate,
+            HookPoint::AfterValidate,
+            HookPoint::BeforePermission,
+            HookPoint::AfterPermission,
+            HookPoint::OnError,
+            HookPoint::BeforeProject,
+            HookPoint::AfterProject,
+        ]
+    );
+    assert!(journal.operations().is_empty());
+    assert!(!r.projection().text.contains("TOKEN"));
+    let r = run1(&rt, &s, call("e", "echo", json!({"text": "hi"}))).await;
+    assert_eq!(
+        r.summary(),
+        "echo was denied by a policy hook (echo is switched off in this harness)."
+    );
+    let notes = rt.traces().pop().unwrap().annotations;
+    assert!(notes.contains(&("seen".to_owned(), "BeforeProject".to_owned())));
+}
+
+/// "Cancel" stops the rest of the turn: later calls end as CANCELLED without running.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cancel_stops_the_turn() {
+    let f = Fixture::new();
+    let rt = f
+        .builder()
+        .approver(Scripted::new(ApprovalOutcome::Cancel))
+        .build()
+        .unwrap();
+    let s = Session::new("s", "interactive");
+    let results = run(
+        &rt,
+        &s,
+        vec![
+            write_call("1", "a.txt"),
+            call("2", "echo", json!({"text": "x"})),
+        ],
+    )
+    .await;
+    let got: Vec<(Status, Option<ErrorType>)> = results
+        .iter()
+        .map(|r| (r.status(), r.error_type()))
+        .collect();
+    assert_eq!(
+        got,
+        vec![
+            (Status::Cancelled, Some(ErrorType::Cancelled)),
+            (Status::Cancelled, Some(ErrorType::Cancelled))
+        ]
+    );
+    assert_eq!(results[1].summary(), "echo was cancelled before it started");
+}

@@ -1,0 +1,251 @@
+//! `toolgate call` and `toolgate run`, driven as a user would: the real binary, real files.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+mod common;
+
+use std::process::{Command, Output};
+
+use common::{Fixture, repo};
+use pretty_assertions::assert_eq;
+
+fn toolgate(f: &Fixture, args: &[&str]) -> Output {
+    let config = repo().join("tests/fixtures/runtime/toolgate.yaml");
+    Command::new(env!("CARGO_BIN_EXE_toolgate"))
+        .args(args)
+        .arg("--config")
+        .arg(&config)
+        .arg("--workspace")
+        .arg(f.path())
+        .current_dir(f.path())
+        .env_remove("TOOLGATE_TEST_VISIBLE")
+        .env_remove("TOOLGATE_TEST_SECRET")
+        .output()
+        .unwrap()
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8(o.stdout.clone()).unwrap()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8(o.stderr.clone()).unwrap()
+}
+
+#[test]
+fn call_prints_the_projection_and_exit_codes_follow_the_result() {
+    let f = Fixture::new();
+    f.write("src/login.py", "TIMEOUT = 5\n");
+    let o = toolgate(
+        &f,
+        &["call", "read_file", "--args", r#"{"path": "src/login.py"}"#],
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let hash = blake3::hash(b"TIMEOUT = 5\n").to_hex().to_string();
+    assert_eq!(
+        stdout(&o),
+        format!(
+            "read_file: success\nsrc/login.py: lines 1-1 of 1\n     1\tTIMEOUT = 5\n[src/login.py: lines 1-1 of 1; content_hash {hash}]\n"
+        )
+    );
+    let o = toolgate(
+        &f,
+        &[
+            "call",
+            "read_file",
+            "--args",
+            r#"{"path": "src/login.py", "start_line": 100, "end_line": 10}"#,
+        ],
+    );
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stdout(&o).starts_with("read_file: error SEMANTIC_VALIDATION_ERROR\n"));
+    let o = toolgate(&f, &["call", "read_file", "--args", "{not json"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).starts_with("toolgate: --args is not valid JSON"),
+        "{}",
+        stderr(&o)
+    );
+    let o = toolgate(&f, &["call", "read_file", "--context", "nightly"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert_eq!(
+        stderr(&o),
+        "toolgate: unknown context `nightly`; toolgate.yaml defines: interactive, ci, headless\n"
+    );
+}
+
+#[test]
+fn approvals_from_the_command_line() {
+    let f = Fixture::new();
+    f.write("src/a.py", "TIMEOUT = 5\n");
+    let hash = blake3::hash(b"TIMEOUT = 5\n").to_hex().to_string();
+    let args = format!(
+        r#"{{"path": "src/a.py", "expected_hash": "{hash}", "edits": [{{"old_text": "5", "new_text": "30"}}]}}"#
+    );
+    // No terminal and no --approve: the context is headless, and nobody can approve.
+    let o = toolgate(&f, &["call", "apply_patch", "--args", &args]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        stdout(&o).starts_with("apply_patch: denied APPROVAL_UNAVAILABLE\n"),
+        "{}",
+        stdout(&o)
+    );
+    let o = toolgate(
+        &f,
+        &["call", "apply_patch", "--args", &args, "--approve", "deny"],
+    );
+    assert!(stdout(&o).starts_with("apply_patch: denied USER_DENIED\n"));
+    // --approve allow in ci still cannot override "nobody can approve here".
+    let o = toolgate(
+        &f,
+        &[
+            "call",
+            "apply_patch",
+            "--args",
+            &args,
+            "--approve",
+            "allow",
+            "--context",
+            "ci",
+        ],
+    );
+    assert!(stdout(&o).starts_with("apply_patch: denied APPROVAL_UNAVAILABLE\n"));
+    assert_eq!(f.read("src/a.py"), "TIMEOUT = 5\n");
+    let o = toolgate(
+        &f,
+        &[
+            "call",
+            "apply_patch",
+            "--args",
+            &args,
+            "--approve",
+            "allow",
+            "--format",
+            "json",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", stdout(&o));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(
+        (v["status"].as_str(), v["structured"]["applied"].as_u64()),
+        (Some("success"), Some(1))
+    );
+    assert!(v["projection"].as_str().unwrap().contains("+TIMEOUT = 30"));
+    assert_eq!(f.read("src/a.py"), "TIMEOUT = 30\n");
+}
+
+#[test]
+fn run_prints_the_schedule_then_the_results() {
+    let f = Fixture::new();
+    f.write("a.txt", "A\n");
+    f.write("b.txt", "B\n");
+    std::fs::write(
+        f.path().join("calls.jsonl"),
+        [
+            r#"{"name": "read_file", "arguments": {"path": "a.txt"}}"#,
+            r#"{"name": "read_file", "arguments": {"path": "b.txt"}}"#,
+            "",
+            r#"{"call_id": "x", "name": "find_symbol", "arguments": {"name": "main"}}"#,
+            r#"{"name": "slow_edit", "arguments": {"path": "a.txt", "ms": 1}}"#,
+        ]
+        .join("\n"),
+    )
+    .unwrap();
+    let o = toolgate(&f, &["run", "--calls", "calls.jsonl"]);
+    assert_eq!(o.status.code(), Some(1));
+    let out = stdout(&o);
+    let plan = out.split("\n── ").next().unwrap();
+    assert_eq!(
+        plan,
+        "plan: 3 calls in 2 batches\n  batch 1 (parallel): #1 read_file [reads file:a.txt], #2 read_file [reads file:b.txt]\n  batch 2 (alone): #4 slow_edit [writes file:a.txt]\n  order: #1 before #4 (#4 writes file:a.txt)\n  not scheduled: #3 find_symbol (UNKNOWN_TOOL)\n"
+    );
+    assert!(out.contains("── #3 x ──\nfind_symbol: error UNKNOWN_TOOL\n"));
+    // slow_edit is a handler tool and the command line binds no handlers.
+    assert!(out.contains("── #4 call-4 ──\nslow_edit: error RUNTIME_EXCEPTION\nno handler is bound to `slow_edit`\n"), "{out}");
+    let o = toolgate(&f, &["run", "--calls", "missing.jsonl"]);
+    assert_eq!(o.status.code(), Some(2));
+}
+
+#[test]
+fn command_tools_get_only_the_allowlisted_environment() {
+    let f = Fixture::new();
+    let config = repo().join("tests/fixtures/runtime/toolgate.yaml");
+    let o = Command::new(env!("CARGO_BIN_EXE_toolgate"))
+        .args([
+            "call",
+            "env_probe",
+            "--args",
+            r#"{"word": "two words; rm -rf /"}"#,
+            "--format",
+            "json",
+        ])
+        .arg("--config")
+        .arg(&config)
+        .arg("--workspace")
+        .arg(f.path())
+        .env("TOOLGATE_TEST_VISIBLE", "yes")
+        .env("TOOLGATE_TEST_SECRET", "hunter2-very-secret")
+        .env("TOOLGATE_TEST_HIDDEN", "leaked")
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", stdout(&o));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let out = v["structured"]["output"].as_str().unwrap();
+    let expected_env = format!(
+        "arg=two words; rm -rf /\nGREETING=hello two words; rm -rf /\nPATH={}\nTOOLGATE_TEST_SECRET=[REDACTED]\nTOOLGATE_TEST_VISIBLE=yes\nstdin:two words; rm -rf /",
+        std::env::var("PATH").unwrap()
+    );
+    // `env` may add PWD (sh sets it); everything else must be exactly the allowlist.
+    let lines: Vec<&str> = out
+        .lines()
+        .filter(|l| !l.starts_with("PWD=") && !l.starts_with("SHLVL=") && !l.starts_with("_="))
+        .collect();
+    assert_eq!(lines.join("\n"), expected_env);
+    assert_eq!(
+        v["structured"]["command"],
+        "sh -c 'printf \"arg=%s\\n\" \"$1\"; env | sort; cat' probe 'two words; rm -rf /'"
+    );
+}
+
+#[test]
+fn the_runtime_refuses_specs_with_lint_errors() {
+    let f = Fixture::new();
+    f.write("toolgate.yaml", "specs: [\"*.yaml\"]\n");
+    f.write(
+        "broken.yaml",
+        "name: broken\nversion: 1\ndescription: A tool without an effect.\nexec: {builtin: echo}\n",
+    );
+    let o = Command::new(env!("CARGO_BIN_EXE_toolgate"))
+        .args(["call", "broken", "--args", "{}"])
+        .current_dir(f.path())
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("the runtime does not start until `toolgate lint` is clean"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+#[test]
+fn runs_from_a_bundle() {
+    let f = Fixture::new();
+    let bundle = serde_json::to_string(&*common::bundle()).unwrap();
+    std::fs::write(f.path().join("bundle.json"), bundle).unwrap();
+    let o = Command::new(env!("CARGO_BIN_EXE_toolgate"))
+        .args([
+            "call",
+            "echo",
+            "--args",
+            r#"{"text": "hi"}"#,
+            "--bundle",
+            "bundle.json",
+            "--workspace",
+            ".",
+        ])
+        .current_dir(f.path())
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!(stdout(&o), "echo: success\nechoed\nhi\n");
+}
