@@ -148,7 +148,7 @@ impl Rng {
 }
 
 fn spec(i: usize, rng: &mut Rng) -> String {
-    let write = i % 3 == 0;
+    let write = i.is_multiple_of(3);
     let verb = if write {
         rng.pick(WRITES)
     } else {
