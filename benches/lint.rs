@@ -282,7 +282,22 @@ fn bench(c: &mut Criterion) {
     }
     let mut g = c.benchmark_group("1000-specs");
     g.sample_size(10);
+    // The baseline: read each file and parse its YAML (with spans), one after another.
+    let files: Vec<PathBuf> =
+        load::expand_globs(dir.path(), &["tool-specs/*.yaml".to_owned()]).expect("glob");
     g.bench_function("parse", |b| {
+        b.iter(|| {
+            let mut nodes = 0usize;
+            for f in &files {
+                let text = std::fs::read_to_string(f).expect("read");
+                let node: toolgate::spec::yaml::Node =
+                    toolgate::spec::yaml::parse(&text, |_, _| None).expect("parse");
+                nodes += node.entries().len();
+            }
+            nodes
+        })
+    });
+    g.bench_function("load", |b| {
         b.iter(|| {
             let loaded = load::load(&opts).expect("load");
             assert_eq!(loaded.tool_count(), SPECS);

@@ -193,6 +193,23 @@ impl<'a> LintContext<'a> {
         self
     }
 
+    /// A context over the same inputs with no findings (for checking tools in parallel).
+    pub fn fork(&self) -> LintContext<'a> {
+        LintContext {
+            sources: self.sources,
+            settings: self.settings,
+            project: self.project,
+            project_file: self.project_file,
+            rule: None,
+            findings: Vec::new(),
+        }
+    }
+
+    /// Takes over another context's findings.
+    pub fn absorb(&mut self, findings: Vec<Diagnostic>) {
+        self.findings.extend(findings);
+    }
+
     /// Sets the rule whose findings follow.
     pub fn set_rule(&mut self, rule: Rule) {
         self.rule = Some(rule);

@@ -1,5 +1,7 @@
 //! The one pass: every enabled rule sees each tool, each schema node and the tool set once.
 
+use rayon::prelude::*;
+
 use crate::lint::codes::Rule;
 use crate::lint::context::{LintContext, SchemaNode, SchemaRole, ToolView};
 use crate::lint::rule::Applies;
@@ -11,60 +13,74 @@ const MAX_SCHEMA_DEPTH: usize = 48;
 
 /// Runs every enabled rule over the tools.
 pub fn run(ctx: &mut LintContext, tools: &[ToolView]) {
-    for tool in tools {
-        let path = tool.file.display_path();
-        let on = |ctx: &LintContext, rule: Rule| {
-            ctx.settings.enabled(rule)
-                && !ctx.settings.ignored_for(rule, &path)
-                && (tool.is_spec() || rule.meta().applies == Applies::Everywhere)
-        };
-        for (rule, check) in rules::TOOL_CHECKS {
-            if on(ctx, *rule) {
-                ctx.set_rule(*rule);
-                check(ctx, tool);
-            }
-        }
-        let schema_rules: Vec<_> = rules::SCHEMA_CHECKS
-            .iter()
-            .filter(|(r, _)| on(ctx, *r))
-            .collect();
-        if schema_rules.is_empty() {
-            continue;
-        }
-        let mut visit = |ctx: &mut LintContext, n: &SchemaNode| {
-            for (rule, check) in &schema_rules {
-                ctx.set_rule(*rule);
-                check(ctx, tool, n);
-            }
-        };
-        if let Some(p) = tool.parameters() {
-            walk(
-                ctx,
-                p,
-                SchemaRole::Parameters,
-                String::new(),
-                0,
-                None,
-                &mut visit,
-            );
-        }
-        if let Some(r) = &tool.spec.value.result {
-            walk(
-                ctx,
-                r,
-                SchemaRole::Result,
-                String::new(),
-                0,
-                None,
-                &mut visit,
-            );
-        }
+    // Tools are judged independently, so they are judged in parallel; findings keep tool order.
+    let per_tool: Vec<Vec<crate::diagnostic::Diagnostic>> = tools
+        .par_iter()
+        .map(|tool| {
+            let mut c = ctx.fork();
+            check_tool(&mut c, tool);
+            c.into_findings()
+        })
+        .collect();
+    for f in per_tool {
+        ctx.absorb(f);
     }
     for (rule, check) in rules::SET_CHECKS {
         if ctx.settings.enabled(*rule) {
             ctx.set_rule(*rule);
             check(ctx, tools);
         }
+    }
+}
+
+/// Runs the tool and schema rules over one tool.
+fn check_tool(ctx: &mut LintContext, tool: &ToolView) {
+    let path = tool.file.display_path();
+    let on = |ctx: &LintContext, rule: Rule| {
+        ctx.settings.enabled(rule)
+            && !ctx.settings.ignored_for(rule, &path)
+            && (tool.is_spec() || rule.meta().applies == Applies::Everywhere)
+    };
+    for (rule, check) in rules::TOOL_CHECKS {
+        if on(ctx, *rule) {
+            ctx.set_rule(*rule);
+            check(ctx, tool);
+        }
+    }
+    let schema_rules: Vec<_> = rules::SCHEMA_CHECKS
+        .iter()
+        .filter(|(r, _)| on(ctx, *r))
+        .collect();
+    if schema_rules.is_empty() {
+        return;
+    }
+    let mut visit = |ctx: &mut LintContext, n: &SchemaNode| {
+        for (rule, check) in &schema_rules {
+            ctx.set_rule(*rule);
+            check(ctx, tool, n);
+        }
+    };
+    if let Some(p) = tool.parameters() {
+        walk(
+            ctx,
+            p,
+            SchemaRole::Parameters,
+            String::new(),
+            0,
+            None,
+            &mut visit,
+        );
+    }
+    if let Some(r) = &tool.spec.value.result {
+        walk(
+            ctx,
+            r,
+            SchemaRole::Result,
+            String::new(),
+            0,
+            None,
+            &mut visit,
+        );
     }
 }
 

@@ -9,6 +9,7 @@
 use std::path::{Path, PathBuf};
 
 use globset::{Glob, GlobSetBuilder};
+use rayon::prelude::*;
 
 use crate::diagnostic::{Diagnostic, Severity};
 use crate::spec::ast::ToolSpec;
@@ -187,6 +188,7 @@ pub fn load(opts: &LoadOptions) -> Result<LoadedSpecs, LoadError> {
     };
 
     let mut files = Vec::new();
+    let mut read = Vec::new();
     let project_source = project.as_ref().map(|(id, _)| *id);
     for path in dedup(files_to_read) {
         if project_source.is_some_and(|id| {
@@ -197,14 +199,18 @@ pub fn load(opts: &LoadOptions) -> Result<LoadedSpecs, LoadError> {
             continue;
         }
         let display = display_path(&path, &cwd);
-        let id = match read_source(&mut sources, &path, display) {
-            Ok(id) => id,
-            Err(e) => {
-                errors.push(e);
-                continue;
-            }
-        };
-        match parse_spec_source(&sources, id) {
+        match read_source(&mut sources, &path, display) {
+            Ok(id) => read.push(id),
+            Err(e) => errors.push(e),
+        }
+    }
+    // Files parse independently: in parallel, results in file order.
+    let parsed: Vec<(SourceId, Result<Vec<Spanned<ToolSpec>>, Vec<Diagnostic>>)> = read
+        .par_iter()
+        .map(|id| (*id, parse_spec_source(&sources, *id)))
+        .collect();
+    for (id, result) in parsed {
+        match result {
             Ok(tools) => files.push(SpecFile {
                 source: id,
                 tools,

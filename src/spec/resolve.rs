@@ -11,6 +11,7 @@ use std::sync::Arc;
 
 use ::cel::Program;
 use indexmap::IndexMap;
+use rayon::prelude::*;
 use serde_json::{Value, json};
 
 use crate::cel::{self, Analysis, Bindings, Slot};
@@ -27,7 +28,7 @@ use crate::lint::Rule;
 use crate::policy::{CompiledPolicy, PolicyDecision};
 use crate::spec::ast::{ExecAst, OneOrMany, StringOr, ToolSpec};
 use crate::spec::cel_span;
-use crate::spec::load::LoadedSpecs;
+use crate::spec::load::{LoadedSpecs, SpecFile};
 use crate::spec::project::{ToolDefaults, effect_timeout, resolve_project};
 use crate::spec::source::{SourceFile, SourceId, Span, TextRange};
 use crate::spec::yaml::{Node, NodeValue, Spanned};
@@ -155,12 +156,23 @@ pub fn resolve(loaded: &LoadedSpecs, options: &ResolveOptions) -> Resolution {
         loaded.project.as_ref().map(|(id, p)| (*id, p)),
         &mut diagnostics,
     );
-    let mut tools = Vec::new();
-    for (fi, file) in loaded.files.iter().enumerate() {
-        let Some(src) = loaded.sources.get(file.source) else {
-            continue;
-        };
-        for (ti, tool) in file.tools.iter().enumerate() {
+    // Tools resolve independently (CEL parsing dominates), so they resolve in parallel; the
+    // results keep load order.
+    let work: Vec<(usize, usize, &SpecFile, &Spanned<ToolSpec>)> = loaded
+        .files
+        .iter()
+        .enumerate()
+        .flat_map(|(fi, file)| {
+            file.tools
+                .iter()
+                .enumerate()
+                .map(move |(ti, t)| (fi, ti, file, t))
+        })
+        .collect();
+    let resolved: Vec<(ResolvedTool, Vec<Diagnostic>)> = work
+        .par_iter()
+        .filter_map(|(fi, ti, file, tool)| {
+            let src = loaded.sources.get(file.source)?;
             let mut r = ToolResolver {
                 src,
                 source: file.source,
@@ -173,16 +185,23 @@ pub fn resolve(loaded: &LoadedSpecs, options: &ResolveOptions) -> Resolution {
             };
             let (definition, examples) = r.resolve(tool);
             let fatal = r.diags.iter().any(|d| d.severity == Severity::Error);
-            diagnostics.append(&mut r.diags);
-            tools.push(ResolvedTool {
-                file: fi,
-                index: ti,
-                source: file.source,
-                definition: if fatal { None } else { definition },
-                cel: r.cel,
-                examples,
-            });
-        }
+            Some((
+                ResolvedTool {
+                    file: *fi,
+                    index: *ti,
+                    source: file.source,
+                    definition: if fatal { None } else { definition },
+                    cel: r.cel,
+                    examples,
+                },
+                r.diags,
+            ))
+        })
+        .collect();
+    let mut tools = Vec::with_capacity(resolved.len());
+    for (t, mut d) in resolved {
+        diagnostics.append(&mut d);
+        tools.push(t);
     }
     check_names(loaded, &tools, &mut diagnostics);
     check_toolsets(loaded, &project, &tools, &mut diagnostics);

@@ -197,15 +197,17 @@ fn containment(a: &[String], b: &[String]) -> f64 {
     common(a, b) as f64 / min as f64
 }
 
-/// A hashed view of a [`Profile`] for the pairwise pre-check: the rule compares every pair of
-/// tools, so the common case (no overlap) must cost a few integer comparisons.
+/// A compact view of a [`Profile`] for the pairwise pre-check: the rule compares every pair of
+/// tools, so the common case (no overlap) must cost a few machine words.
 struct Fingerprint {
-    /// Name words in order.
+    /// Name words in order, hashed.
     words: Vec<u64>,
-    /// Name words, sorted.
+    /// Name words, hashed and sorted.
     words_sorted: Vec<u64>,
-    /// Content words, sorted.
+    /// Content words as a bit set over the vocabulary of all descriptions.
     content: Vec<u64>,
+    /// Number of content words.
+    content_len: usize,
 }
 
 fn hash(s: &str) -> u64 {
@@ -215,17 +217,35 @@ fn hash(s: &str) -> u64 {
     })
 }
 
-fn fingerprint(p: &Profile) -> Fingerprint {
-    let words: Vec<u64> = p.words.iter().map(|w| hash(w)).collect();
-    let mut words_sorted = words.clone();
-    words_sorted.sort_unstable();
-    let mut content: Vec<u64> = p.content.iter().map(|w| hash(w)).collect();
-    content.sort_unstable();
-    Fingerprint {
-        words,
-        words_sorted,
-        content,
+fn fingerprints(profiles: &[Profile]) -> Vec<Fingerprint> {
+    let mut vocabulary: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
+    for p in profiles {
+        for w in &p.content {
+            let next = vocabulary.len();
+            vocabulary.entry(w.as_str()).or_insert(next);
+        }
     }
+    let blocks = vocabulary.len().div_ceil(64);
+    profiles
+        .iter()
+        .map(|p| {
+            let words: Vec<u64> = p.words.iter().map(|w| hash(w)).collect();
+            let mut words_sorted = words.clone();
+            words_sorted.sort_unstable();
+            let mut content = vec![0u64; blocks];
+            for w in &p.content {
+                if let Some(&i) = vocabulary.get(w.as_str()) {
+                    content[i / 64] |= 1 << (i % 64);
+                }
+            }
+            Fingerprint {
+                words,
+                words_sorted,
+                content,
+                content_len: p.content.len(),
+            }
+        })
+        .collect()
 }
 
 fn common_hashed(a: &[u64], b: &[u64]) -> usize {
@@ -247,14 +267,17 @@ fn common_hashed(a: &[u64], b: &[u64]) -> usize {
 /// Whether [`overlap`] can possibly find something: a necessary condition of each of its tests.
 fn may_overlap(a: &Fingerprint, b: &Fingerprint) -> bool {
     let (lo, hi) = (
-        a.content.len().min(b.content.len()),
-        a.content.len().max(b.content.len()),
+        a.content_len.min(b.content_len),
+        a.content_len.max(b.content_len),
     );
     if lo >= MIN_CONTENT_WORDS && (lo as f64) >= DUPLICATE_DESCRIPTIONS * hi as f64 {
-        let inter = common_hashed(&a.content, &b.content);
-        if inter as f64
-            >= DUPLICATE_DESCRIPTIONS * (a.content.len() + b.content.len() - inter) as f64
-        {
+        let inter: usize = a
+            .content
+            .iter()
+            .zip(&b.content)
+            .map(|(x, y)| (x & y).count_ones() as usize)
+            .sum();
+        if inter as f64 >= DUPLICATE_DESCRIPTIONS * (a.content_len + b.content_len - inter) as f64 {
             return true;
         }
     }
@@ -277,7 +300,7 @@ fn may_overlap(a: &Fingerprint, b: &Fingerprint) -> bool {
 /// Reports overlapping pairs.
 pub(crate) fn check(ctx: &mut LintContext, tools: &[ToolView]) {
     let profiles: Vec<Profile> = tools.iter().map(profile).collect();
-    let prints: Vec<Fingerprint> = profiles.iter().map(fingerprint).collect();
+    let prints = fingerprints(&profiles);
     for (j, b) in tools.iter().enumerate() {
         for (i, a) in tools.iter().enumerate().take(j) {
             if a.name == b.name
