@@ -24,6 +24,9 @@ pub const DEFAULT_SPEC_GLOB: &str = "tool-specs/**/*.{yaml,yml}";
 /// Folder recursion limit when expanding globs.
 const MAX_WALK_DEPTH: usize = 32;
 
+/// The tools of one file, or why it could not be read as a spec.
+type ParsedFile = Result<Vec<Spanned<ToolSpec>>, Vec<Diagnostic>>;
+
 /// Where to load from.
 #[derive(Clone, Debug, Default)]
 pub struct LoadOptions {
@@ -205,7 +208,7 @@ pub fn load(opts: &LoadOptions) -> Result<LoadedSpecs, LoadError> {
         }
     }
     // Files parse independently: in parallel, results in file order.
-    let parsed: Vec<(SourceId, Result<Vec<Spanned<ToolSpec>>, Vec<Diagnostic>>)> = read
+    let parsed: Vec<(SourceId, ParsedFile)> = read
         .par_iter()
         .map(|id| (*id, parse_spec_source(&sources, *id)))
         .collect();
