@@ -2,7 +2,9 @@
 //!
 //! Exit codes: 0 clean, 1 findings at or above `--fail-on`, 2 usage or load errors.
 
+mod build;
 mod explain;
+mod export;
 mod lint;
 mod rules;
 mod schema;
@@ -37,6 +39,10 @@ enum Command {
     Rules(rules::RulesArgs),
     /// Print the JSON Schema of the spec format (for editor completion).
     Schema(schema::SchemaArgs),
+    /// Lint, then write the bundle, JSON Schemas, provider tool lists and a typed Rust crate.
+    Build(build::BuildArgs),
+    /// Print one provider tool list (OpenAI, Anthropic, MCP, Gemini).
+    Export(export::ExportArgs),
 }
 
 /// Runs the command line and returns the process exit code.
@@ -54,6 +60,8 @@ pub fn main() -> ExitCode {
         Command::Explain(a) => explain::run(a),
         Command::Rules(a) => rules::run(a),
         Command::Schema(a) => schema::run(a),
+        Command::Build(a) => build::run(a),
+        Command::Export(a) => export::run(a),
     };
     match result {
         Ok(code) => ExitCode::from(code),
