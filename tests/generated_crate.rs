@@ -224,3 +224,17 @@ fn generated_crate_builds_is_clippy_clean_and_conforms() {
     // One conformance test per tool, plus the two binding tests.
     assert_eq!(passed, bundle.tools.len() + 2, "{report}");
 }
+
+#[test]
+fn build_rs_example_compiles_its_contracts_and_runs() {
+    let root = support::root();
+    let dir = root.join("examples/build-rs");
+    let target = root.join("target/generated-crates");
+    let out = cargo(&dir, &target, &["run", "--quiet"]);
+    assert_eq!(out.trim(), r#"{"greeting":"HELLO, ADA!"}"#);
+    cargo(
+        &dir,
+        &target,
+        &["clippy", "--quiet", "--all-targets", "--", "-D", "warnings"],
+    );
+}

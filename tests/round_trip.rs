@@ -90,8 +90,14 @@ fn compare(ir: &Value, out: &Value, mode: Mode, path: &str) {
         // A recursive reference: kept, or (in the OpenAPI subset, which has no `$ref` here)
         // described.
         let described = mode == Mode::OpenApi
-            && out.get("description").and_then(Value::as_str).is_some_and(|d| d.contains("$ref: "));
-        assert!(ir.get("$ref") == out.get("$ref") || described, "{path}: recursive $ref lost");
+            && out
+                .get("description")
+                .and_then(Value::as_str)
+                .is_some_and(|d| d.contains("$ref: "));
+        assert!(
+            ir.get("$ref") == out.get("$ref") || described,
+            "{path}: recursive $ref lost"
+        );
         return;
     }
     let out = unwrap_nullable(ir, out);
