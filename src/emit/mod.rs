@@ -268,9 +268,33 @@ pub struct BuildOptions {
 /// Every file of a build: `bundle.json`, `schemas/`, `tools/`, `toolsets/<name>/tools/` and
 /// `rust/`, relative to the output folder.
 pub fn build_files(bundle: &Bundle, options: &BuildOptions) -> Result<OutputFiles, EmitError> {
-    let bundle_json = to_json_text(&serde_json::to_value(bundle)?)?;
+    let mut bundle_json = serde_json::to_string_pretty(bundle)?;
+    bundle_json.push('\n');
+    // The Rust crate is the larger half of the work: it runs beside the JSON files.
+    std::thread::scope(|scope| {
+        let rust = options
+            .rust
+            .as_ref()
+            .map(|r| scope.spawn(|| rust::emit_crate(bundle, &bundle_json, r)));
+        let mut files = json_files(bundle, &bundle_json, &options.lists)?;
+        if let Some(handle) = rust {
+            let crate_files = handle.join().map_err(|_| EmitError::InvalidTokens {
+                tool: "rust/".into(),
+                message: "code generation panicked".into(),
+            })??;
+            files.extend_under("rust", crate_files);
+        }
+        Ok(files)
+    })
+}
+
+fn json_files(
+    bundle: &Bundle,
+    bundle_json: &str,
+    options: &ListOptions,
+) -> Result<OutputFiles, EmitError> {
     let mut files = OutputFiles::new();
-    files.insert("bundle.json", bundle_json.clone());
+    files.insert("bundle.json", bundle_json.to_owned());
     for tool in &bundle.tools {
         check_file_name(&tool.name)?;
         files.insert(
@@ -285,17 +309,11 @@ pub fn build_files(bundle: &Bundle, options: &BuildOptions) -> Result<OutputFile
         }
     }
     let all: Vec<&ToolDefinition> = bundle.tools.iter().collect();
-    files.extend_under("tools", lists(&all, &options.lists)?);
+    files.extend_under("tools", lists(&all, options)?);
     for name in bundle.project.toolsets.keys() {
         check_file_name(name)?;
         let members = toolset_tools(bundle, name)?;
-        files.extend_under(
-            &format!("toolsets/{name}/tools"),
-            lists(&members, &options.lists)?,
-        );
-    }
-    if let Some(r) = &options.rust {
-        files.extend_under("rust", rust::emit_crate(bundle, &bundle_json, r)?);
+        files.extend_under(&format!("toolsets/{name}/tools"), lists(&members, options)?);
     }
     Ok(files)
 }

@@ -6,7 +6,7 @@
 //! files it no longer produces, and nothing else (a `target/` or `Cargo.lock` that cargo left
 //! in the generated crate stays). [`OutputFiles::check`] compares without writing.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 use crate::emit::EmitError;
@@ -106,18 +106,42 @@ impl OutputFiles {
     pub fn write_to(&self, dir: &Path) -> Result<usize, EmitError> {
         create_dir(dir)?;
         let previous = read_manifest(dir);
-        let mut changed = 0;
-        for (rel, content) in &self.files {
-            let path = dir.join(rel);
-            if std::fs::read(&path).is_ok_and(|old| old == content.as_bytes()) {
-                continue;
+        let mut folders: BTreeSet<PathBuf> = BTreeSet::new();
+        for rel in self.files.keys() {
+            if let Some(parent) = dir.join(rel).parent() {
+                folders.insert(parent.to_path_buf());
             }
-            if let Some(parent) = path.parent() {
-                create_dir(parent)?;
-            }
-            write_atomic(&path, content.as_bytes())?;
-            changed += 1;
         }
+        for f in &folders {
+            create_dir(f)?;
+        }
+        // Two writers: most of the cost is the file system's, per file.
+        let entries: Vec<(&String, &String)> = self.files.iter().collect();
+        let half = entries.len().div_ceil(2);
+        let (first, second) = entries.split_at(half);
+        let write_all = |chunk: &[(&String, &String)]| -> Result<usize, EmitError> {
+            let mut changed = 0;
+            for (rel, content) in chunk {
+                let path = dir.join(rel);
+                if std::fs::read(&path).is_ok_and(|old| old == content.as_bytes()) {
+                    continue;
+                }
+                write_atomic(&path, content.as_bytes())?;
+                changed += 1;
+            }
+            Ok(changed)
+        };
+        let mut changed = std::thread::scope(|scope| {
+            let other = scope.spawn(|| write_all(second));
+            let mine = write_all(first);
+            let theirs = other.join().unwrap_or_else(|_| {
+                Err(EmitError::Io {
+                    path: dir.to_path_buf(),
+                    source: std::io::Error::other("writer thread panicked"),
+                })
+            });
+            Ok::<usize, EmitError>(mine? + theirs?)
+        })?;
         for rel in previous {
             if !self.files.contains_key(&rel) && safe_relative(&rel) {
                 let path = dir.join(&rel);

@@ -1,6 +1,6 @@
-//! The handler side of a generated crate: one typed handler trait and one adapter per
-//! `exec: {handler: rust}` tool, the `Tools` builder that binds them to the embedded bundle,
-//! and the error it returns.
+//! The handler side of a generated crate: one typed handler trait per `exec: {handler: rust}`
+//! tool, one generic adapter to the runtime's `ToolHandler`, the `Tools` builder that binds
+//! them to the embedded bundle, and the error it returns.
 
 use proc_macro2::TokenStream;
 use quote::quote;
@@ -18,7 +18,7 @@ pub struct HandlerTool {
     pub result: String,
     /// `<Tool>Handler`.
     pub handler: String,
-    /// `<Tool>Adapter`.
+    /// `<Tool>Tool`, the [`adapter_items`] side of the tool.
     pub adapter: String,
     /// The builder method (snake case).
     pub method: String,
@@ -37,8 +37,6 @@ pub fn handler_items(space: &mut TypeSpace, t: &HandlerTool) {
     let first_line = t.description.lines().next().unwrap_or("").to_owned();
     let summary = format!(" {first_line}");
     let call_doc = " Runs one call. The arguments already passed schema validation, the tool's `validate` rules and the permission decision.";
-    let bad_args = format!("arguments of `{name}` do not match {}: ", t.args);
-    let bad_result = format!("the result of `{name}` cannot be serialized: ");
     space.items.insert(
         (Section::Handlers, t.handler.clone()),
         quote! {
@@ -55,38 +53,74 @@ pub fn handler_items(space: &mut TypeSpace, t: &HandlerTool) {
             }
         },
     );
-    let adapter_doc = format!(
-        " Adapts a [`{}`] to the runtime's untyped [`::toolgate::runtime::ToolHandler`].",
-        t.handler
-    );
+    let tool_doc = format!(" The `{name}` tool for [`Adapter`].");
     space.items.insert(
         (Section::Handlers, t.adapter.clone()),
         quote! {
-            #[doc = #adapter_doc]
+            #[doc = #tool_doc]
             struct #adapter<H>(H);
 
-            impl<H: #handler> ::toolgate::runtime::ToolHandler for #adapter<H> {
+            impl<H: #handler> TypedTool for #adapter<H> {
+                type Args = #args;
+                type Output = #result;
+                const NAME: &'static str = #name;
+
+                fn run(
+                    &self,
+                    ctx: ::toolgate::runtime::HandlerContext,
+                    args: #args,
+                ) -> impl ::std::future::Future<Output = ::std::result::Result<#result, ::toolgate::runtime::HandlerError>> + ::std::marker::Send {
+                    #handler::call(&self.0, ctx, args)
+                }
+            }
+        },
+    );
+}
+
+/// Adds the one adapter every handler tool goes through: arguments that do not deserialize
+/// are `INVALID_ARGUMENTS`, the result becomes `HandlerOutput::structured`.
+pub fn adapter_items(space: &mut TypeSpace) {
+    space.items.insert(
+        (Section::Handlers, "Adapter".into()),
+        quote! {
+            #[doc = " A handler tool's types and name, so that one [`Adapter`] serves them all."]
+            trait TypedTool: ::std::marker::Send + ::std::marker::Sync + 'static {
+                type Args: ::serde::de::DeserializeOwned;
+                type Output: ::serde::Serialize;
+                const NAME: &'static str;
+
+                fn run(
+                    &self,
+                    ctx: ::toolgate::runtime::HandlerContext,
+                    args: Self::Args,
+                ) -> impl ::std::future::Future<Output = ::std::result::Result<Self::Output, ::toolgate::runtime::HandlerError>> + ::std::marker::Send;
+            }
+
+            #[doc = " Adapts a typed handler to the runtime's untyped [`::toolgate::runtime::ToolHandler`]."]
+            struct Adapter<T>(T);
+
+            impl<T: TypedTool> ::toolgate::runtime::ToolHandler for Adapter<T> {
                 fn call<'a>(
                     &'a self,
                     ctx: ::toolgate::runtime::HandlerContext,
                     args: ::serde_json::Value,
                 ) -> ::toolgate::runtime::HandlerFuture<'a> {
                     ::std::boxed::Box::pin(async move {
-                        let args: #args = match ::serde_json::from_value(args) {
+                        let args: T::Args = match ::serde_json::from_value(args) {
                             ::std::result::Result::Ok(a) => a,
                             ::std::result::Result::Err(e) => {
                                 return ::std::result::Result::Err(::toolgate::runtime::HandlerError::new(
                                     ::toolgate::ir::ErrorType::InvalidArguments,
-                                    ::std::format!("{}{}", #bad_args, e),
+                                    ::std::format!("the arguments of `{}` do not match its parameters: {}", T::NAME, e),
                                 ));
                             }
                         };
-                        let result = #handler::call(&self.0, ctx, args).await?;
+                        let result = self.0.run(ctx, args).await?;
                         match ::serde_json::to_value(&result) {
                             ::std::result::Result::Ok(v) => ::std::result::Result::Ok(::toolgate::runtime::HandlerOutput::structured(v)),
                             ::std::result::Result::Err(e) => ::std::result::Result::Err(::toolgate::runtime::HandlerError::new(
                                 ::toolgate::ir::ErrorType::RuntimeException,
-                                ::std::format!("{}{}", #bad_result, e),
+                                ::std::format!("the result of `{}` cannot be serialized: {}", T::NAME, e),
                             )),
                         }
                     })
@@ -110,7 +144,7 @@ pub fn builder_items(space: &mut TypeSpace, tools: &[HandlerTool]) {
         quote! {
             #[doc = #doc]
             pub fn #m(mut self, handler: impl #handler) -> Self {
-                self.#m = ::std::option::Option::Some(::std::sync::Arc::new(#adapter(handler)));
+                self.#m = ::std::option::Option::Some(::std::sync::Arc::new(Adapter(#adapter(handler))));
                 self
             }
         }

@@ -75,10 +75,24 @@ pub fn screaming(name: &str) -> String {
 /// The identifier for an already sanitized name; a name that still is not an identifier (a
 /// toolgate bug) becomes `invalid_identifier`, which the compile test would catch.
 pub fn ident(name: &str) -> syn::Ident {
-    match syn::parse_str::<syn::Ident>(name) {
-        Ok(i) => i,
-        Err(_) => syn::Ident::new("invalid_identifier", Span::call_site()),
+    if is_plain_ident(name) {
+        syn::Ident::new(name, Span::call_site())
+    } else {
+        syn::Ident::new("invalid_identifier", Span::call_site())
     }
+}
+
+/// ASCII letters, digits and `_`, not starting with a digit, not `_` alone, not a keyword: the
+/// names `syn::Ident::new` accepts without panicking.
+fn is_plain_ident(name: &str) -> bool {
+    let mut chars = name.chars();
+    let Some(first) = chars.next() else {
+        return false;
+    };
+    (first.is_ascii_alphabetic() || first == '_')
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
+        && name != "_"
+        && !KEYWORDS.contains(&name)
 }
 
 /// How a scope spells its collision suffixes.
@@ -176,5 +190,8 @@ mod tests {
         assert_eq!(ident("type_").to_string(), "type_");
         assert_eq!(ident("not an ident").to_string(), "invalid_identifier");
         assert_eq!(ident("type").to_string(), "invalid_identifier");
+        assert_eq!(ident("_").to_string(), "invalid_identifier");
+        assert_eq!(ident("1a").to_string(), "invalid_identifier");
+        assert_eq!(ident("é").to_string(), "invalid_identifier");
     }
 }

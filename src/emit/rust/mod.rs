@@ -95,12 +95,14 @@ pub fn items(
         "Tools".to_owned(),
         "ToolsBuilder".to_owned(),
         "ToolsError".to_owned(),
+        "Adapter".to_owned(),
+        "TypedTool".to_owned(),
     ];
     let mut plan = Vec::new();
     for tool in &bundle.tools {
         let base = bases.claim(&ident::pascal(&tool.name));
         let is_handler = matches!(tool.exec, ExecSpec::Handler { .. });
-        for suffix in ["Args", "Result", "Handler", "Adapter"] {
+        for suffix in ["Args", "Result", "Handler", "Tool"] {
             reserved.push(format!("{base}{suffix}"));
         }
         let method = if is_handler {
@@ -140,7 +142,7 @@ pub fn items(
                 args: args.clone(),
                 result: result.clone(),
                 handler: format!("{base}Handler"),
-                adapter: format!("{base}Adapter"),
+                adapter: format!("{base}Tool"),
                 method: method.clone(),
                 description: tool.description.clone(),
             };
@@ -153,6 +155,9 @@ pub fn items(
             result,
             handler,
         });
+    }
+    if !handler_tools.is_empty() {
+        handlers::adapter_items(&mut space);
     }
     handlers::builder_items(&mut space, &handler_tools);
     let include = match source {
