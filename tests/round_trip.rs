@@ -64,7 +64,7 @@ fn accepts_null(obj: &Map<String, Value>) -> bool {
 }
 
 /// In strict output an optional object/array/union is `anyOf: [X, {type: null}]`; compare X.
-fn unwrap_nullable<'a>(ir: &Map<String, Value>, out: &'a Map<String, Value>) -> Map<String, Value> {
+fn unwrap_nullable(ir: &Map<String, Value>, out: &Map<String, Value>) -> Map<String, Value> {
     if !ir.contains_key("anyOf")
         && let Some(Value::Array(b)) = out.get("anyOf")
         && b.len() == 2
@@ -142,7 +142,7 @@ fn compare(ir: &Value, out: &Value, mode: Mode, path: &str) {
     if let Some(c) = ir.get("const") {
         let kept = out.get("const") == Some(c)
             || (mode == Mode::OpenApi
-                && out.get("enum").map(|e| strings(e)) == Some(strings(&json!([c]))))
+                && out.get("enum").map(&strings) == Some(strings(&json!([c]))))
             || desc.contains("const: ");
         assert!(kept, "{path}: const lost");
     }

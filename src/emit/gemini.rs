@@ -194,12 +194,12 @@ fn to_openapi(node: &mut Value) {
         for b in branches.iter_mut() {
             to_openapi(b);
         }
-        if branches.len() == 1 {
-            if let Some(Value::Object(only)) = branches.pop() {
-                obj.shift_remove("anyOf");
-                for (k, v) in only {
-                    obj.entry(k).or_insert(v);
-                }
+        if branches.len() == 1
+            && let Some(Value::Object(only)) = branches.pop()
+        {
+            obj.shift_remove("anyOf");
+            for (k, v) in only {
+                obj.entry(k).or_insert(v);
             }
         }
     }
@@ -237,7 +237,7 @@ fn to_openapi(node: &mut Value) {
         to_openapi(items);
     }
     let ty = obj.get("type").and_then(Value::as_str).map(str::to_owned);
-    rewrite::demote_node(obj, &|k, v, _| {
+    rewrite::demote_node(obj, &|k, v| {
         if k == "format" {
             let f = v.as_str().unwrap_or("");
             return match ty.as_deref() {

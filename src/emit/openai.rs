@@ -246,7 +246,7 @@ fn strictify(node: &mut Value, path: &str, blockers: &mut Vec<String>) {
             _ => {}
         }
     }
-    rewrite::demote_node(obj, &|k, v, _| {
+    rewrite::demote_node(obj, &|k, v| {
         if k == "format" {
             return v.as_str().is_some_and(|f| STRICT_FORMATS.contains(&f));
         }
@@ -285,13 +285,14 @@ pub fn make_nullable(node: &mut Value) {
         }
         return;
     }
-    if types.is_empty() && !obj.contains_key("$ref") {
-        if let Some(Value::Array(values)) = obj.get_mut("enum") {
-            if !values.contains(&Value::Null) {
-                values.push(Value::Null);
-            }
-            return;
+    if types.is_empty()
+        && !obj.contains_key("$ref")
+        && let Some(Value::Array(values)) = obj.get_mut("enum")
+    {
+        if !values.contains(&Value::Null) {
+            values.push(Value::Null);
         }
+        return;
     }
     // Wrap: the description and title stay outside, the rest becomes the first branch.
     let mut outer = Map::new();

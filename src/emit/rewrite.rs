@@ -254,26 +254,25 @@ pub fn merge_all_of(schema: &mut Value) {
     });
 }
 
+/// Decides per keyword and value whether a node keeps it.
+pub type Keep<'a> = &'a dyn Fn(&str, &Value) -> bool;
+
 /// Moves keywords into the node's description in the Anthropic SDK's compact form
 /// (`description\n\n{minLength: 1, pattern: "^a"}`), so a model still reads what the target
 /// cannot enforce. `keep` decides per keyword and value; the [`SILENT`] keywords and `x-…`
 /// are dropped instead.
-pub fn demote(schema: &mut Value, keep: &dyn Fn(&str, &Value, &Map<String, Value>) -> bool) {
+pub fn demote(schema: &mut Value, keep: Keep<'_>) {
     visit_mut(schema, &mut |obj| demote_node(obj, keep));
 }
 
 /// [`demote`] on one node only (not its subschemas).
-pub fn demote_node(
-    obj: &mut Map<String, Value>,
-    keep: &dyn Fn(&str, &Value, &Map<String, Value>) -> bool,
-) {
-    let snapshot = obj.clone();
+pub fn demote_node(obj: &mut Map<String, Value>, keep: Keep<'_>) {
     let mut moved: Vec<(String, Value)> = Vec::new();
     obj.retain(|k, v| {
         if k.starts_with("x-") || SILENT.contains(&k.as_str()) {
             return false;
         }
-        if keep(k, v, &snapshot) {
+        if keep(k, v) {
             return true;
         }
         moved.push((k.clone(), v.clone()));
@@ -331,7 +330,7 @@ pub fn fix_root(schema: &mut Value) {
     let Some(obj) = schema.as_object_mut() else {
         return;
     };
-    demote_node(obj, &|k, _, _| {
+    demote_node(obj, &|k, _| {
         !matches!(
             k,
             "anyOf" | "oneOf" | "allOf" | "not" | "enum" | "const" | "if" | "then" | "else"
@@ -380,7 +379,7 @@ mod tests {
     #[test]
     fn demotes_into_description() {
         let mut s = json!({"type": "string", "description": "A path.", "maxLength": 10, "x-sensitive": true, "$comment": "c"});
-        demote(&mut s, &|k, _, _| k != "maxLength");
+        demote(&mut s, &|k, _| k != "maxLength");
         assert_eq!(
             s,
             json!({"type": "string", "description": "A path.\n\n{maxLength: 10}"})

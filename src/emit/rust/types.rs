@@ -301,10 +301,10 @@ impl TypeSpace {
             .filter(|(k, v)| !(k.as_str() == "additionalProperties" && **v == Value::Bool(false)))
             .map(|(k, v)| (k.clone(), v.clone()))
             .collect();
-        if obj.get("type").and_then(Value::as_str) != Some("object") {
-            if let Some(t) = obj.get("type") {
-                residual.insert("type".into(), t.clone());
-            }
+        if obj.get("type").and_then(Value::as_str) != Some("object")
+            && let Some(t) = obj.get("type")
+        {
+            residual.insert("type".into(), t.clone());
         }
         if override_required {
             residual.insert(
