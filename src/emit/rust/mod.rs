@@ -13,6 +13,7 @@ pub mod conformance;
 pub mod handlers;
 pub mod ident;
 pub mod manifest;
+pub mod tokens;
 pub mod types;
 
 use proc_macro2::TokenStream;
