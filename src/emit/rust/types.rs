@@ -554,23 +554,32 @@ fn extend_attr(residual: &Map<String, Value>, root: &Value) -> Option<TokenStrea
     if residual.is_empty() {
         return None;
     }
-    let mut wrapper = Map::new();
-    for k in ["$defs", "definitions"] {
-        if let Some(d) = root.get(k) {
-            wrapper.insert(k.into(), d.clone());
+    let inlined = if residual.values().any(contains_ref) {
+        // Inline against the tool's definitions, with the residual as the schema node itself so
+        // that every keyword is walked as what it is.
+        let mut node = residual.clone();
+        for k in ["$defs", "definitions"] {
+            if let Some(d) = root.get(k) {
+                node.insert(k.into(), d.clone());
+            }
         }
-    }
-    wrapper.insert("properties".into(), Value::Object(residual.clone()));
-    let mut wrapper = Value::Object(wrapper);
-    rewrite::inline_refs(&mut wrapper);
-    let inlined = wrapper
-        .get("properties")
-        .and_then(Value::as_object)
-        .cloned()
-        .unwrap_or_default();
+        let mut node = Value::Object(node);
+        rewrite::inline_refs(&mut node);
+        node.as_object().cloned().unwrap_or_default()
+    } else {
+        residual.clone()
+    };
     let pairs = residual.keys().map(|k| {
         let v = json_tokens(inlined.get(k).unwrap_or(&Value::Null));
         quote!(#k = #v)
     });
     Some(quote!(#[schemars(extend(#(#pairs),*))]))
+}
+
+fn contains_ref(v: &Value) -> bool {
+    match v {
+        Value::Object(m) => m.contains_key("$ref") || m.values().any(contains_ref),
+        Value::Array(a) => a.iter().any(contains_ref),
+        _ => false,
+    }
 }
