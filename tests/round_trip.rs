@@ -393,3 +393,25 @@ fn dropped_constraints_are_described() {
         json!({"type": "string", "description": "Full name.\n\n{minLength: 1, maxLength: 200}"})
     );
 }
+
+#[test]
+fn the_linter_hook_names_what_strict_output_describes() {
+    for (_, bundle) in support::all_bundles() {
+        for tool in &bundle.tools {
+            let strict = emit::openai::strict_parameters(&tool.parameters);
+            let text = match &strict {
+                Ok(s) => serde_json::to_string(s).unwrap(),
+                Err(_) => serde_json::to_string(&emit::openai::loose_parameters(&tool.parameters))
+                    .unwrap(),
+            };
+            for d in emit::dropped::dropped(toolgate::ir::Target::OpenaiStrict, &tool.parameters) {
+                assert!(
+                    text.contains(&format!("{}: ", d.keyword)),
+                    "{}: {:?} not described",
+                    tool.name,
+                    d
+                );
+            }
+        }
+    }
+}

@@ -4,12 +4,14 @@
 //! - [`openai`], [`anthropic`], [`gemini`], [`mcp`]: provider tool lists, each provider's rules
 //!   applied (through the shared steps in [`rewrite`]);
 //! - [`rust`]: a crate of typed argument/result structs, handler traits and a builder;
-//! - [`output`]: the set of files of a build, written atomically or compared with a folder.
+//! - [`output`]: the set of files of a build, written atomically or compared with a folder;
+//! - [`dropped`]: which keywords a target moves into descriptions (for the linter).
 //!
 //! Every emitter is deterministic: tools sorted by name, the author's key order kept, a trailing
 //! newline on every file.
 
 pub mod anthropic;
+pub mod dropped;
 pub mod gemini;
 pub mod mcp;
 pub mod openai;
