@@ -15,9 +15,13 @@ pub mod policy;
 pub mod suggest;
 
 #[cfg(feature = "compiler")]
+pub mod build;
+#[cfg(feature = "compiler")]
 pub mod check;
 #[cfg(feature = "compiler")]
 pub mod diagnostic;
+#[cfg(feature = "compiler")]
+pub mod emit;
 #[cfg(feature = "compiler")]
 pub mod lint;
 #[cfg(feature = "compiler")]

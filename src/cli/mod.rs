@@ -4,8 +4,10 @@
 //! and `run`: 0 when every call succeeded, 1 when a result is not a success, 2 for usage, load
 //! and engine errors.
 
+mod build;
 mod call;
 mod explain;
+mod export;
 mod lint;
 mod rules;
 mod run;
@@ -41,6 +43,10 @@ enum Command {
     Rules(rules::RulesArgs),
     /// Print the JSON Schema of the spec format (for editor completion).
     Schema(schema::SchemaArgs),
+    /// Lint, then write the bundle, JSON Schemas, provider tool lists and a typed Rust crate.
+    Build(build::BuildArgs),
+    /// Print one provider tool list (OpenAI, Anthropic, MCP, Gemini).
+    Export(export::ExportArgs),
     /// Run one tool call through the governed runtime.
     Call(call::CallArgs),
     /// Run a batch of tool calls (JSONL) as one turn: the schedule, then the results.
@@ -62,6 +68,8 @@ pub fn main() -> ExitCode {
         Command::Explain(a) => explain::run(a),
         Command::Rules(a) => rules::run(a),
         Command::Schema(a) => schema::run(a),
+        Command::Build(a) => build::run(a),
+        Command::Export(a) => export::run(a),
         Command::Call(a) => call::run(a),
         Command::Run(a) => run::run(a),
     };

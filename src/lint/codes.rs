@@ -51,6 +51,7 @@ registry! {
     FreeFormObject => rules::schema::free_form_object::META,
     ExclusiveBooleanFlags => rules::schema::exclusive_boolean_flags::META,
     DelimitedStringList => rules::schema::delimited_string_list::META,
+    UnknownSchemaKeyword => rules::schema::unknown_schema_keyword::META,
     // Naming.
     ToolNameInvalid => rules::naming::tool_name_invalid::META,
     ToolNameCollision => rules::naming::tool_name_collision::META,

@@ -138,6 +138,10 @@ pub(crate) const SCHEMA_CHECKS: &[(Rule, SchemaCheck)] = &[
         schema::free_string_should_be_enum::check,
     ),
     (Rule::OpenObject, schema::open_object::check),
+    (
+        Rule::UnknownSchemaKeyword,
+        schema::unknown_schema_keyword::check,
+    ),
     (Rule::FreeFormObject, schema::free_form_object::check),
     (
         Rule::DelimitedStringList,

@@ -37,12 +37,6 @@ pub(crate) fn is_gemini_param(s: &str) -> bool {
     )
 }
 
-/// MCP's tool-name rule (2025-11-25, SEP-986): `^[A-Za-z0-9._-]{1,128}$`.
-pub(crate) fn is_mcp_name(s: &str) -> bool {
-    let ok = |c: char| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '-');
-    fits(s, 128, ok, ok)
-}
-
 /// The composition keyword (`oneOf`, `anyOf`, `allOf`) at the root of a schema, if any.
 pub(crate) fn root_composition(root: &Node) -> Option<&Key> {
     root.entries()
@@ -66,10 +60,5 @@ mod tests {
         assert!(!is_gemini_param("replace-all"));
         assert!(!is_gemini_param("2fa"));
         assert!(!is_gemini_param("a.b"));
-        assert!(is_mcp_name("admin.tools.list"));
-        assert!(is_mcp_name("get-env"));
-        assert!(!is_mcp_name("read file"));
-        assert!(!is_mcp_name(&"a".repeat(129)));
-        assert!(!is_mcp_name("lire_fiché"));
     }
 }

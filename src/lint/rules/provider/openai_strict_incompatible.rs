@@ -12,9 +12,9 @@ pub const META: RuleMeta = RuleMeta {
     code: "TGV001",
     name: "openai-strict-incompatible",
     group: Group::Provider,
-    severity: Severity::Error,
+    severity: Severity::Warning,
     applies: Applies::Everywhere,
-    purpose: "Finds parameter schemas that OpenAI strict mode rejects and the emitter cannot convert.",
+    purpose: "Finds parameter schemas that OpenAI strict mode rejects, which the emitter must loosen or emit without strict mode.",
     explanation: r#"## What it does
 When `openai-strict` is a target, reports what Structured Outputs rejects and no mechanical
 rewrite can keep:
@@ -37,7 +37,12 @@ into the description instead; `constraint-dropped-by-target` (TGV006) lists thos
 ## Why is this bad?
 OpenAI answers a request whose tool schema breaks these rules with a 400 error for the whole
 request (`'oneOf' is not permitted`, `'additionalProperties' is required to be supplied and to
-be false`), so not one tool of the list can be called.
+be false`), so `toolgate build` never sends them as they are: `oneOf` becomes `anyOf` (which
+also accepts a value matching several branches), `not`, conditionals and dependencies move into
+the description (the model is no longer held to them; the runtime still checks them), and a
+tool with a free-form object, a tuple, a pattern-keyed map or a limit beyond strict mode's is
+emitted with `strict: false` — the model may then send arguments the schema rejects, which the
+runtime refuses and the model must retry.
 
 ## Example
 ```yaml
@@ -62,6 +67,9 @@ parameters:
 ```
 "#,
 };
+
+/// What happens to a tool whose schema cannot be made strict.
+const NOT_STRICT: &str = "the tool is emitted with `strict: false`";
 
 /// OpenAI strict limits (Structured Outputs, "Supported schemas").
 const MAX_DEPTH: usize = 10;
@@ -90,30 +98,40 @@ pub(crate) fn check(ctx: &mut LintContext, tool: &ToolView, node: &SchemaNode) {
         if root_union.is_some_and(|k| k.range == key.range) {
             continue;
         }
-        let (what, help) = match key.name.as_str() {
+        let (what, consequence, help) = match key.name.as_str() {
             "oneOf" => (
                 "`oneOf`",
+                "the emitter turns it into `anyOf`, which also accepts values matching several branches",
                 "use `anyOf` with branches a value cannot match twice (e.g. a `kind` property with `const`); the runtime still validates against the spec",
             ),
-            "allOf" if value.items().len() > 1 => ("`allOf`", "merge the schemas into one"),
+            "allOf" if value.items().len() > 1 => (
+                "`allOf`",
+                "the emitter merges the schemas, and drops what does not merge into the description",
+                "merge the schemas into one",
+            ),
             "not" => (
                 "`not`",
+                "the emitter moves it into the description, so the model is not held to it",
                 "describe the allowed values positively (`enum`, `pattern`), or move the check into a `validate` rule",
             ),
             "if" | "then" | "else" => (
                 "conditional schemas (`if`/`then`/`else`)",
+                "the emitter moves them into the description, so the model is not held to them",
                 "split the variants with `anyOf`, or move the condition into a `validate` rule",
             ),
             "dependentRequired" | "dependentSchemas" | "dependencies" => (
                 "dependent schemas",
+                "the emitter moves them into the description, so the model is not held to them",
                 "move the dependency into a `validate` rule (e.g. `!has(args.a) || has(args.b)`)",
             ),
             "patternProperties" => (
                 "`patternProperties`",
+                NOT_STRICT,
                 "strict mode needs fixed property names: use an array of `{key, value}` objects instead of a map",
             ),
             "prefixItems" => (
                 "tuple arrays (`prefixItems`)",
+                NOT_STRICT,
                 "use an object with named properties instead of a tuple",
             ),
             "additionalProperties"
@@ -121,6 +139,7 @@ pub(crate) fn check(ctx: &mut LintContext, tool: &ToolView, node: &SchemaNode) {
             {
                 (
                     "free-form objects (`additionalProperties` other than `false`)",
+                    NOT_STRICT,
                     "strict mode needs fixed property names: list the keys under `properties`, or use an array of `{key, value}` objects",
                 )
             }
@@ -128,7 +147,7 @@ pub(crate) fn check(ctx: &mut LintContext, tool: &ToolView, node: &SchemaNode) {
         };
         ctx.report(
             tool.span(key.range),
-            format!("OpenAI strict mode rejects {what}"),
+            format!("OpenAI strict mode rejects {what}: {consequence}"),
         )
         .help(help);
     }
@@ -151,14 +170,14 @@ pub(crate) fn check(ctx: &mut LintContext, tool: &ToolView, node: &SchemaNode) {
             .unwrap_or(node.node.range);
         ctx.report(
             tool.span(at),
-            "OpenAI strict mode rejects free-form objects (`type: object` without `properties`)",
+            format!("OpenAI strict mode rejects free-form objects (`type: object` without `properties`): {NOT_STRICT}"),
         )
         .help("list the object's keys under `properties`; closing it as it is would let the model pass only `{}`");
     }
     if node.depth == MAX_DEPTH + 1 {
         ctx.report(
             tool.span(node.node.range),
-            format!("OpenAI strict mode allows at most {MAX_DEPTH} levels of nesting; this schema is nested deeper"),
+            format!("OpenAI strict mode allows at most {MAX_DEPTH} levels of nesting; this schema is nested deeper, so {NOT_STRICT}"),
         )
         .help("flatten the structure, e.g. by passing nested parts as separate parameters");
     }
@@ -173,14 +192,14 @@ pub(crate) fn check(ctx: &mut LintContext, tool: &ToolView, node: &SchemaNode) {
         if counts.properties > MAX_PROPERTIES {
             ctx.report(
                 tool.span(at),
-                format!("OpenAI strict mode allows at most {MAX_PROPERTIES} properties in a schema; this one has {}", counts.properties),
+                format!("OpenAI strict mode allows at most {MAX_PROPERTIES} properties in a schema; this one has {}, so {NOT_STRICT}", counts.properties),
             )
             .help("split the tool, or turn repeated structures into arrays");
         }
         if counts.enum_values > MAX_ENUM_VALUES {
             ctx.report(
                 tool.span(at),
-                format!("OpenAI strict mode allows at most {MAX_ENUM_VALUES} enum values in a schema; this one has {}", counts.enum_values),
+                format!("OpenAI strict mode allows at most {MAX_ENUM_VALUES} enum values in a schema; this one has {}, so {NOT_STRICT}", counts.enum_values),
             )
             .help("take large value sets as a string checked by a `validate` rule, or offer a search tool for them");
         }

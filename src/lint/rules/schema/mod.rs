@@ -14,6 +14,7 @@ pub mod mutually_exclusive_parameters;
 pub mod open_object;
 pub mod unbounded_array;
 pub mod unbounded_string;
+pub mod unknown_schema_keyword;
 pub mod unpredictable_default;
 pub mod unstable_result_shape;
 

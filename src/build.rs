@@ -1,0 +1,206 @@
+//! Compiling tool contracts from a `build.rs`, in the style of `prost-build`.
+//!
+//! ```no_run
+//! // build.rs
+//! fn main() -> Result<(), toolgate::build::BuildError> {
+//!     toolgate::build::Builder::new().specs("tool-specs").compile()?;
+//!     Ok(())
+//! }
+//! // src/lib.rs
+//! // include!(concat!(env!("OUT_DIR"), "/tools.rs"));
+//! ```
+//!
+//! [`Builder::compile`] loads and lints the specs (an error finding stops the build, and the
+//! error's `Debug` form is the lint report, which is what cargo shows for a `build.rs` that
+//! returns `Err`), writes `bundle.json` and `tools.rs` into `OUT_DIR`, and prints
+//! `cargo:rerun-if-changed` for every spec file, every spec folder and the project file.
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+use crate::check::{self, CheckedProject};
+use crate::emit::{self, EmitError, output};
+use crate::lint::report::{Summary, human};
+use crate::spec::load::{LoadError, LoadOptions};
+
+/// Configures and runs the compilation.
+#[derive(Clone, Debug, Default)]
+pub struct Builder {
+    specs: Vec<PathBuf>,
+    config: Option<PathBuf>,
+    out_dir: Option<PathBuf>,
+    file_name: Option<String>,
+    rerun_directives: Option<bool>,
+}
+
+/// What a compilation wrote.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Compiled {
+    /// The Rust module to `include!`.
+    pub module: PathBuf,
+    /// The bundle the module embeds.
+    pub bundle: PathBuf,
+    /// Every file read (specs and the project file).
+    pub inputs: Vec<PathBuf>,
+}
+
+/// Why a compilation failed.
+#[non_exhaustive]
+pub enum BuildError {
+    /// The project file or a spec path could not be found.
+    Load(LoadError),
+    /// Loading or linting found errors; the report is rendered like `toolgate lint`.
+    Lint {
+        /// The rendered findings.
+        report: String,
+    },
+    /// Emitting failed.
+    Emit(EmitError),
+    /// Neither [`Builder::out_dir`] nor `OUT_DIR` is set.
+    NoOutDir,
+}
+
+impl fmt::Debug for BuildError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            BuildError::Lint { report } => {
+                write!(f, "toolgate: the tool contracts have errors\n\n{report}")
+            }
+            other => write!(f, "toolgate: {other}"),
+        }
+    }
+}
+
+impl fmt::Display for BuildError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            BuildError::Load(e) => write!(f, "{e}"),
+            BuildError::Lint { report } => write!(f, "{report}"),
+            BuildError::Emit(e) => write!(f, "{e}"),
+            BuildError::NoOutDir => {
+                f.write_str("OUT_DIR is not set; call Builder::out_dir outside build scripts")
+            }
+        }
+    }
+}
+
+impl std::error::Error for BuildError {}
+
+impl Builder {
+    /// A builder with no specs: the project's `specs` globs (or `tool-specs/`) are used.
+    pub fn new() -> Self {
+        Builder::default()
+    }
+
+    /// Adds a spec file, folder or glob (relative to the crate root).
+    pub fn specs(mut self, path: impl Into<PathBuf>) -> Self {
+        self.specs.push(path.into());
+        self
+    }
+
+    /// The project file (default: `toolgate.yaml` in the crate root, if present).
+    pub fn config(mut self, path: impl Into<PathBuf>) -> Self {
+        self.config = Some(path.into());
+        self
+    }
+
+    /// Where to write (default: `OUT_DIR`).
+    pub fn out_dir(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.out_dir = Some(dir.into());
+        self
+    }
+
+    /// The module's file name (default: `tools.rs`).
+    pub fn file_name(mut self, name: impl Into<String>) -> Self {
+        self.file_name = Some(name.into());
+        self
+    }
+
+    /// Whether to print `cargo:rerun-if-changed` lines (default: only when `OUT_DIR` is set).
+    pub fn rerun_directives(mut self, yes: bool) -> Self {
+        self.rerun_directives = Some(yes);
+        self
+    }
+
+    /// Loads, lints and writes the module and its bundle.
+    pub fn compile(self) -> Result<Compiled, BuildError> {
+        let env_out = std::env::var_os("OUT_DIR").map(PathBuf::from);
+        let out = self
+            .out_dir
+            .clone()
+            .or_else(|| env_out.clone())
+            .ok_or(BuildError::NoOutDir)?;
+        let cwd = std::env::var_os("CARGO_MANIFEST_DIR")
+            .map(PathBuf::from)
+            .or_else(|| std::env::current_dir().ok())
+            .unwrap_or_default();
+        let checked = check::check_specs(&LoadOptions {
+            paths: self.specs.clone(),
+            config: self.config.clone(),
+            cwd: cwd.clone(),
+        })
+        .map_err(BuildError::Load)?;
+        let inputs = inputs(&checked, &cwd);
+        if self.rerun_directives.unwrap_or(env_out.is_some()) {
+            for dir in &self.specs {
+                println!("cargo:rerun-if-changed={}", cwd.join(dir).display());
+            }
+            for p in &inputs {
+                println!("cargo:rerun-if-changed={}", p.display());
+            }
+        }
+        let Some(bundle) = checked.bundle().filter(|_| !checked.has_load_errors()) else {
+            let summary = Summary::of(
+                &checked.diagnostics,
+                checked.loaded.files.len(),
+                checked.loaded.tool_count(),
+            );
+            let report = human::render(
+                &checked.diagnostics,
+                &checked.loaded.sources,
+                human::Style::Narrated,
+                summary,
+            );
+            return Err(BuildError::Lint { report });
+        };
+        let bundle_json = emit::to_json_text(
+            &serde_json::to_value(&bundle).map_err(|e| BuildError::Emit(e.into()))?,
+        )
+        .map_err(BuildError::Emit)?;
+        let module = emit::rust::build_module(&bundle).map_err(BuildError::Emit)?;
+        std::fs::create_dir_all(&out).map_err(|e| {
+            BuildError::Emit(EmitError::Io {
+                path: out.clone(),
+                source: e,
+            })
+        })?;
+        let module_path = out.join(self.file_name.as_deref().unwrap_or("tools.rs"));
+        let bundle_path = out.join("bundle.json");
+        write_if_changed(&bundle_path, &bundle_json)?;
+        write_if_changed(&module_path, &module)?;
+        Ok(Compiled {
+            module: module_path,
+            bundle: bundle_path,
+            inputs,
+        })
+    }
+}
+
+fn inputs(checked: &CheckedProject, cwd: &Path) -> Vec<PathBuf> {
+    let mut out: Vec<PathBuf> = checked
+        .loaded
+        .sources
+        .iter()
+        .map(|(_, f)| cwd.join(&f.path))
+        .collect();
+    out.sort();
+    out.dedup();
+    out
+}
+
+fn write_if_changed(path: &Path, text: &str) -> Result<(), BuildError> {
+    if std::fs::read_to_string(path).is_ok_and(|old| old == text) {
+        return Ok(());
+    }
+    output::write_atomic(path, text.as_bytes()).map_err(BuildError::Emit)
+}

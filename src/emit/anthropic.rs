@@ -1,0 +1,68 @@
+//! Anthropic Messages `tools`: `{name, description, input_schema}` (providers.md §3.1).
+//!
+//! The API takes arbitrary JSON Schema as guidance, but rejects names outside
+//! `^[a-zA-Z0-9_-]{1,64}$`, top-level property keys outside `^[a-zA-Z0-9_.-]{1,64}$`, and
+//! `oneOf`/`anyOf`/`allOf` at the root. Local `$ref`s are inlined (recursive ones kept), private
+//! `x-…` keywords stripped, and root combinators moved into the root description. Strict tool
+//! use (§3.2) is not emitted: no `strict` key, so the API's default (off) applies.
+
+use serde_json::{Value, json};
+
+use crate::emit::{EmitError, name_matches, rewrite};
+use crate::ir::ToolDefinition;
+
+const TARGET: &str = "anthropic";
+
+/// The `tools` list.
+pub fn tools(tools: &[&ToolDefinition]) -> Result<Value, EmitError> {
+    let mut out = Vec::with_capacity(tools.len());
+    for tool in tools {
+        out.push(tool_param(tool)?);
+    }
+    Ok(Value::Array(out))
+}
+
+fn tool_param(tool: &ToolDefinition) -> Result<Value, EmitError> {
+    let word = |c: char| c.is_ascii_alphanumeric() || c == '_' || c == '-';
+    if !name_matches(&tool.name, word, word, 64) {
+        return Err(EmitError::InvalidName {
+            target: TARGET,
+            what: "tool name",
+            tool: tool.name.clone(),
+            name: tool.name.clone(),
+            rule: "^[a-zA-Z0-9_-]{1,64}$",
+        });
+    }
+    let schema = input_schema(&tool.parameters);
+    let key = |c: char| c.is_ascii_alphanumeric() || c == '_' || c == '-' || c == '.';
+    for name in schema
+        .get("properties")
+        .and_then(Value::as_object)
+        .into_iter()
+        .flat_map(|p| p.keys())
+    {
+        if !name_matches(name, key, key, 64) {
+            return Err(EmitError::InvalidName {
+                target: TARGET,
+                what: "property name",
+                tool: tool.name.clone(),
+                name: name.clone(),
+                rule: "^[a-zA-Z0-9_.-]{1,64}$",
+            });
+        }
+    }
+    Ok(json!({
+        "name": tool.name,
+        "description": tool.description,
+        "input_schema": schema,
+    }))
+}
+
+/// The `input_schema` of a tool.
+pub fn input_schema(parameters: &Value) -> Value {
+    let mut s = parameters.clone();
+    rewrite::strip_private(&mut s);
+    rewrite::inline_refs(&mut s);
+    rewrite::fix_root(&mut s);
+    s
+}

@@ -1,0 +1,346 @@
+//! Emitters: from the IR ([`crate::ir::Bundle`]) to what a harness embeds and what a model reads.
+//!
+//! - [`schema`]: JSON Schema 2020-12 of each tool's arguments and result;
+//! - [`openai`], [`anthropic`], [`gemini`], [`mcp`]: provider tool lists, each provider's rules
+//!   applied (through the shared steps in [`rewrite`]);
+//! - [`rust`]: a crate of typed argument/result structs, handler traits and a builder;
+//! - [`output`]: the set of files of a build, written atomically or compared with a folder;
+//! - [`dropped`]: which keywords a target moves into descriptions (for the linter).
+//!
+//! Every emitter is deterministic: tools sorted by name, the author's key order kept, a trailing
+//! newline on every file.
+
+pub mod anthropic;
+pub mod dropped;
+pub mod gemini;
+pub mod mcp;
+pub mod openai;
+pub mod output;
+pub mod rewrite;
+pub mod rust;
+pub mod schema;
+
+use std::path::PathBuf;
+
+use serde_json::Value;
+
+use crate::ir::{Bundle, ProjectConfig, Target, ToolDefinition};
+
+pub use output::OutputFiles;
+
+/// A tool-list format `toolgate export` and `toolgate build` write.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum ListTarget {
+    /// OpenAI Chat Completions `tools`.
+    OpenaiChat,
+    /// OpenAI Responses `tools`.
+    OpenaiResponses,
+    /// Anthropic Messages `tools`.
+    Anthropic,
+    /// MCP `tools/list` result.
+    Mcp,
+    /// Gemini `tools` (one entry with `functionDeclarations`).
+    Gemini,
+}
+
+impl ListTarget {
+    /// Every list format, in file order.
+    pub const ALL: &'static [ListTarget] = &[
+        ListTarget::Anthropic,
+        ListTarget::Gemini,
+        ListTarget::Mcp,
+        ListTarget::OpenaiChat,
+        ListTarget::OpenaiResponses,
+    ];
+
+    /// The name used on the command line and in file names.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ListTarget::OpenaiChat => "openai-chat",
+            ListTarget::OpenaiResponses => "openai-responses",
+            ListTarget::Anthropic => "anthropic",
+            ListTarget::Mcp => "mcp",
+            ListTarget::Gemini => "gemini",
+        }
+    }
+
+    /// Parses [`ListTarget::as_str`].
+    pub fn parse(s: &str) -> Option<Self> {
+        ListTarget::ALL.iter().copied().find(|t| t.as_str() == s)
+    }
+}
+
+/// How Gemini function declarations carry their parameters.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum GeminiForm {
+    /// `parametersJsonSchema` (JSON Schema; the default).
+    #[default]
+    JsonSchema,
+    /// `parameters`: the OpenAPI 3.0 subset (`Schema` protobuf).
+    OpenApi,
+}
+
+impl GeminiForm {
+    /// Parses `json-schema` or `openapi`.
+    pub fn parse(s: &str) -> Option<Self> {
+        match s {
+            "json-schema" => Some(GeminiForm::JsonSchema),
+            "openapi" => Some(GeminiForm::OpenApi),
+            _ => None,
+        }
+    }
+}
+
+/// Choices that shape the provider lists.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ListOptions {
+    /// Emit OpenAI tools with `strict: true` where the schema allows it.
+    pub openai_strict: bool,
+    /// The Gemini parameter form.
+    pub gemini_form: GeminiForm,
+}
+
+impl Default for ListOptions {
+    fn default() -> Self {
+        ListOptions {
+            openai_strict: true,
+            gemini_form: GeminiForm::JsonSchema,
+        }
+    }
+}
+
+impl ListOptions {
+    /// The options a project's targets ask for: strict OpenAI unless the project targets
+    /// `openai` without `openai-strict`.
+    pub fn for_project(project: &ProjectConfig) -> Self {
+        let strict = project.targets.contains(&Target::OpenaiStrict)
+            || !project.targets.contains(&Target::Openai);
+        ListOptions {
+            openai_strict: strict,
+            gemini_form: GeminiForm::JsonSchema,
+        }
+    }
+}
+
+/// A failure to emit: a contract a target cannot carry, or a toolgate bug.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum EmitError {
+    /// A tool or property name the target rejects.
+    #[error("{target}: {what} `{name}` of tool `{tool}` does not match {rule}")]
+    InvalidName {
+        /// The provider.
+        target: &'static str,
+        /// `tool name` or `property name`.
+        what: &'static str,
+        /// The tool.
+        tool: String,
+        /// The offending name.
+        name: String,
+        /// The rule it breaks.
+        rule: &'static str,
+    },
+    /// Generated Rust did not parse: a toolgate bug.
+    #[error("generated Rust for `{tool}` does not parse ({message}); please report this bug")]
+    InvalidTokens {
+        /// The tool (or item) whose code failed.
+        tool: String,
+        /// The parser's message.
+        message: String,
+    },
+    /// A template failed to render: a toolgate bug.
+    #[error("template `{name}` failed: {message}")]
+    Template {
+        /// The template.
+        name: String,
+        /// What went wrong.
+        message: String,
+    },
+    /// JSON serialization failed.
+    #[error("cannot serialize JSON: {0}")]
+    Json(#[from] serde_json::Error),
+    /// `--toolset` names no toolset.
+    #[error("no toolset named `{name}` (toolsets: {})", .known.join(", "))]
+    UnknownToolset {
+        /// The name asked for.
+        name: String,
+        /// The toolsets there are.
+        known: Vec<String>,
+    },
+    /// A toolset lists a tool that does not exist.
+    #[error("toolset `{toolset}` lists `{tool}`, which is not a tool of the project")]
+    UnknownToolsetMember {
+        /// The toolset.
+        toolset: String,
+        /// The missing tool.
+        tool: String,
+    },
+    /// Reading or writing the output folder failed.
+    #[error("{}: {source}", .path.display())]
+    Io {
+        /// The file or folder.
+        path: PathBuf,
+        /// The error.
+        source: std::io::Error,
+    },
+}
+
+/// The members of a toolset, sorted by name.
+pub fn toolset_tools<'a>(
+    bundle: &'a Bundle,
+    name: &str,
+) -> Result<Vec<&'a ToolDefinition>, EmitError> {
+    let Some(set) = bundle.project.toolsets.get(name) else {
+        return Err(EmitError::UnknownToolset {
+            name: name.to_owned(),
+            known: bundle.project.toolsets.keys().cloned().collect(),
+        });
+    };
+    let mut out = Vec::with_capacity(set.tools.len());
+    for member in &set.tools {
+        let tool = bundle
+            .tool(member)
+            .ok_or_else(|| EmitError::UnknownToolsetMember {
+                toolset: name.to_owned(),
+                tool: member.clone(),
+            })?;
+        out.push(tool);
+    }
+    out.sort_by(|a, b| a.name.cmp(&b.name));
+    out.dedup_by(|a, b| a.name == b.name);
+    Ok(out)
+}
+
+/// One provider list for the given tools (sorted by name by the caller).
+pub fn tool_list(
+    target: ListTarget,
+    tools: &[&ToolDefinition],
+    options: &ListOptions,
+) -> Result<Value, EmitError> {
+    match target {
+        ListTarget::OpenaiChat => openai::chat(tools, options.openai_strict),
+        ListTarget::OpenaiResponses => openai::responses(tools, options.openai_strict),
+        ListTarget::Anthropic => anthropic::tools(tools),
+        ListTarget::Mcp => mcp::list_tools_result(tools),
+        ListTarget::Gemini => gemini::tools(tools, options.gemini_form),
+    }
+}
+
+/// Pretty JSON with a trailing newline: the form of every emitted JSON file.
+pub fn to_json_text(value: &Value) -> Result<String, EmitError> {
+    let mut s = serde_json::to_string_pretty(value)?;
+    s.push('\n');
+    Ok(s)
+}
+
+/// Checks a name against a simple character-class rule: first character from `first`, the rest
+/// from `rest`, at most `max` characters.
+pub(crate) fn name_matches(
+    name: &str,
+    first: fn(char) -> bool,
+    rest: fn(char) -> bool,
+    max: usize,
+) -> bool {
+    let mut chars = name.chars();
+    let Some(c) = chars.next() else {
+        return false;
+    };
+    first(c) && chars.all(rest) && name.chars().count() <= max
+}
+
+/// Truncates text to at most `max` characters, marking the cut with `…`.
+pub(crate) fn truncate_chars(text: &str, max: usize) -> String {
+    if text.chars().count() <= max {
+        return text.to_owned();
+    }
+    let mut out: String = text.chars().take(max.saturating_sub(1)).collect();
+    out.push('…');
+    out
+}
+
+/// What `toolgate build` produces.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct BuildOptions {
+    /// Provider list choices.
+    pub lists: ListOptions,
+    /// The generated crate (`rust/`), when wanted.
+    pub rust: Option<rust::RustOptions>,
+}
+
+/// Every file of a build: `bundle.json`, `schemas/`, `tools/`, `toolsets/<name>/tools/` and
+/// `rust/`, relative to the output folder.
+pub fn build_files(bundle: &Bundle, options: &BuildOptions) -> Result<OutputFiles, EmitError> {
+    let mut bundle_json = serde_json::to_string_pretty(bundle)?;
+    bundle_json.push('\n');
+    // The Rust crate is the larger half of the work: it runs beside the JSON files.
+    std::thread::scope(|scope| {
+        let rust = options
+            .rust
+            .as_ref()
+            .map(|r| scope.spawn(|| rust::emit_crate(bundle, &bundle_json, r)));
+        let mut files = json_files(bundle, &bundle_json, &options.lists)?;
+        if let Some(handle) = rust {
+            let crate_files = handle.join().map_err(|_| EmitError::InvalidTokens {
+                tool: "rust/".into(),
+                message: "code generation panicked".into(),
+            })??;
+            files.extend_under("rust", crate_files);
+        }
+        Ok(files)
+    })
+}
+
+fn json_files(
+    bundle: &Bundle,
+    bundle_json: &str,
+    options: &ListOptions,
+) -> Result<OutputFiles, EmitError> {
+    let mut files = OutputFiles::new();
+    files.insert("bundle.json", bundle_json.to_owned());
+    for tool in &bundle.tools {
+        check_file_name(&tool.name)?;
+        files.insert(
+            format!("schemas/{}.args.json", tool.name),
+            to_json_text(&schema::arguments(tool))?,
+        );
+        if let Some(r) = schema::result(tool) {
+            files.insert(
+                format!("schemas/{}.result.json", tool.name),
+                to_json_text(&r)?,
+            );
+        }
+    }
+    let all: Vec<&ToolDefinition> = bundle.tools.iter().collect();
+    files.extend_under("tools", lists(&all, options)?);
+    for name in bundle.project.toolsets.keys() {
+        check_file_name(name)?;
+        let members = toolset_tools(bundle, name)?;
+        files.extend_under(&format!("toolsets/{name}/tools"), lists(&members, options)?);
+    }
+    Ok(files)
+}
+
+fn lists(tools: &[&ToolDefinition], options: &ListOptions) -> Result<OutputFiles, EmitError> {
+    let mut files = OutputFiles::new();
+    for target in ListTarget::ALL {
+        let list = tool_list(*target, tools, options)?;
+        files.insert(format!("{}.json", target.as_str()), to_json_text(&list)?);
+    }
+    Ok(files)
+}
+
+/// Tool and toolset names become file names: no separators, no leading dot.
+fn check_file_name(name: &str) -> Result<(), EmitError> {
+    let ok = !name.is_empty() && !name.starts_with('.') && !name.contains(['/', '\\', '\0']);
+    if ok {
+        Ok(())
+    } else {
+        Err(EmitError::InvalidName {
+            target: "files",
+            what: "name",
+            tool: name.to_owned(),
+            name: name.to_owned(),
+            rule: "a file name without `/`, `\\` or a leading `.`",
+        })
+    }
+}

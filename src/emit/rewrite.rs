@@ -1,0 +1,401 @@
+//! Rewriting JSON Schemas for a target: visiting subschemas, inlining local `$ref`s, merging
+//! `allOf`, and moving keywords a target cannot take into the description.
+//!
+//! Every provider emitter ([`super::openai`], [`super::anthropic`], [`super::gemini`],
+//! [`super::mcp`]) is a sequence of these steps; none of them reorders keys, so the author's
+//! property order survives.
+
+use serde_json::{Map, Value};
+
+/// Keywords whose value is one subschema.
+const SINGLE: &[&str] = &[
+    "additionalProperties",
+    "items",
+    "contains",
+    "not",
+    "if",
+    "then",
+    "else",
+    "propertyNames",
+    "unevaluatedItems",
+    "unevaluatedProperties",
+    "additionalItems",
+];
+/// Keywords whose value is a list of subschemas.
+const LIST: &[&str] = &["anyOf", "oneOf", "allOf", "prefixItems"];
+/// Keywords whose value maps names to subschemas.
+const MAP: &[&str] = &[
+    "properties",
+    "patternProperties",
+    "$defs",
+    "definitions",
+    "dependentSchemas",
+];
+
+/// Keywords dropped without a trace: identifiers and comments that tell a model nothing.
+pub const SILENT: &[&str] = &["$schema", "$id", "$comment", "$anchor", "$dynamicAnchor"];
+
+/// Calls `f` on `schema` and then on every subschema below it, depth first, in key order.
+pub fn visit_mut(schema: &mut Value, f: &mut dyn FnMut(&mut Map<String, Value>)) {
+    let Some(obj) = schema.as_object_mut() else {
+        return;
+    };
+    f(obj);
+    for (key, value) in obj.iter_mut() {
+        let k = key.as_str();
+        if SINGLE.contains(&k) {
+            visit_mut(value, f);
+        } else if LIST.contains(&k) {
+            if let Some(items) = value.as_array_mut() {
+                for item in items {
+                    visit_mut(item, f);
+                }
+            }
+        } else if MAP.contains(&k)
+            && let Some(map) = value.as_object_mut()
+        {
+            for (_, sub) in map.iter_mut() {
+                visit_mut(sub, f);
+            }
+        }
+    }
+}
+
+/// Calls `f` on every subschema with its depth (the root is 0; `properties`, `items` and the
+/// other applicators add one level; `$defs` entries start at 1).
+pub fn visit(schema: &Value, depth: usize, f: &mut dyn FnMut(&Map<String, Value>, usize)) {
+    let Some(obj) = schema.as_object() else {
+        return;
+    };
+    f(obj, depth);
+    for (key, value) in obj {
+        let k = key.as_str();
+        if SINGLE.contains(&k) {
+            visit(value, depth + 1, f);
+        } else if LIST.contains(&k) {
+            for item in value.as_array().into_iter().flatten() {
+                visit(item, depth + 1, f);
+            }
+        } else if MAP.contains(&k) {
+            for sub in value.as_object().into_iter().flat_map(|m| m.values()) {
+                visit(sub, depth + 1, f);
+            }
+        }
+    }
+}
+
+/// Removes toolgate-only `x-…` keywords and the [`SILENT`] ones from every subschema.
+pub fn strip_private(schema: &mut Value) {
+    visit_mut(schema, &mut |obj| {
+        obj.retain(|k, _| !k.starts_with("x-") && !SILENT.contains(&k.as_str()));
+    });
+}
+
+/// Replaces boolean subschemas under `properties` with their object form (`true` → `{}`,
+/// `false` → `{"not": {}}`), which every MCP revision's schema accepts.
+pub fn objectify_booleans(schema: &mut Value) {
+    visit_mut(schema, &mut |obj| {
+        for key in MAP {
+            if let Some(map) = obj.get_mut(*key).and_then(Value::as_object_mut) {
+                for (_, sub) in map.iter_mut() {
+                    match sub {
+                        Value::Bool(true) => *sub = Value::Object(Map::new()),
+                        Value::Bool(false) => {
+                            *sub = serde_json::json!({"not": {}});
+                        }
+                        _ => {}
+                    }
+                }
+            }
+        }
+    });
+}
+
+/// Inlines every local `$ref` (`#/...`) that does not lead back to itself; recursive
+/// references stay `$ref`s and keep the `$defs` they point into. Sibling keywords of a `$ref`
+/// override the referenced schema's (so a local `description` wins).
+pub fn inline_refs(schema: &mut Value) {
+    let root = schema.clone();
+    let mut kept: Vec<String> = Vec::new();
+    inline_in(schema, &root, &mut Vec::new(), &mut kept);
+    if let Some(obj) = schema.as_object_mut() {
+        for defs_key in ["$defs", "definitions"] {
+            let Some(defs) = obj.get_mut(defs_key).and_then(Value::as_object_mut) else {
+                continue;
+            };
+            defs.retain(|name, _| {
+                let ptr = format!("#/{defs_key}/{}", escape_pointer(name));
+                kept.iter()
+                    .any(|k| k == &ptr || k.starts_with(&format!("{ptr}/")))
+            });
+            if defs.is_empty() {
+                obj.shift_remove(defs_key);
+            }
+        }
+    }
+}
+
+fn escape_pointer(s: &str) -> String {
+    s.replace('~', "~0").replace('/', "~1")
+}
+
+fn inline_in(node: &mut Value, root: &Value, stack: &mut Vec<String>, kept: &mut Vec<String>) {
+    let Some(obj) = node.as_object_mut() else {
+        return;
+    };
+    if let Some(Value::String(reference)) = obj.get("$ref").cloned()
+        && let Some(ptr) = reference.strip_prefix('#')
+    {
+        if stack.contains(&reference) {
+            kept.push(reference);
+            return;
+        }
+        if let Some(target) = root.pointer(ptr) {
+            let mut merged = target.clone();
+            stack.push(reference.clone());
+            inline_in(&mut merged, root, stack, kept);
+            stack.pop();
+            obj.shift_remove("$ref");
+            let siblings = std::mem::take(obj);
+            if let Value::Object(mut target_obj) = merged {
+                for (k, v) in siblings {
+                    target_obj.insert(k, v);
+                }
+                *obj = target_obj;
+            } else {
+                // A boolean target: `true` adds nothing to the siblings, `false` rejects all.
+                *obj = siblings;
+                if merged == Value::Bool(false) {
+                    obj.insert("not".into(), Value::Object(Map::new()));
+                }
+            }
+            // The target's subschemas were inlined above, with the reference on the stack.
+            return;
+        }
+    }
+    for (key, value) in obj.iter_mut() {
+        let k = key.as_str();
+        if k == "$defs" || k == "definitions" {
+            continue;
+        }
+        if SINGLE.contains(&k) {
+            inline_in(value, root, stack, kept);
+        } else if LIST.contains(&k) {
+            for item in value.as_array_mut().into_iter().flatten() {
+                inline_in(item, root, stack, kept);
+            }
+        } else if MAP.contains(&k) {
+            for (_, sub) in value.as_object_mut().into_iter().flatten() {
+                inline_in(sub, root, stack, kept);
+            }
+        }
+    }
+    // References inside kept definitions must keep working too.
+    if stack.is_empty() {
+        for defs_key in ["$defs", "definitions"] {
+            if let Some(defs) = obj.get_mut(defs_key).and_then(Value::as_object_mut) {
+                for (name, sub) in defs.iter_mut() {
+                    let ptr = format!("#/{defs_key}/{}", escape_pointer(name));
+                    stack.push(ptr);
+                    inline_in(sub, root, stack, kept);
+                    stack.pop();
+                }
+            }
+        }
+    }
+}
+
+/// Merges `allOf` branches that are plain schemas into the node (properties and required are
+/// united; other keywords are taken where the node has none). A branch whose keywords clash
+/// with the node's (or that is not an object) leaves that `allOf` as it was.
+pub fn merge_all_of(schema: &mut Value) {
+    visit_mut(schema, &mut |obj| {
+        let Some(Value::Array(branches)) = obj.get("allOf").cloned() else {
+            return;
+        };
+        let mut merged = obj.clone();
+        merged.shift_remove("allOf");
+        for branch in &branches {
+            let Some(b) = branch.as_object() else {
+                return;
+            };
+            for (k, v) in b {
+                match (k.as_str(), merged.get_mut(k)) {
+                    ("properties", Some(Value::Object(props))) => {
+                        if let Value::Object(more) = v {
+                            for (pk, pv) in more {
+                                if props.contains_key(pk) {
+                                    return;
+                                }
+                                props.insert(pk.clone(), pv.clone());
+                            }
+                        }
+                    }
+                    ("required", Some(Value::Array(req))) => {
+                        for r in v.as_array().into_iter().flatten() {
+                            if !req.contains(r) {
+                                req.push(r.clone());
+                            }
+                        }
+                    }
+                    ("description", Some(_)) => {}
+                    (_, Some(existing)) => {
+                        if existing != v {
+                            return;
+                        }
+                    }
+                    (_, None) => {
+                        merged.insert(k.clone(), v.clone());
+                    }
+                }
+            }
+        }
+        *obj = merged;
+    });
+}
+
+/// Decides per keyword and value whether a node keeps it.
+pub type Keep<'a> = &'a dyn Fn(&str, &Value) -> bool;
+
+/// Moves keywords into the node's description in the Anthropic SDK's compact form
+/// (`description\n\n{minLength: 1, pattern: "^a"}`), so a model still reads what the target
+/// cannot enforce. `keep` decides per keyword and value; the [`SILENT`] keywords and `x-…`
+/// are dropped instead.
+pub fn demote(schema: &mut Value, keep: Keep<'_>) {
+    visit_mut(schema, &mut |obj| demote_node(obj, keep));
+}
+
+/// [`demote`] on one node only (not its subschemas).
+pub fn demote_node(obj: &mut Map<String, Value>, keep: Keep<'_>) {
+    let mut moved: Vec<(String, Value)> = Vec::new();
+    obj.retain(|k, v| {
+        if k.starts_with("x-") || SILENT.contains(&k.as_str()) {
+            return false;
+        }
+        if keep(k, v) {
+            return true;
+        }
+        moved.push((k.clone(), v.clone()));
+        false
+    });
+    if !moved.is_empty() {
+        append_description(obj, &moved);
+    }
+}
+
+/// Appends `{k: v, …}` to a node's description.
+pub fn append_description(obj: &mut Map<String, Value>, moved: &[(String, Value)]) {
+    let note = format!(
+        "{{{}}}",
+        moved
+            .iter()
+            .map(|(k, v)| format!("{k}: {}", compact(v)))
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    let text = match obj.get("description").and_then(Value::as_str) {
+        Some(d) if !d.is_empty() => format!("{d}\n\n{note}"),
+        _ => note,
+    };
+    obj.insert("description".into(), Value::String(text));
+}
+
+/// One-line JSON of a value.
+fn compact(v: &Value) -> String {
+    serde_json::to_string(v).unwrap_or_default()
+}
+
+/// The `type` keyword as a list of type names.
+pub fn types_of(obj: &Map<String, Value>) -> Vec<&str> {
+    match obj.get("type") {
+        Some(Value::String(t)) => vec![t.as_str()],
+        Some(Value::Array(ts)) => ts.iter().filter_map(Value::as_str).collect(),
+        _ => Vec::new(),
+    }
+}
+
+/// Whether a node describes objects (by `type`, or by having `properties`).
+pub fn is_object(obj: &Map<String, Value>) -> bool {
+    types_of(obj).contains(&"object")
+        || (obj.get("type").is_none() && obj.contains_key("properties"))
+}
+
+/// Moves root-level combinators a provider rejects (`anyOf`, `oneOf`, `allOf`, `not`, `enum`,
+/// `if`/`then`/`else`) into the root description and makes sure the root is an object schema
+/// with `properties`.
+pub fn fix_root(schema: &mut Value) {
+    if !schema.is_object() {
+        *schema = serde_json::json!({"type": "object"});
+    }
+    let Some(obj) = schema.as_object_mut() else {
+        return;
+    };
+    demote_node(obj, &|k, _| {
+        !matches!(
+            k,
+            "anyOf" | "oneOf" | "allOf" | "not" | "enum" | "const" | "if" | "then" | "else"
+        )
+    });
+    obj.insert("type".into(), Value::String("object".into()));
+    if !obj.contains_key("properties") {
+        obj.insert("properties".into(), Value::Object(Map::new()));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn inlines_refs_and_keeps_recursive_ones() {
+        let mut s = json!({
+            "type": "object",
+            "properties": {
+                "a": {"$ref": "#/$defs/Leaf", "description": "local"},
+                "t": {"$ref": "#/$defs/Tree"}
+            },
+            "$defs": {
+                "Leaf": {"type": "string", "description": "def"},
+                "Tree": {"type": "object", "properties": {"kids": {"type": "array", "items": {"$ref": "#/$defs/Tree"}}}}
+            }
+        });
+        inline_refs(&mut s);
+        assert_eq!(
+            s,
+            json!({
+                "type": "object",
+                "properties": {
+                    "a": {"type": "string", "description": "local"},
+                    "t": {"type": "object", "properties": {"kids": {"type": "array", "items": {"$ref": "#/$defs/Tree"}}}}
+                },
+                "$defs": {
+                    "Tree": {"type": "object", "properties": {"kids": {"type": "array", "items": {"$ref": "#/$defs/Tree"}}}}
+                }
+            })
+        );
+    }
+
+    #[test]
+    fn demotes_into_description() {
+        let mut s = json!({"type": "string", "description": "A path.", "maxLength": 10, "x-sensitive": true, "$comment": "c"});
+        demote(&mut s, &|k, _| k != "maxLength");
+        assert_eq!(
+            s,
+            json!({"type": "string", "description": "A path.\n\n{maxLength: 10}"})
+        );
+    }
+
+    #[test]
+    fn merges_all_of() {
+        let mut s = json!({"type": "object", "allOf": [
+            {"properties": {"a": {"type": "string"}}, "required": ["a"]},
+            {"properties": {"b": {"type": "string"}}}
+        ], "properties": {}, "required": []});
+        merge_all_of(&mut s);
+        assert_eq!(
+            s,
+            json!({"type": "object", "properties": {"a": {"type": "string"}, "b": {"type": "string"}}, "required": ["a"]})
+        );
+    }
+}

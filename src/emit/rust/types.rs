@@ -1,0 +1,585 @@
+//! JSON Schema → Rust types: the argument and result structs of each tool and every named type
+//! they need (nested objects, string enums, `$defs`).
+//!
+//! Mapping: `string`/`integer`/`number`/`boolean`/`null` → `String`/`i64`/`f64`/`bool`/`()`;
+//! a string `enum` → an enum; an object with properties (or closed) → a struct named
+//! `<Parent><Field>`, `#[serde(deny_unknown_fields)]` when `additionalProperties: false`; an object
+//! with a typed `additionalProperties` → `BTreeMap<String, T>`; other objects → a JSON map; an
+//! array → `Vec<T>`; `[T, "null"]` or `anyOf` with a null branch → `Option<T>`; a local `$ref`
+//! → the definition's type (boxed where it recurses); anything else → `serde_json::Value` with
+//! a doc note. Optional fields are `Option<T>` with `#[serde(default, skip_serializing_if)]`.
+//!
+//! Every keyword the Rust type does not capture (bounds, patterns, formats, defaults…) is carried
+//! into the derived schema with `#[schemars(extend(…))]`, so the `schemars` schema of a
+//! generated type accepts exactly what the contract's schema accepts.
+
+use std::collections::{BTreeMap, HashMap};
+
+use proc_macro2::TokenStream;
+use quote::quote;
+use serde_json::{Map, Value};
+
+use crate::emit::EmitError;
+use crate::emit::rewrite;
+use crate::emit::rust::ident::{self, Case, Namespace};
+pub use crate::emit::rust::tokens::{RustType, doc_attrs, json_tokens};
+
+/// Where an item goes in the generated file (items are emitted in this order, then by name).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Section {
+    /// Argument/result structs and the types they use.
+    Types,
+    /// Handler traits and their adapters.
+    Handlers,
+    /// The builder.
+    Builder,
+}
+
+/// A schema mapped to a Rust type.
+struct Mapped {
+    ty: RustType,
+    /// Whether `ty` is already an `Option` that accepts `null`.
+    nullable: bool,
+    /// Keywords the type does not capture, for `#[schemars(extend)]`.
+    residual: Map<String, Value>,
+    /// A doc note for approximations.
+    note: Option<String>,
+}
+
+/// Keywords that never reach `extend`: documentation, identifiers and private keywords.
+fn is_documentation(key: &str) -> bool {
+    matches!(
+        key,
+        "description"
+            | "title"
+            | "$comment"
+            | "$schema"
+            | "$id"
+            | "$defs"
+            | "definitions"
+            | "examples"
+    ) || key.starts_with("x-")
+}
+
+/// The schema of one tool being mapped.
+pub struct ToolCx<'a> {
+    /// The tool's Pascal name (`ReadFile`).
+    pub pascal: String,
+    /// Names the schema `$ref`s are resolved in (`read_file/args`), so equal pointers of two
+    /// schemas never share a type.
+    pub scope: String,
+    /// The root schema `$ref`s resolve against.
+    pub root: &'a Value,
+}
+
+/// Every generated item, keyed by section and name, and the names taken.
+pub struct TypeSpace {
+    /// The items.
+    pub items: BTreeMap<(Section, String), TokenStream>,
+    /// Type names taken in the crate.
+    pub names: Namespace,
+    defs: HashMap<(String, String), String>,
+    in_progress: Vec<(String, String)>,
+}
+
+impl TypeSpace {
+    /// An empty space with the given names reserved.
+    pub fn new(reserved: &[String]) -> Self {
+        let mut names = Namespace::new(Case::Pascal);
+        for r in reserved {
+            names.reserve(r);
+        }
+        TypeSpace {
+            items: BTreeMap::new(),
+            names,
+            defs: HashMap::new(),
+            in_progress: Vec::new(),
+        }
+    }
+
+    /// Emits the struct for an object schema under a fixed name (`<Tool>Args`); returns its type.
+    pub fn root_struct(
+        &mut self,
+        cx: &ToolCx<'_>,
+        name: &str,
+        base: &str,
+        schema: &Value,
+    ) -> Result<RustType, EmitError> {
+        let obj = schema.as_object().cloned().unwrap_or_default();
+        self.struct_item(cx, name, base, &obj)?;
+        Ok(RustType::Named(name.to_owned()))
+    }
+
+    /// Maps a result schema: a struct when it is an object with properties, else an alias.
+    pub fn root_alias(
+        &mut self,
+        cx: &ToolCx<'_>,
+        name: &str,
+        schema: Option<&Value>,
+    ) -> Result<(), EmitError> {
+        let Some(schema) = schema else {
+            let n = ident::ident(name);
+            self.items.insert(
+                (Section::Types, name.to_owned()),
+                quote! {
+                    #[doc = " The tool declares no `result` schema: any JSON value."]
+                    pub type #n = ::serde_json::Value;
+                },
+            );
+            return Ok(());
+        };
+        if schema.as_object().is_some_and(is_struct_like) {
+            self.root_struct(cx, name, name, schema)?;
+            return Ok(());
+        }
+        let m = self.map(cx, schema, name)?;
+        let n = ident::ident(name);
+        let ty = m.ty.tokens();
+        let doc = doc_attrs(description(schema).as_deref(), m.note.as_deref());
+        self.items.insert(
+            (Section::Types, name.to_owned()),
+            quote! { #doc pub type #n = #ty; },
+        );
+        Ok(())
+    }
+
+    fn struct_item(
+        &mut self,
+        cx: &ToolCx<'_>,
+        name: &str,
+        base: &str,
+        obj: &Map<String, Value>,
+    ) -> Result<(), EmitError> {
+        let props = obj
+            .get("properties")
+            .and_then(Value::as_object)
+            .cloned()
+            .unwrap_or_default();
+        let required: Vec<&str> = obj
+            .get("required")
+            .and_then(Value::as_array)
+            .map(|r| r.iter().filter_map(Value::as_str).collect())
+            .unwrap_or_default();
+        let closed = obj.get("additionalProperties") == Some(&Value::Bool(false));
+        let mut field_names = Namespace::new(Case::Snake);
+        let mut fields = Vec::new();
+        let mut override_required = false;
+        for (key, sub) in &props {
+            let fname = field_names.claim(&ident::snake(key));
+            let hint = format!("{base}{}", ident::pascal(key));
+            let m = self.map(cx, sub, &hint)?;
+            let is_required = required.contains(&key.as_str());
+            let mut attrs = Vec::new();
+            if fname != *key {
+                attrs.push(quote!(#[serde(rename = #key)]));
+            }
+            let ty = if is_required {
+                override_required |= m.nullable;
+                m.ty.clone()
+            } else if m.nullable {
+                attrs.push(quote!(#[serde(default, skip_serializing_if = "::std::option::Option::is_none")]));
+                m.ty.clone()
+            } else {
+                let with = m.ty.text();
+                attrs.push(quote!(#[serde(default, skip_serializing_if = "::std::option::Option::is_none")]));
+                attrs.push(quote!(#[schemars(with = #with)]));
+                RustType::Option(Box::new(m.ty.clone()))
+            };
+            if let Some(ext) = extend_attr(&m.residual, cx.root) {
+                attrs.push(ext);
+            }
+            let mut note = m.note.clone();
+            if let Some(d) = sub.get("default") {
+                let text = format!("Default: `{}`.", compact(d));
+                note = Some(match note {
+                    Some(n) => format!("{n}\n\n{text}"),
+                    None => text,
+                });
+            }
+            let doc = doc_attrs(description(sub).as_deref(), note.as_deref());
+            let fi = ident::ident(&fname);
+            let ty = ty.tokens();
+            fields.push(quote! { #doc #(#attrs)* pub #fi: #ty, });
+        }
+        let mut container = Vec::new();
+        if closed {
+            container.push(quote!(#[serde(deny_unknown_fields)]));
+        }
+        let mut residual: Map<String, Value> = obj
+            .iter()
+            .filter(|(k, _)| {
+                !is_documentation(k) && !matches!(k.as_str(), "type" | "properties" | "required")
+            })
+            .filter(|(k, v)| !(k.as_str() == "additionalProperties" && **v == Value::Bool(false)))
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect();
+        if obj.get("type").and_then(Value::as_str) != Some("object")
+            && let Some(t) = obj.get("type")
+        {
+            residual.insert("type".into(), t.clone());
+        }
+        if override_required {
+            residual.insert(
+                "required".into(),
+                Value::Array(
+                    required
+                        .iter()
+                        .map(|r| Value::String((*r).to_owned()))
+                        .collect(),
+                ),
+            );
+        }
+        if let Some(ext) = extend_attr(&residual, cx.root) {
+            container.push(ext);
+        }
+        let doc = doc_attrs(description_of(obj).as_deref(), None);
+        let n = ident::ident(name);
+        self.items.insert(
+            (Section::Types, name.to_owned()),
+            quote! {
+                #doc
+                #[derive(::std::clone::Clone, ::std::fmt::Debug, ::std::cmp::PartialEq, ::serde::Serialize, ::serde::Deserialize, ::schemars::JsonSchema)]
+                #(#container)*
+                pub struct #n {
+                    #(#fields)*
+                }
+            },
+        );
+        Ok(())
+    }
+
+    fn enum_item(&mut self, name: &str, values: &[String], doc: Option<&str>) {
+        let mut variants = Namespace::new(Case::Pascal);
+        let vs = values.iter().map(|v| {
+            let vi = ident::ident(&variants.claim(&ident::pascal(v)));
+            quote! { #[serde(rename = #v)] #vi, }
+        });
+        let vs: Vec<TokenStream> = vs.collect();
+        let doc = doc_attrs(doc, None);
+        let n = ident::ident(name);
+        self.items.insert(
+            (Section::Types, name.to_owned()),
+            quote! {
+                #doc
+                #[derive(::std::clone::Clone, ::std::marker::Copy, ::std::fmt::Debug, ::std::cmp::PartialEq, ::std::cmp::Eq, ::std::hash::Hash, ::serde::Serialize, ::serde::Deserialize, ::schemars::JsonSchema)]
+                #[allow(clippy::enum_variant_names)]
+                pub enum #n {
+                    #(#vs)*
+                }
+            },
+        );
+    }
+
+    fn map(&mut self, cx: &ToolCx<'_>, schema: &Value, hint: &str) -> Result<Mapped, EmitError> {
+        let obj = match schema {
+            Value::Bool(true) => return Ok(plain(RustType::Value, Map::new())),
+            Value::Object(obj) => obj,
+            other => {
+                let mut residual = Map::new();
+                if *other == Value::Bool(false) {
+                    residual.insert("not".into(), Value::Object(Map::new()));
+                }
+                return Ok(any(residual, "a schema that accepts nothing"));
+            }
+        };
+        let residual_without = |consumed: &[&str]| -> Map<String, Value> {
+            obj.iter()
+                .filter(|(k, _)| !is_documentation(k) && !consumed.contains(&k.as_str()))
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect()
+        };
+        // A local reference.
+        if let Some(Value::String(reference)) = obj.get("$ref")
+            && let Some(ptr) = reference.strip_prefix('#')
+        {
+            let Some(target) = cx.root.pointer(ptr) else {
+                return Ok(any(residual_without(&[]), "an unresolved `$ref`"));
+            };
+            let key = (cx.scope.clone(), reference.clone());
+            if let Some(t) = target
+                .as_object()
+                .filter(|t| is_struct_like(t) || string_enum(t).is_some())
+            {
+                let recursive = self.in_progress.contains(&key);
+                let name = match self.defs.get(&key) {
+                    Some(n) => n.clone(),
+                    None => {
+                        let seg = ptr.rsplit('/').next().unwrap_or("Def");
+                        let name =
+                            self.names
+                                .claim(&format!("{}{}", cx.pascal, ident::pascal(seg)));
+                        self.defs.insert(key.clone(), name.clone());
+                        self.in_progress.push(key.clone());
+                        if let Some(values) = string_enum(t) {
+                            self.enum_item(&name, &values, description_of(t).as_deref());
+                        } else {
+                            self.struct_item(cx, &name, &name, t)?;
+                        }
+                        self.in_progress.retain(|k| *k != key);
+                        name
+                    }
+                };
+                let ty = RustType::Named(name);
+                let ty = if recursive {
+                    RustType::Boxed(Box::new(ty))
+                } else {
+                    ty
+                };
+                return Ok(plain(ty, residual_without(&["$ref"])));
+            }
+            if self.in_progress.contains(&key) {
+                return Ok(any(residual_without(&[]), "a recursive `$ref`"));
+            }
+            let mut merged = target.as_object().cloned().unwrap_or_default();
+            for (k, v) in obj {
+                if k != "$ref" {
+                    merged.insert(k.clone(), v.clone());
+                }
+            }
+            self.in_progress.push(key.clone());
+            let out = self.map(cx, &Value::Object(merged), hint);
+            self.in_progress.retain(|k| *k != key);
+            return out;
+        }
+        let types = rewrite::types_of(obj);
+        // `[T, "null"]`.
+        if obj.get("type").is_some_and(Value::is_array)
+            && types.len() == 2
+            && types.contains(&"null")
+        {
+            let inner_type = types
+                .iter()
+                .find(|t| **t != "null")
+                .copied()
+                .unwrap_or("null");
+            let mut inner = obj.clone();
+            inner.insert("type".into(), Value::String(inner_type.to_owned()));
+            if let Some(Value::Array(values)) = inner.get_mut("enum") {
+                values.retain(|v| !v.is_null());
+            }
+            return self.nullable(cx, &Value::Object(inner), hint, obj);
+        }
+        // `anyOf: [T, {type: null}]`.
+        if let Some(Value::Array(branches)) = obj.get("anyOf")
+            && branches.len() == 2
+            && !obj.contains_key("type")
+            && let Some(null_at) = branches.iter().position(|b| {
+                b.get("type") == Some(&Value::String("null".into()))
+                    && b.as_object().is_some_and(|o| o.len() == 1)
+            })
+        {
+            let mut inner = branches[1 - null_at]
+                .as_object()
+                .cloned()
+                .unwrap_or_default();
+            for (k, v) in obj {
+                if k != "anyOf" && !inner.contains_key(k) {
+                    inner.insert(k.clone(), v.clone());
+                }
+            }
+            return self.nullable(cx, &Value::Object(inner), hint, obj);
+        }
+        if let Some(values) = string_enum(obj) {
+            let name = self.names.claim(hint);
+            self.enum_item(&name, &values, None);
+            return Ok(plain(
+                RustType::Named(name),
+                residual_without(&["type", "enum"]),
+            ));
+        }
+        if obj.contains_key("enum")
+            || obj.contains_key("const")
+            || obj.contains_key("anyOf")
+            || obj.contains_key("oneOf")
+            || obj.contains_key("allOf")
+            || obj.contains_key("not")
+        {
+            return Ok(any(residual_without(&[]), "a union or constant"));
+        }
+        let single = match obj.get("type") {
+            Some(Value::String(t)) => t.as_str(),
+            Some(_) => return Ok(any(residual_without(&[]), "several types")),
+            None => return Ok(any(residual_without(&[]), "an untyped schema")),
+        };
+        let scalar = |ty| Ok(plain(ty, residual_without(&["type"])));
+        match single {
+            "string" => scalar(RustType::String),
+            "integer" => scalar(RustType::Integer),
+            "number" => scalar(RustType::Number),
+            "boolean" => scalar(RustType::Bool),
+            "null" => scalar(RustType::Unit),
+            "array" => match obj.get("items") {
+                Some(items @ (Value::Object(_) | Value::Bool(_))) => {
+                    let m = self.map(cx, items, &format!("{hint}Item"))?;
+                    let consumed: &[&str] = if m.residual.is_empty() && !m.nullable {
+                        &["type", "items"]
+                    } else {
+                        &["type"]
+                    };
+                    Ok(Mapped {
+                        ty: RustType::Vec(Box::new(unbox(m.ty))),
+                        nullable: false,
+                        residual: residual_without(consumed),
+                        note: m.note,
+                    })
+                }
+                _ => scalar(RustType::Vec(Box::new(RustType::Value))),
+            },
+            "object" => {
+                if is_struct_like(obj) {
+                    let name = self.names.claim(hint);
+                    self.struct_item(cx, &name, &name, obj)?;
+                    return Ok(plain(RustType::Named(name), Map::new()));
+                }
+                match obj.get("additionalProperties") {
+                    Some(ap @ Value::Object(_)) => {
+                        let m = self.map(cx, ap, &format!("{hint}Value"))?;
+                        let consumed: &[&str] = if m.residual.is_empty() && !m.nullable {
+                            &["type", "additionalProperties"]
+                        } else {
+                            &["type"]
+                        };
+                        Ok(Mapped {
+                            ty: RustType::Map(Box::new(unbox(m.ty))),
+                            nullable: false,
+                            residual: residual_without(consumed),
+                            note: m.note,
+                        })
+                    }
+                    _ => scalar(RustType::JsonMap),
+                }
+            }
+            _ => Ok(any(residual_without(&[]), "an unknown type")),
+        }
+    }
+
+    fn nullable(
+        &mut self,
+        cx: &ToolCx<'_>,
+        inner: &Value,
+        hint: &str,
+        outer: &Map<String, Value>,
+    ) -> Result<Mapped, EmitError> {
+        let m = self.map(cx, inner, hint)?;
+        if m.nullable || m.residual.contains_key("enum") || m.residual.contains_key("const") {
+            // A residual `enum`/`const` beside `Option` would reject `null`: keep the whole schema.
+            let residual = outer
+                .iter()
+                .filter(|(k, _)| !is_documentation(k))
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect();
+            return Ok(any(residual, "a nullable constant"));
+        }
+        Ok(Mapped {
+            ty: RustType::Option(Box::new(m.ty)),
+            nullable: true,
+            residual: m.residual,
+            note: m.note,
+        })
+    }
+}
+
+/// A collection already gives a recursive type its indirection.
+fn unbox(ty: RustType) -> RustType {
+    match ty {
+        RustType::Boxed(inner) => *inner,
+        other => other,
+    }
+}
+
+fn plain(ty: RustType, residual: Map<String, Value>) -> Mapped {
+    Mapped {
+        ty,
+        nullable: false,
+        residual,
+        note: None,
+    }
+}
+
+fn any(residual: Map<String, Value>, what: &str) -> Mapped {
+    Mapped {
+        ty: RustType::Value,
+        nullable: false,
+        residual,
+        note: Some(format!(
+            "Any JSON value in Rust: toolgate maps {what} to `serde_json::Value`; the schema still applies."
+        )),
+    }
+}
+
+/// Whether an object schema becomes a struct: it has properties or is closed.
+fn is_struct_like(obj: &Map<String, Value>) -> bool {
+    rewrite::types_of(obj) == ["object"]
+        && (obj
+            .get("properties")
+            .and_then(Value::as_object)
+            .is_some_and(|p| !p.is_empty())
+            || obj.get("additionalProperties") == Some(&Value::Bool(false)))
+}
+
+/// The values of a string enum (`type` absent or `string`), deduplicated.
+fn string_enum(obj: &Map<String, Value>) -> Option<Vec<String>> {
+    let values = obj.get("enum")?.as_array()?;
+    let types = rewrite::types_of(obj);
+    if !(types.is_empty() || types == ["string"]) || values.is_empty() {
+        return None;
+    }
+    let mut out: Vec<String> = Vec::new();
+    for v in values {
+        let s = v.as_str()?.to_owned();
+        if !out.contains(&s) {
+            out.push(s);
+        }
+    }
+    Some(out)
+}
+
+fn description(schema: &Value) -> Option<String> {
+    schema.as_object().and_then(description_of)
+}
+
+fn description_of(obj: &Map<String, Value>) -> Option<String> {
+    obj.get("description")
+        .and_then(Value::as_str)
+        .map(str::to_owned)
+}
+
+fn compact(v: &Value) -> String {
+    serde_json::to_string(v).unwrap_or_default()
+}
+
+/// `#[schemars(extend("k" = v, …))]` for residual keywords, with local `$ref`s inlined (the
+/// derived schema has its own `$defs`).
+fn extend_attr(residual: &Map<String, Value>, root: &Value) -> Option<TokenStream> {
+    if residual.is_empty() {
+        return None;
+    }
+    let inlined = if residual.values().any(contains_ref) {
+        // Inline against the tool's definitions, with the residual as the schema node itself so
+        // that every keyword is walked as what it is.
+        let mut node = residual.clone();
+        for k in ["$defs", "definitions"] {
+            if let Some(d) = root.get(k) {
+                node.insert(k.into(), d.clone());
+            }
+        }
+        let mut node = Value::Object(node);
+        rewrite::inline_refs(&mut node);
+        node.as_object().cloned().unwrap_or_default()
+    } else {
+        residual.clone()
+    };
+    let pairs = residual.keys().map(|k| {
+        let v = json_tokens(inlined.get(k).unwrap_or(&Value::Null));
+        quote!(#k = #v)
+    });
+    Some(quote!(#[schemars(extend(#(#pairs),*))]))
+}
+
+fn contains_ref(v: &Value) -> bool {
+    match v {
+        Value::Object(m) => m.contains_key("$ref") || m.values().any(contains_ref),
+        Value::Array(a) => a.iter().any(contains_ref),
+        _ => false,
+    }
+}
