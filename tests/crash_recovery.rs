@@ -350,7 +350,7 @@ fn crashes_never_run_an_action_twice_nor_lose_one() {
         lab.no_duplicates("after the resubmission");
         for (id, r) in &results {
             let tool = r["tool"].as_str().unwrap();
-            let expected = match (cut_off.get(id).is_some(), tool) {
+            let expected = match (cut_off.contains_key(id), tool) {
                 (true, "append_line") => ("unknown_outcome", false),
                 (true, _) => ("success", false),
                 (false, _) if finished_before.contains(id) => ("success", true),
