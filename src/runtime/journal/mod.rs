@@ -42,8 +42,8 @@ use crate::runtime::trace::TraceRecord;
 
 pub use memory::MemoryJournal;
 pub use recovery::{
-    FileHashPrecondition, Precondition, PreconditionCheck, Reconciler, Reconciliation,
-    RecoveryReport,
+    FileHashPrecondition, Precondition, PreconditionCheck, ReconcileFuture, Reconciler,
+    Reconciliation, RecoveredOperation, RecoveryReport,
 };
 
 /// The environment variable a command tool finds its call's idempotency key in.

@@ -121,6 +121,17 @@ pub(crate) fn open_writer(path: &Path, opts: &SqliteOptions) -> Result<Connectio
         | OpenFlags::SQLITE_OPEN_NO_MUTEX;
     let conn = Connection::open_with_flags(path, flags).map_err(err)?;
     conn.busy_timeout(opts.busy_timeout).map_err(err)?;
+    let checked = |r: Result<(), Checked>| {
+        r.map_err(|e| match e {
+            Checked::Sql(e) => err(e),
+            Checked::Journal(e) => e,
+        })
+    };
+    // Look before changing anything: a file that is not ours stays exactly as it is.
+    if opts.integrity_check {
+        checked(quick_check(&conn, path))?;
+    }
+    checked(recognise(&conn, path).map(|_| ()))?;
     let mode: String = conn
         .pragma_update_and_check(None, "journal_mode", "WAL", |r| r.get(0))
         .map_err(err)?;
@@ -134,16 +145,7 @@ pub(crate) fn open_writer(path: &Path, opts: &SqliteOptions) -> Result<Connectio
         .map_err(err)?;
     conn.pragma_update(None, "foreign_keys", true)
         .map_err(err)?;
-    if opts.integrity_check {
-        quick_check(&conn, path).map_err(|e| match e {
-            Checked::Sql(e) => err(e),
-            Checked::Journal(e) => e,
-        })?;
-    }
-    migrate(&conn, path).map_err(|e| match e {
-        Checked::Sql(e) => err(e),
-        Checked::Journal(e) => e,
-    })?;
+    checked(migrate(&conn, path))?;
     Ok(conn)
 }
 
