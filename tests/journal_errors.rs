@@ -105,12 +105,10 @@ fn a_corrupted_journal_is_an_error_and_stays_as_it_was() {
 fn another_applications_database_is_not_taken_over() {
     let f = Fixture::new();
     let path = journal_in(f.state.path());
-    let status = Command::new("sqlite3")
-        .arg(&path)
-        .arg("CREATE TABLE notes (id INTEGER PRIMARY KEY, text TEXT); INSERT INTO notes (text) VALUES ('keep me');")
-        .status()
+    rusqlite::Connection::open(&path)
+        .unwrap()
+        .execute_batch("CREATE TABLE notes (id INTEGER PRIMARY KEY, text TEXT); INSERT INTO notes (text) VALUES ('keep me');")
         .unwrap();
-    assert!(status.success());
     let before = hash(&path);
     let e = SqliteJournal::open(&path).unwrap_err();
     assert_eq!(
@@ -270,12 +268,10 @@ fn an_unwritable_state_folder_is_an_error() {
 fn a_journal_from_a_newer_toolgate_is_refused() {
     let f = Fixture::new();
     let path = existing_journal(f.state.path());
-    let status = Command::new("sqlite3")
-        .arg(&path)
-        .arg("INSERT INTO schema_migrations (version, applied_at, toolgate) VALUES (99, '2030-01-01T00:00:00Z', '9.0.0');")
-        .status()
+    rusqlite::Connection::open(&path)
+        .unwrap()
+        .execute_batch("INSERT INTO schema_migrations (version, applied_at, toolgate) VALUES (99, '2030-01-01T00:00:00Z', '9.0.0');")
         .unwrap();
-    assert!(status.success());
     let before = hash(&path);
     let expected = format!(
         "{} has journal schema version 99, newer than this toolgate reads (up to {SCHEMA_VERSION}); upgrade toolgate to use it",

@@ -13,8 +13,9 @@
 //! Then for the authorized calls together: the [`Plan`] (conflict graph → batches). Batches run
 //! one after another, the calls of a batch concurrently; for each call:
 //!
-//! 4. an idempotency-key lookup in the [`Journal`] (replay a finished result, or UNKNOWN_OUTCOME
-//!    for an unfinished earlier run); `journal.start` for side-effecting calls, before the body;
+//! 4. the [`Journal`] claims the call's idempotency key (replay a finished result, or
+//!    UNKNOWN_OUTCOME for an unfinished or uncertain earlier run) and records the start —
+//!    durable before the body for side-effecting calls;
 //! 5. per attempt: hooks `BeforeExecute`, then the backend's
 //!    [`Executor`](crate::runtime::Executor) under the tool's timeout and the caller's
 //!    cancellation; failed attempts are retried by the [`Retry`](crate::runtime::retry::Retry)
@@ -23,6 +24,9 @@
 //! 7. hooks `BeforeProject` (redactions), the [`Projection`], hooks `AfterProject`; the trace
 //!    record and the metrics; `journal.finish` (with the trace record) before the result is
 //!    returned.
+//!
+//! Before the first call, [`ToolRuntime::recover`] settles what a crashed runtime left
+//! unfinished in the journal.
 //!
 //! Results come back one per call, in call order. Tool failures are results; only engine
 //! failures (the journal, a broken invariant) are `Err`.

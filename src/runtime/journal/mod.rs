@@ -50,7 +50,7 @@ pub use recovery::{
 pub const IDEMPOTENCY_KEY_ENV: &str = "TOOLGATE_IDEMPOTENCY_KEY";
 
 /// The `_meta` key under which an MCP upstream request carries the call's idempotency key.
-pub const IDEMPOTENCY_KEY_MCP_META: &str = "toolgate/idempotency-key";
+pub const IDEMPOTENCY_KEY_MCP_META: &str = "io.toolgate/idempotency-key";
 
 /// The key of a call whose spec names none: the session and the call id.
 pub fn derived_key(session_id: &str, call_id: &str) -> String {
