@@ -16,6 +16,8 @@ fn toolgate(f: &Fixture, args: &[&str]) -> Output {
         .arg(&config)
         .arg("--workspace")
         .arg(f.path())
+        .arg("--state-dir")
+        .arg(f.state.path())
         .current_dir(f.path())
         .env_remove("TOOLGATE_TEST_VISIBLE")
         .env_remove("TOOLGATE_TEST_SECRET")
@@ -177,11 +179,15 @@ fn command_tools_get_only_the_allowlisted_environment() {
             r#"{"word": "two words; rm -rf /"}"#,
             "--format",
             "json",
+            "--session",
+            "s",
         ])
         .arg("--config")
         .arg(&config)
         .arg("--workspace")
         .arg(f.path())
+        .arg("--state-dir")
+        .arg(f.state.path())
         .env("TOOLGATE_TEST_VISIBLE", "yes")
         .env("TOOLGATE_TEST_SECRET", "hunter2-very-secret")
         .env("TOOLGATE_TEST_HIDDEN", "leaked")
@@ -191,7 +197,7 @@ fn command_tools_get_only_the_allowlisted_environment() {
     let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
     let out = v["structured"]["output"].as_str().unwrap();
     let expected_env = format!(
-        "arg=two words; rm -rf /\nGREETING=hello two words; rm -rf /\nPATH={}\nTOOLGATE_TEST_SECRET=[REDACTED]\nTOOLGATE_TEST_VISIBLE=yes\nstdin:two words; rm -rf /",
+        "arg=two words; rm -rf /\nGREETING=hello two words; rm -rf /\nPATH={}\nTOOLGATE_IDEMPOTENCY_KEY=s:call-1\nTOOLGATE_TEST_SECRET=[REDACTED]\nTOOLGATE_TEST_VISIBLE=yes\nstdin:two words; rm -rf /",
         std::env::var("PATH").unwrap()
     );
     // `env` may add PWD (sh sets it); everything else must be exactly the allowlist.

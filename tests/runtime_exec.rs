@@ -15,7 +15,7 @@ use serde_json::json;
 use tokio_util::sync::CancellationToken;
 use toolgate::ir::{Decision, Effect, ErrorType, Idempotency, Status};
 use toolgate::policy::DecisionSource;
-use toolgate::runtime::journal::{Journal, OperationStart};
+use toolgate::runtime::journal::{Journal, KeySource, OperationStart};
 use toolgate::runtime::permission::{PermissionRecord, Resolution};
 use toolgate::runtime::{MemoryJournal, RuntimeBuilder, Session};
 
@@ -215,9 +215,11 @@ async fn idempotency_key_replays_and_never_runs_twice() {
         call_id: "c0".into(),
         tool: "send_note".into(),
         tool_version: 1,
+        schema_version: String::new(),
         effect: Effect::ExternalSideEffect,
         idempotency: Idempotency::NonIdempotent,
-        idempotency_key: Some("r2".into()),
+        idempotency_key: "r2".into(),
+        key_source: KeySource::Spec,
         arguments_hash: String::new(),
         arguments: "{}".into(),
         permission: PermissionRecord {

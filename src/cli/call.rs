@@ -56,6 +56,9 @@ pub struct RuntimeArgs {
     /// The workspace folder (default: toolgate.yaml's `workspace`).
     #[arg(long)]
     pub workspace: Option<PathBuf>,
+    /// The state folder: journal and artifacts (default: toolgate.yaml's `state_dir`).
+    #[arg(long)]
+    pub state_dir: Option<PathBuf>,
     /// Limit the tools to one toolset of toolgate.yaml.
     #[arg(long)]
     pub toolset: Option<String>,
@@ -126,6 +129,11 @@ pub(super) fn load(
         Some(w) => builder.workspace(w),
         None => builder,
     };
+    if let Some(s) = &a.state_dir {
+        builder = builder.state_dir(s);
+    }
+    // The command line is a harness: its journal is durable (`<state_dir>/journal.db`).
+    builder = builder.sqlite_journal();
     match a.approve {
         Some(ApproveArg::Allow) => {
             builder = builder.approver(Arc::new(FixedApprover(ApprovalOutcome::AllowOnce)))

@@ -8,6 +8,7 @@ mod build;
 mod call;
 mod explain;
 mod export;
+mod journal;
 mod lint;
 mod rules;
 mod run;
@@ -51,6 +52,8 @@ enum Command {
     Call(call::CallArgs),
     /// Run a batch of tool calls (JSONL) as one turn: the schedule, then the results.
     Run(run::RunArgs),
+    /// Inspect the execution journal; recover it; resolve uncertain operations.
+    Journal(journal::JournalArgs),
 }
 
 /// Runs the command line and returns the process exit code.
@@ -72,6 +75,7 @@ pub fn main() -> ExitCode {
         Command::Export(a) => export::run(a),
         Command::Call(a) => call::run(a),
         Command::Run(a) => run::run(a),
+        Command::Journal(a) => journal::run(a),
     };
     match result {
         Ok(code) => ExitCode::from(code),

@@ -1,6 +1,11 @@
 //! `toolgate run --calls FILE.jsonl`: run a batch of calls (one JSON object per line:
 //! `{"name": …, "arguments": {…}, "call_id": …}`) as one model turn — print the schedule, then
 //! the results.
+//!
+//! With `--session ID` a run resumes that session: every call is recognised by its idempotency
+//! key (by default session + call id; a line without `call_id` is `call-N` by position), so a
+//! call that already finished in the journal returns its recorded result instead of running
+//! again, and one a crash cut off is settled by recovery first (re-run, or UNKNOWN_OUTCOME).
 
 use std::path::PathBuf;
 
@@ -16,7 +21,8 @@ pub struct RunArgs {
     /// The calls, one JSON object per line (`-` for stdin).
     #[arg(long)]
     pub calls: PathBuf,
-    /// The session id (grants given during the run belong to it).
+    /// The session id: resumes it (calls already finished in the journal are replayed, not
+    /// run again); grants given during the run belong to it.
     #[arg(long)]
     pub session: Option<String>,
     #[command(flatten)]
@@ -98,5 +104,16 @@ pub fn run(a: RunArgs) -> miette::Result<u8> {
         }
     };
     super::print(&out)?;
+    if let Some(report) = runtime.recovery().filter(|r| !r.is_empty()) {
+        eprint!("toolgate: {report}");
+    }
+    let replayed = execution.results.iter().filter(|r| r.replayed()).count();
+    if replayed > 0 {
+        eprintln!(
+            "toolgate: session {}: {replayed} of {} call(s) had finished before; their recorded results are shown and they did not run again",
+            session.id(),
+            execution.results.len()
+        );
+    }
     Ok(exit_code(&execution.results))
 }

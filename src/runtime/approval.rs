@@ -120,7 +120,7 @@ impl Approver for FixedApprover {
 }
 
 /// A remembered allow-for-session.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case", tag = "kind")]
 pub enum Grant {
     /// Exactly this call again.

@@ -1,7 +1,8 @@
 //! [`RuntimeBuilder`]: how a [`ToolRuntime`] is made — from a bundle, from a generated crate's
 //! [`HandlerBindings`], or (with the `compiler` feature) from the specs themselves, refusing to
 //! start while the linter reports errors — and where the pluggable parts go in: the approver,
-//! hooks, the journal, the trace sink and replacement executors.
+//! hooks, the journal (with recovery's preconditions and reconcile hook), the trace sink and
+//! replacement executors.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -16,7 +17,7 @@ use crate::runtime::exec::handler::HandlerExecutor;
 use crate::runtime::exec::{Backend, Dispatch, Executor, McpUnavailable};
 use crate::runtime::handler::ToolHandler;
 use crate::runtime::hooks::{Hook, HookSet};
-use crate::runtime::journal::{Journal, MemoryJournal};
+use crate::runtime::journal::{Journal, JournalError, MemoryJournal, Precondition, Reconciler};
 use crate::runtime::metrics::Metrics;
 use crate::runtime::pipeline::{Inner, ToolRuntime};
 use crate::runtime::registry::{Registry, ToolLoadError};
@@ -39,6 +40,9 @@ pub enum BuildError {
     /// The workspace cannot be opened.
     #[error(transparent)]
     Workspace(#[from] WorkspaceError),
+    /// The journal cannot be opened (never replaced by a fresh one in silence).
+    #[error(transparent)]
+    Journal(#[from] JournalError),
     /// The specs could not be loaded.
     #[cfg(feature = "compiler")]
     #[error(transparent)]
@@ -59,6 +63,10 @@ pub struct RuntimeBuilder {
     approver: Option<Arc<dyn Approver>>,
     hooks: HookSet,
     journal: Option<Arc<dyn Journal>>,
+    #[cfg(feature = "journal-sqlite")]
+    sqlite_journal: bool,
+    preconditions: std::collections::HashMap<String, Arc<dyn Precondition>>,
+    reconciler: Option<Arc<dyn Reconciler>>,
     trace: Option<Arc<dyn TraceSink>>,
     executors: Vec<(Backend, Arc<dyn Executor>)>,
 }
@@ -84,6 +92,10 @@ impl RuntimeBuilder {
             approver: None,
             hooks: HookSet::default(),
             journal: None,
+            #[cfg(feature = "journal-sqlite")]
+            sqlite_journal: false,
+            preconditions: std::collections::HashMap::new(),
+            reconciler: None,
             trace: None,
             executors: Vec::new(),
         }
@@ -171,6 +183,27 @@ impl RuntimeBuilder {
         self
     }
 
+    /// Journals to SQLite in the state folder (`<state_dir>/journal.db`), opened by `build`:
+    /// durable, and recovered before the first call. What the command line uses.
+    #[cfg(feature = "journal-sqlite")]
+    pub fn sqlite_journal(mut self) -> Self {
+        self.sqlite_journal = true;
+        self
+    }
+
+    /// The condition under which an unfinished call of a conditionally idempotent tool may run
+    /// again after a crash (builtins bring their own: `apply_patch` checks `expected_hash`).
+    pub fn precondition(mut self, tool: impl Into<String>, p: Arc<dyn Precondition>) -> Self {
+        self.preconditions.insert(tool.into(), p);
+        self
+    }
+
+    /// Asked during recovery about operations whose outcome is otherwise unknown.
+    pub fn reconciler(mut self, r: Arc<dyn Reconciler>) -> Self {
+        self.reconciler = Some(r);
+        self
+    }
+
     /// Where trace records go (default: the most recent 4096 in memory).
     pub fn trace_sink(mut self, sink: Arc<dyn TraceSink>) -> Self {
         self.trace = Some(sink);
@@ -221,6 +254,18 @@ impl RuntimeBuilder {
                 (m.clone(), Some(m))
             }
         };
+        #[cfg(feature = "journal-sqlite")]
+        let journal = match (self.journal, self.sqlite_journal) {
+            (Some(j), _) => j,
+            (None, true) => Arc::new(crate::runtime::journal::sqlite::SqliteJournal::open(
+                state_dir.join(crate::runtime::journal::sqlite::JOURNAL_FILE),
+            )?),
+            (None, false) => Arc::new(MemoryJournal::default()),
+        };
+        #[cfg(not(feature = "journal-sqlite"))]
+        let journal = self
+            .journal
+            .unwrap_or_else(|| Arc::new(MemoryJournal::default()));
         Ok(ToolRuntime {
             inner: Arc::new(Inner {
                 registry,
@@ -230,9 +275,10 @@ impl RuntimeBuilder {
                 artifacts: ArtifactStore::new(&state_dir),
                 approver: self.approver,
                 hooks: self.hooks,
-                journal: self
-                    .journal
-                    .unwrap_or_else(|| Arc::new(MemoryJournal::default())),
+                journal,
+                preconditions: self.preconditions,
+                reconciler: self.reconciler,
+                recovery: tokio::sync::OnceCell::new(),
                 trace,
                 memory_trace,
                 metrics: Metrics::default(),

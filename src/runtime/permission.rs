@@ -12,7 +12,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use indexmap::IndexMap;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use tokio_util::sync::CancellationToken;
 
 use crate::cel::Evaluator;
@@ -27,7 +27,7 @@ use crate::runtime::session::Session;
 use crate::runtime::validate::CheckedCall;
 
 /// A decision a hook asked for: it can only make the rules' decision stricter.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Restriction {
     /// Ask or deny (an allow restricts nothing).
     pub decision: Decision,
@@ -36,7 +36,7 @@ pub struct Restriction {
 }
 
 /// How an ask (or the lack of one) was settled.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case", tag = "by")]
 pub enum Resolution {
     /// The policy decided alone (allow or deny).
@@ -66,7 +66,7 @@ pub enum Resolution {
 }
 
 /// A permission decision with everything that produced it.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct PermissionRecord {
     /// The decision of the rules (and hooks), before any approval.
     pub decision: Decision,
@@ -142,6 +142,11 @@ impl AuthorizedCall {
     /// 1 for the first attempt.
     pub fn attempt(&self) -> u32 {
         self.attempt
+    }
+
+    /// The key the far side can deduplicate the call on (the spec's, else session and call id).
+    pub fn idempotency_key(&self) -> &str {
+        &self.checked.call_key
     }
 
     pub(crate) fn compiled(&self) -> &Arc<CompiledTool> {

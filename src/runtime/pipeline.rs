@@ -13,8 +13,9 @@
 //! Then for the authorized calls together: the [`Plan`] (conflict graph → batches). Batches run
 //! one after another, the calls of a batch concurrently; for each call:
 //!
-//! 4. an idempotency-key lookup in the [`Journal`] (replay a finished result, or UNKNOWN_OUTCOME
-//!    for an unfinished earlier run); `journal.start` for side-effecting calls, before the body;
+//! 4. the [`Journal`] claims the call's idempotency key (replay a finished result, or
+//!    UNKNOWN_OUTCOME for an unfinished or uncertain earlier run) and records the start —
+//!    durable before the body for side-effecting calls;
 //! 5. per attempt: hooks `BeforeExecute`, then the backend's
 //!    [`Executor`](crate::runtime::Executor) under the tool's timeout and the caller's
 //!    cancellation; failed attempts are retried by the [`Retry`](crate::runtime::retry::Retry)
@@ -23,6 +24,9 @@
 //! 7. hooks `BeforeProject` (redactions), the [`Projection`], hooks `AfterProject`; the trace
 //!    record and the metrics; `journal.finish` (with the trace record) before the result is
 //!    returned.
+//!
+//! Before the first call, [`ToolRuntime::recover`] settles what a crashed runtime left
+//! unfinished in the journal.
 //!
 //! Results come back one per call, in call order. Tool failures are results; only engine
 //! failures (the journal, a broken invariant) are `Err`.
@@ -39,7 +43,7 @@ use crate::runtime::approval::Approver;
 use crate::runtime::artifacts::ArtifactStore;
 use crate::runtime::exec::{Dispatch, ExecContext, RawOutcome};
 use crate::runtime::hooks::{Annotations, CallView, HookPoint, HookSet};
-use crate::runtime::journal::{Journal, JournalError};
+use crate::runtime::journal::{Journal, JournalError, Precondition, Reconciler, RecoveryReport};
 use crate::runtime::metrics::{Metrics, MetricsSnapshot};
 use crate::runtime::permission::{self, AuthorizedCall, PermissionEnv, PermissionRecord};
 use crate::runtime::projection::{self, Projection};
@@ -105,6 +109,12 @@ pub(crate) struct Inner {
     pub(crate) approver: Option<Arc<dyn Approver>>,
     pub(crate) hooks: HookSet,
     pub(crate) journal: Arc<dyn Journal>,
+    /// Preconditions of conditionally idempotent tools, by tool (besides the builtins').
+    pub(crate) preconditions: std::collections::HashMap<String, Arc<dyn Precondition>>,
+    /// The embedder's reconcile hook for uncertain operations.
+    pub(crate) reconciler: Option<Arc<dyn Reconciler>>,
+    /// What recovery did, once it ran (before the first call).
+    pub(crate) recovery: tokio::sync::OnceCell<Arc<RecoveryReport>>,
     pub(crate) trace: Arc<dyn TraceSink>,
     pub(crate) memory_trace: Option<Arc<MemoryTrace>>,
     pub(crate) metrics: Metrics,
@@ -162,6 +172,7 @@ impl ToolRuntime {
         {
             return Err(EngineError::UnknownToolset(t.to_owned()));
         }
+        self.recover().await?;
         // The turn's token: the caller's cancel, or an approver's "cancel", stops the rest.
         let turn = cancel.child_token();
         let mut metas = Vec::with_capacity(calls.len());
@@ -189,6 +200,32 @@ impl ToolRuntime {
         self.inner
             .schedule_and_run(metas, prepared, session, &turn)
             .await
+    }
+
+    /// Settles the operations an earlier process started and never finished (see
+    /// [`crate::runtime::journal::recovery`]). Runs once, before the first call; later calls
+    /// return the same report.
+    pub async fn recover(&self) -> Result<Arc<RecoveryReport>, EngineError> {
+        let inner = &self.inner;
+        let report = inner
+            .recovery
+            .get_or_try_init(|| async {
+                crate::runtime::journal::recovery::recover(inner)
+                    .await
+                    .map(Arc::new)
+            })
+            .await?;
+        Ok(report.clone())
+    }
+
+    /// What recovery did, once it has run.
+    pub fn recovery(&self) -> Option<Arc<RecoveryReport>> {
+        self.inner.recovery.get().cloned()
+    }
+
+    /// The journal.
+    pub fn journal(&self) -> &Arc<dyn Journal> {
+        &self.inner.journal
     }
 
     /// Counters and latency histograms so far.
@@ -334,7 +371,10 @@ impl Inner {
                 None
             };
             match validate::semantic_check(valid, ev.as_ref(), &self.workspace) {
-                Ok(checked) => {
+                Ok(mut checked) => {
+                    checked.call_key = checked.idempotency_key.clone().unwrap_or_else(|| {
+                        crate::runtime::journal::derived_key(session.id(), &meta.call_id)
+                    });
                     meta.args_hash = checked.args_hash.clone();
                     meta.idempotency_key = checked.idempotency_key.clone();
                     self.hook(HookPoint::AfterValidate, meta, session, None, 0, None);

@@ -41,6 +41,8 @@ pub struct CompiledTool {
     pub(crate) redact: Vec<regex::Regex>,
     /// Whether anything about a call needs a CEL evaluator (saves building one per call).
     pub(crate) uses_cel: bool,
+    /// A digest of the parameter schema (`blake3:` + 16 hex), journaled with every operation.
+    pub(crate) schema_version: String,
 }
 
 impl std::fmt::Debug for CompiledTool {
@@ -339,7 +341,10 @@ fn compile_tool(def: &ToolDefinition) -> Result<CompiledTool, ToolLoadError> {
         || !reads.is_empty()
         || !writes.is_empty()
         || idempotency_key.is_some();
+    let schema_digest =
+        blake3::hash(crate::runtime::validate::canonical_json(&def.parameters).as_bytes());
     Ok(CompiledTool {
+        schema_version: format!("blake3:{}", &schema_digest.to_hex()[..16]),
         path_params: path_params(&def.parameters),
         definition: def.clone(),
         parameters,

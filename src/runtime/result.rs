@@ -292,9 +292,17 @@ pub(crate) fn unknown_tool(call_id: &str, u: UnknownTool) -> ToolResult {
     r
 }
 
-/// The journaled result of an earlier call with the same idempotency key.
-pub(crate) fn replayed(s: Subject<'_>, earlier: JournaledResult) -> ToolResult {
+/// The journaled result of an earlier call with the same idempotency key, under the contract
+/// version that produced it.
+pub(crate) fn replayed(s: Subject<'_>, earlier: JournaledResult, ran_version: u32) -> ToolResult {
     let mut r = base(s, earlier.status, earlier.error_type, earlier.summary);
+    if let Some(now) = r.tool_version.filter(|v| *v != ran_version) {
+        r.summary.push_str(&format!(
+            " (recorded under {} version {ran_version}; the contract is now version {now})",
+            s.tool
+        ));
+    }
+    r.tool_version = Some(ran_version);
     r.output = earlier.output;
     r.structured = earlier.structured;
     r.exit_code = earlier.exit_code;

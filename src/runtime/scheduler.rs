@@ -4,9 +4,10 @@
 //! `resources.reads` / `resources.writes` — a concurrency group and an effect. Two calls
 //! conflict when one writes a resource the other reads or writes (`tree:src` covers every
 //! `file:src/…` and `tree:src/…` key; other keys match exactly), when they share a group whose
-//! `max` is 1, or when either is *exclusive*: an opaque effect (process execution, network
-//! write, external side effect, destructive) with no declared resources, or a call whose
-//! resources could not be evaluated. Conflicts become edges in call order; each call goes into
+//! `max` is 1, or when either is *exclusive*: an effect that may change something (anything but
+//! `pure`, `read_only`, `network_read`) with no declared resources, or a call whose resources
+//! could not be evaluated. A read-only call without declared resources may read anything, so it
+//! conflicts with every call that writes. Conflicts become edges in call order; each call goes into
 //! the first batch after all its predecessors (and where its group has room); batches run one
 //! after another, the calls of a batch in parallel. The [`Plan`] is a value: inspect it,
 //! serialize it, or print it.
@@ -180,7 +181,10 @@ fn exclusive_reason(c: &ScheduleInput<'_>) -> Option<String> {
     if let Some(why) = &c.footprint.unresolved {
         return Some(format!("its resources could not be evaluated ({why})"));
     }
-    (c.effect.is_opaque() && !c.declares_resources)
+    // A call that may change something and does not say what must be assumed to change
+    // anything: it runs alone. (Undeclared reads are treated as reading everything instead, see
+    // `conflict`.)
+    (!c.effect.is_read_only() && !c.declares_resources)
         .then(|| format!("{} without declared resources", c.effect))
 }
 
@@ -217,6 +221,22 @@ fn conflict(
                 })
         })
     };
+    // A read-only call that declares no resources may read anything: it must not overlap a write.
+    let reads_anything = |c: &ScheduleInput<'_>| c.effect != Effect::Pure && !c.declares_resources;
+    if reads_anything(a) && !b.footprint.writes.is_empty() {
+        return Some(format!(
+            "#{} writes while #{} may read anything",
+            b.index + 1,
+            a.index + 1
+        ));
+    }
+    if reads_anything(b) && !a.footprint.writes.is_empty() {
+        return Some(format!(
+            "#{} writes while #{} may read anything",
+            a.index + 1,
+            b.index + 1
+        ));
+    }
     if let Some(k) = touches(&a.footprint.writes, b.footprint) {
         return Some(format!("#{} writes {k}", a.index + 1));
     }

@@ -5,13 +5,13 @@
 use std::collections::VecDeque;
 use std::sync::Mutex;
 
-use serde::Serialize;
+use serde::{Deserialize, Deserializer, Serialize};
 
 use crate::ir::{Effect, ErrorType, Status};
 use crate::runtime::permission::PermissionRecord;
 
 /// The record of one call.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct TraceRecord {
     /// The model's call id.
     pub call_id: String,
@@ -32,7 +32,8 @@ pub struct TraceRecord {
     /// The batch the call ran in (0-based).
     pub scheduler_batch: Option<usize>,
     /// The backend (`builtin`, `subprocess`, `handler`, `mcp`).
-    pub runtime: Option<&'static str>,
+    #[serde(deserialize_with = "backend_name")]
+    pub runtime: BackendName,
     /// The sandbox profile named by the spec.
     pub sandbox_profile: Option<String>,
     /// The journal's operation id, for side-effecting calls.
@@ -61,6 +62,25 @@ pub struct TraceRecord {
     pub replayed: bool,
     /// Notes hooks added.
     pub annotations: Vec<(String, String)>,
+}
+
+/// A backend's name. (An alias, so that serde does not try to borrow it from the input.)
+type BackendName = Option<&'static str>;
+
+/// Reads a backend name back (from a journal) as the static name the runtime uses.
+fn backend_name<'de, D: Deserializer<'de>>(d: D) -> Result<BackendName, D::Error> {
+    let name = Option::<String>::deserialize(d)?;
+    Ok(name.and_then(|n| {
+        [
+            crate::runtime::exec::Backend::Builtin,
+            crate::runtime::exec::Backend::Command,
+            crate::runtime::exec::Backend::Mcp,
+            crate::runtime::exec::Backend::Handler,
+        ]
+        .into_iter()
+        .map(crate::runtime::exec::Backend::as_str)
+        .find(|b| *b == n)
+    }))
 }
 
 /// Where trace records go.

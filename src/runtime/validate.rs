@@ -31,6 +31,9 @@ pub struct CheckedCall {
     pub(crate) tool: Arc<CompiledTool>,
     pub(crate) footprint: Footprint,
     pub(crate) idempotency_key: Option<String>,
+    /// The key the call is recognised by: the spec's, else derived from session and call id
+    /// (set by the pipeline, which knows the session).
+    pub(crate) call_key: String,
     pub(crate) canonical_args: String,
     pub(crate) args_hash: String,
 }
@@ -170,6 +173,7 @@ pub fn semantic_check(
         tool,
         footprint,
         idempotency_key,
+        call_key: String::new(),
         canonical_args,
         args_hash,
     })

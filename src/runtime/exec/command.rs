@@ -243,6 +243,10 @@ pub fn prepare(
     for (k, t) in &cmd.set {
         env.push((k.clone(), render(t, &ev).map_err(&fail)?));
     }
+    env.push((
+        crate::runtime::journal::IDEMPOTENCY_KEY_ENV.into(),
+        call.idempotency_key().into(),
+    ));
     let secret_values = cmd
         .secret
         .iter()

@@ -1,22 +1,37 @@
 //! The execution journal (chapter §18, §41): so that "did it run?" always has an answer.
 //!
 //! For every call that can change something (any effect but pure, read-only and network-read),
-//! the pipeline writes [`OperationStart`] *before* the tool body runs, one [`AttemptRecord`] per
-//! attempt, and [`OperationFinish`] *before* the result is returned. A journal that cannot
-//! record the start is an engine failure: the tool does not run. Calls carrying an idempotency
-//! key are looked up first ([`Journal::by_idempotency_key`]): a finished operation's result is
-//! replayed instead of running again, and a started-but-unfinished one becomes UNKNOWN_OUTCOME,
-//! never a silent second run.
+//! the pipeline *claims* the call's idempotency key and writes an [`OperationStart`] before the
+//! tool body runs — durable (committed and fsynced) when the claim resolves — one
+//! [`AttemptRecord`] per attempt, and an [`OperationFinish`] before the result is returned,
+//! durable too. A journal that cannot record the start is an engine failure: the tool does not
+//! run. Journals that also record calls that change nothing ([`Journal::records_read_only`]) do
+//! so without waiting for the disk: repeating them is safe.
 //!
-//! [`MemoryJournal`] keeps operations in memory. A durable implementation (SQLite in the state
-//! folder, WAL + `synchronous=FULL`) and crash recovery from [`Journal::unfinished`] — re-run
-//! pure/idempotent work, re-check the precondition of conditionally idempotent work, report
-//! non-idempotent work as unknown outcome — belong behind this same trait.
+//! Every call has an idempotency key: the spec's (`idempotency.key`, a CEL expression over the
+//! arguments) or one derived from the session and call id ([`derived_key`]). A claim whose key
+//! already has an operation on record gets that operation back instead ([`Claim::Existing`]): a
+//! finished one is replayed, an unfinished or uncertain one is UNKNOWN_OUTCOME — never a silent
+//! second run. Command tools find the key in [`IDEMPOTENCY_KEY_ENV`], handlers in
+//! [`HandlerContext::idempotency_key`](crate::runtime::HandlerContext), and an MCP backend sends
+//! it as request metadata under [`IDEMPOTENCY_KEY_MCP_META`].
+//!
+//! After a crash, [`recovery`] settles every operation that started and never finished by its
+//! idempotency class ([`Settlement`]): re-runnable, or UNKNOWN_OUTCOME until a [`Reconciler`]
+//! or a person (`toolgate journal resolve`) says what happened.
+//!
+//! Implementations: [`MemoryJournal`] (in memory; the builder's default) and, with the
+//! `journal-sqlite` feature, [`sqlite::SqliteJournal`] (SQLite in the state folder, WAL,
+//! `synchronous=FULL`, one writer thread with group commit).
 
-use std::collections::HashMap;
+mod memory;
+pub mod recovery;
+#[cfg(feature = "journal-sqlite")]
+pub mod sqlite;
+
 use std::future::Future;
+use std::path::PathBuf;
 use std::pin::Pin;
-use std::sync::Mutex;
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -25,10 +40,47 @@ use crate::ir::{Effect, ErrorType, Idempotency, Status};
 use crate::runtime::permission::PermissionRecord;
 use crate::runtime::trace::TraceRecord;
 
+pub use memory::MemoryJournal;
+pub use recovery::{
+    FileHashPrecondition, Precondition, PreconditionCheck, ReconcileFuture, Reconciler,
+    Reconciliation, RecoveredOperation, RecoveryReport,
+};
+
+/// The environment variable a command tool finds its call's idempotency key in.
+pub const IDEMPOTENCY_KEY_ENV: &str = "TOOLGATE_IDEMPOTENCY_KEY";
+
+/// The `_meta` key under which an MCP upstream request carries the call's idempotency key.
+pub const IDEMPOTENCY_KEY_MCP_META: &str = "io.toolgate/idempotency-key";
+
+/// The key of a call whose spec names none: the session and the call id.
+pub fn derived_key(session_id: &str, call_id: &str) -> String {
+    format!("{session_id}:{call_id}")
+}
+
+/// Where an operation's idempotency key came from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum KeySource {
+    /// The spec's `idempotency.key` expression (the far side deduplicates on it).
+    Spec,
+    /// Derived from the session and call id.
+    Derived,
+}
+
+impl KeySource {
+    /// Its name in the journal.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            KeySource::Spec => "spec",
+            KeySource::Derived => "derived",
+        }
+    }
+}
+
 /// Written before the tool body runs.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct OperationStart {
-    /// A fresh id (UUID v7, time-ordered).
+    /// A fresh id (`op-` + UUID v7, time-ordered).
     pub operation_id: String,
     /// The session.
     pub session_id: String,
@@ -38,12 +90,16 @@ pub struct OperationStart {
     pub tool: String,
     /// Its contract version (replays must not be read under a newer contract).
     pub tool_version: u32,
+    /// A digest of its parameter schema: changes whenever the arguments' shape does.
+    pub schema_version: String,
     /// Its effect.
     pub effect: Effect,
     /// Its idempotency class: what recovery may do with an unfinished operation.
     pub idempotency: Idempotency,
-    /// The key the far side deduplicates on, when the call carries one.
-    pub idempotency_key: Option<String>,
+    /// The key a repeat of the call is recognised by (and the far side can deduplicate on).
+    pub idempotency_key: String,
+    /// Where the key came from.
+    pub key_source: KeySource,
     /// blake3 of the canonical arguments.
     pub arguments_hash: String,
     /// The canonical arguments (recovery re-checks preconditions from them).
@@ -56,8 +112,19 @@ pub struct OperationStart {
     pub started_at: String,
 }
 
+#[cfg(feature = "journal-sqlite")]
+impl OperationStart {
+    /// The arguments hash a claim must match: for a derived key only (see [`Journal::claim`]).
+    pub(crate) fn claim_args(&self) -> Option<&str> {
+        match self.key_source {
+            KeySource::Spec => None,
+            KeySource::Derived => Some(&self.arguments_hash),
+        }
+    }
+}
+
 /// One attempt of an operation.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct AttemptRecord {
     /// The operation.
     pub operation_id: String,
@@ -72,7 +139,7 @@ pub struct AttemptRecord {
 }
 
 /// Written before the result is returned.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct OperationFinish {
     /// The operation.
     pub operation_id: String,
@@ -84,6 +151,8 @@ pub struct OperationFinish {
     pub error_type: Option<ErrorType>,
     /// A process's exit code.
     pub exit_code: Option<i32>,
+    /// Bytes of output text the result carries.
+    pub output_size: u64,
     /// blake3 of the canonical JSON of the result.
     pub result_digest: String,
     /// A receipt from the far side (e.g. a created issue's URL), when the tool reports one.
@@ -98,8 +167,104 @@ pub struct OperationFinish {
     pub trace: TraceRecord,
 }
 
+/// How an operation that never finished was settled.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Settled {
+    /// It did not finish and may run again when resubmitted (pure, idempotent, or a precondition
+    /// that still holds).
+    Abandoned,
+    /// It may or may not have taken effect; it is not run again until someone settles it.
+    UnknownOutcome,
+    /// Someone established that it took effect; a resubmission returns success.
+    Succeeded,
+    /// Someone established that it did not take effect; a resubmission runs it again.
+    Failed,
+}
+
+impl Settled {
+    /// Every value.
+    pub const ALL: &'static [Settled] = &[
+        Settled::Abandoned,
+        Settled::UnknownOutcome,
+        Settled::Succeeded,
+        Settled::Failed,
+    ];
+
+    /// Its name in the journal and on the command line.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Settled::Abandoned => "abandoned",
+            Settled::UnknownOutcome => "unknown_outcome",
+            Settled::Succeeded => "succeeded",
+            Settled::Failed => "failed",
+        }
+    }
+
+    /// Parses [`Settled::as_str`].
+    pub fn parse(s: &str) -> Option<Settled> {
+        Settled::ALL.iter().copied().find(|v| v.as_str() == s)
+    }
+
+    /// Whether a resubmission of the call runs it again.
+    pub fn reruns(self) -> bool {
+        matches!(self, Settled::Abandoned | Settled::Failed)
+    }
+}
+
+/// Who settled an operation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SettledBy {
+    /// Recovery, by the idempotency class (and precondition).
+    Recovery,
+    /// The embedder's [`Reconciler`], during recovery.
+    Reconciler,
+    /// A person (`toolgate journal resolve`).
+    Person,
+}
+
+impl SettledBy {
+    /// Its name in the journal.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SettledBy::Recovery => "recovery",
+            SettledBy::Reconciler => "reconciler",
+            SettledBy::Person => "person",
+        }
+    }
+
+    /// Parses [`SettledBy::as_str`].
+    pub fn parse(s: &str) -> Option<SettledBy> {
+        [
+            SettledBy::Recovery,
+            SettledBy::Reconciler,
+            SettledBy::Person,
+        ]
+        .into_iter()
+        .find(|v| v.as_str() == s)
+    }
+}
+
+/// A decision about an operation that never finished (or finished as UNKNOWN_OUTCOME).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Settlement {
+    /// The operation.
+    pub operation_id: String,
+    /// What it is now taken to be.
+    pub outcome: Settled,
+    /// Who decided.
+    pub by: SettledBy,
+    /// Why: recovery's reasoning, the reconciler's evidence or the person's note.
+    pub reason: String,
+    /// A receipt of the effect, when whoever settled it has one.
+    pub external_reference: Option<String>,
+    /// RFC 3339.
+    pub at: String,
+}
+
 /// Everything the journal holds about one operation.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct OperationRecord {
     /// The start.
     pub start: OperationStart,
@@ -107,137 +272,212 @@ pub struct OperationRecord {
     pub attempts: Vec<AttemptRecord>,
     /// The finish, once written.
     pub finish: Option<OperationFinish>,
+    /// Settlements, oldest first (the last one counts).
+    #[serde(default)]
+    pub settlements: Vec<Settlement>,
 }
 
-/// The journal is unavailable: an engine failure.
+/// Where an operation stands.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OperationState {
+    /// Started and neither finished nor settled: running, or cut off by a crash.
+    Started,
+    /// Finished with a result.
+    Finished(Status),
+    /// Settled after the fact.
+    Settled(Settled),
+}
+
+impl OperationState {
+    /// One word: `started`, a result status (`success`, `error`, …), or a settlement
+    /// (`abandoned`, `unknown_outcome`, `succeeded`, `failed`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            OperationState::Started => "started",
+            OperationState::Finished(s) => s.as_str(),
+            OperationState::Settled(s) => s.as_str(),
+        }
+    }
+
+    /// Whether nobody knows if it took effect (so someone should settle it).
+    pub fn is_uncertain(self) -> bool {
+        matches!(
+            self,
+            OperationState::Started
+                | OperationState::Finished(Status::UnknownOutcome)
+                | OperationState::Settled(Settled::UnknownOutcome)
+        )
+    }
+}
+
+impl OperationRecord {
+    /// Where it stands: the latest settlement, else the finish, else started.
+    pub fn state(&self) -> OperationState {
+        match (self.settlements.last(), &self.finish) {
+            (Some(s), _) => OperationState::Settled(s.outcome),
+            (None, Some(f)) => OperationState::Finished(f.status),
+            (None, None) => OperationState::Started,
+        }
+    }
+
+    /// Whether a resubmission of the call runs it again (a new operation, same key).
+    pub fn reruns(&self) -> bool {
+        matches!(self.state(), OperationState::Settled(s) if s.reruns())
+    }
+}
+
+/// The answer to [`Journal::claim`].
+#[derive(Clone, Debug, PartialEq)]
+pub enum Claim {
+    /// The operation is recorded as started; the tool may run.
+    Started,
+    /// An operation with the same tool and key is on record and does not re-run: its result (or
+    /// its uncertainty) stands for this call.
+    Existing(Box<OperationRecord>),
+}
+
+/// The journal cannot do what was asked: an engine failure (the tool does not run).
 #[derive(Debug, thiserror::Error)]
-#[error("journal: {0}")]
-pub struct JournalError(pub String);
+#[non_exhaustive]
+pub enum JournalError {
+    /// The state folder or the journal file cannot be created or written.
+    #[error("the journal cannot be written in {}: {detail}", .dir.display())]
+    Unwritable {
+        /// The state folder.
+        dir: PathBuf,
+        /// What the system said.
+        detail: String,
+    },
+    /// The file is damaged or not a toolgate journal; it was left as it is.
+    #[error("{} is damaged or not a toolgate journal ({detail}); it was left untouched: restore it from a backup, or move it aside to start a new journal", .path.display())]
+    Corrupt {
+        /// The journal file.
+        path: PathBuf,
+        /// What was found.
+        detail: String,
+    },
+    /// Another toolgate runtime has the journal open for writing.
+    #[error("{} is in use by another toolgate process{holder}; one runtime writes a journal at a time", .path.display())]
+    InUse {
+        /// The journal file.
+        path: PathBuf,
+        /// ` (pid N)` when known.
+        holder: String,
+    },
+    /// Another process holds a lock on the database longer than the busy timeout.
+    #[error("{} is locked by another process and stayed locked for {waited_ms} ms ({detail})", .path.display())]
+    Locked {
+        /// The journal file.
+        path: PathBuf,
+        /// How long toolgate waited.
+        waited_ms: u64,
+        /// What SQLite said.
+        detail: String,
+    },
+    /// Written by a newer toolgate.
+    #[error("{} has journal schema version {found}, newer than this toolgate reads (up to {supported}); upgrade toolgate to use it", .path.display())]
+    FutureSchema {
+        /// The journal file.
+        path: PathBuf,
+        /// The version found.
+        found: i64,
+        /// The newest this build knows.
+        supported: i64,
+    },
+    /// There is no journal to read.
+    #[error("there is no journal at {} (no call has been journaled there)", .path.display())]
+    Missing {
+        /// Where it was looked for.
+        path: PathBuf,
+    },
+    /// A record that contradicts the journal (finished twice, unknown operation, …).
+    #[error("journal: {0}")]
+    Invalid(String),
+    /// Reading or writing failed.
+    #[error("journal: {0}")]
+    Failed(String),
+}
 
 /// The future a journal returns.
 pub type JournalFuture<'a, T> = Pin<Box<dyn Future<Output = Result<T, JournalError>> + Send + 'a>>;
 
 /// Durable record of operations.
 pub trait Journal: Send + Sync {
-    /// Records an operation as started; must be durable when the future resolves.
+    /// Records an operation as started; for a side-effecting operation, durable when the future
+    /// resolves.
     fn start<'a>(&'a self, op: &'a OperationStart) -> JournalFuture<'a, ()>;
-    /// Records one attempt.
+    /// Records one attempt (need not wait for the disk: the finish that follows does).
     fn attempt<'a>(&'a self, attempt: &'a AttemptRecord) -> JournalFuture<'a, ()>;
-    /// Records an operation as finished.
+    /// Records an operation as finished; for a side-effecting operation, durable when the
+    /// future resolves.
     fn finish<'a>(&'a self, finish: &'a OperationFinish) -> JournalFuture<'a, ()>;
+    /// Records a settlement of an operation that is started, or whose outcome is unknown.
+    fn settle<'a>(&'a self, settlement: &'a Settlement) -> JournalFuture<'a, ()>;
     /// The latest operation of a tool with that idempotency key.
     fn by_idempotency_key<'a>(
         &'a self,
         tool: &'a str,
         key: &'a str,
     ) -> JournalFuture<'a, Option<OperationRecord>>;
-    /// Operations started and never finished (what crash recovery looks at).
+    /// One operation by id.
+    fn operation<'a>(&'a self, operation_id: &'a str)
+    -> JournalFuture<'a, Option<OperationRecord>>;
+    /// Operations started and neither finished nor settled (what crash recovery looks at).
     fn unfinished<'a>(&'a self) -> JournalFuture<'a, Vec<OperationRecord>>;
-}
 
-/// A journal in memory: complete behaviour, no durability.
-#[derive(Debug, Default)]
-pub struct MemoryJournal {
-    state: Mutex<MemoryState>,
-}
-
-#[derive(Debug, Default)]
-struct MemoryState {
-    ops: Vec<OperationRecord>,
-    by_id: HashMap<String, usize>,
-}
-
-impl MemoryJournal {
-    /// Every operation, in start order.
-    pub fn operations(&self) -> Vec<OperationRecord> {
-        self.with(|s| s.ops.clone())
-    }
-
-    fn with<T>(&self, f: impl FnOnce(&mut MemoryState) -> T) -> T {
-        let mut s = match self.state.lock() {
-            Ok(s) => s,
-            Err(p) => p.into_inner(),
-        };
-        f(&mut s)
-    }
-}
-
-impl Journal for MemoryJournal {
-    fn start<'a>(&'a self, op: &'a OperationStart) -> JournalFuture<'a, ()> {
-        let r = self.with(|s| {
-            if s.by_id.contains_key(&op.operation_id) {
-                return Err(JournalError(format!(
-                    "operation {} started twice",
-                    op.operation_id
-                )));
+    /// Looks the key up and, unless an operation that does not re-run is on record (for a
+    /// derived key: one with the same arguments), records `op` as started. Journals should make
+    /// this atomic; the default looks up, then starts.
+    fn claim<'a>(&'a self, op: &'a OperationStart) -> JournalFuture<'a, Claim> {
+        Box::pin(async move {
+            if let Some(earlier) = self
+                .by_idempotency_key(&op.tool, &op.idempotency_key)
+                .await?
+                && claimed_by(&earlier, op)
+            {
+                return Ok(Claim::Existing(Box::new(earlier)));
             }
-            s.by_id.insert(op.operation_id.clone(), s.ops.len());
-            s.ops.push(OperationRecord {
-                start: op.clone(),
-                attempts: Vec::new(),
-                finish: None,
-            });
-            Ok(())
-        });
-        Box::pin(async move { r })
+            self.start(op).await?;
+            Ok(Claim::Started)
+        })
     }
 
-    fn attempt<'a>(&'a self, attempt: &'a AttemptRecord) -> JournalFuture<'a, ()> {
-        let r = self.with(|s| match s.by_id.get(&attempt.operation_id) {
-            Some(&i) => {
-                s.ops[i].attempts.push(attempt.clone());
-                Ok(())
-            }
-            None => Err(JournalError(format!(
-                "attempt of unknown operation {}",
-                attempt.operation_id
-            ))),
-        });
-        Box::pin(async move { r })
+    /// Whether calls that change nothing (pure, read-only, network-read) are journaled too
+    /// (without waiting for the disk). Default: only side effects.
+    fn records_read_only(&self) -> bool {
+        false
     }
+}
 
-    fn finish<'a>(&'a self, finish: &'a OperationFinish) -> JournalFuture<'a, ()> {
-        let r = self.with(|s| match s.by_id.get(&finish.operation_id) {
-            Some(&i) if s.ops[i].finish.is_none() => {
-                s.ops[i].finish = Some(finish.clone());
-                Ok(())
-            }
-            Some(_) => Err(JournalError(format!(
-                "operation {} finished twice",
-                finish.operation_id
-            ))),
-            None => Err(JournalError(format!(
-                "finish of unknown operation {}",
-                finish.operation_id
-            ))),
-        });
-        Box::pin(async move { r })
-    }
+/// Whether an operation on record under `op`'s key stands for `op`: it does not re-run, and it
+/// is the same call — a spec key names one request whatever its arguments (a mismatch is the
+/// caller's error), a derived key only with the same arguments (a reused call id with other
+/// arguments is another call).
+pub(crate) fn claimed_by(earlier: &OperationRecord, op: &OperationStart) -> bool {
+    !earlier.reruns()
+        && (op.key_source == KeySource::Spec || earlier.start.arguments_hash == op.arguments_hash)
+}
 
-    fn by_idempotency_key<'a>(
-        &'a self,
-        tool: &'a str,
-        key: &'a str,
-    ) -> JournalFuture<'a, Option<OperationRecord>> {
-        let r = self.with(|s| {
-            s.ops
-                .iter()
-                .rev()
-                .find(|o| o.start.tool == tool && o.start.idempotency_key.as_deref() == Some(key))
-                .cloned()
-        });
-        Box::pin(async move { Ok(r) })
-    }
-
-    fn unfinished<'a>(&'a self) -> JournalFuture<'a, Vec<OperationRecord>> {
-        let r = self.with(|s| {
-            s.ops
-                .iter()
-                .filter(|o| o.finish.is_none())
-                .cloned()
-                .collect()
-        });
-        Box::pin(async move { Ok(r) })
+/// Checks that a settlement is allowed for an operation in `state`.
+pub(crate) fn check_settle(
+    record: Option<&OperationRecord>,
+    s: &Settlement,
+) -> Result<(), JournalError> {
+    let Some(record) = record else {
+        return Err(JournalError::Invalid(format!(
+            "no operation {} to settle",
+            s.operation_id
+        )));
+    };
+    let state = record.state();
+    if state.is_uncertain() {
+        Ok(())
+    } else {
+        Err(JournalError::Invalid(format!(
+            "operation {} is {} already; only started or unknown-outcome operations can be settled",
+            s.operation_id,
+            state.as_str()
+        )))
     }
 }
 
@@ -260,4 +500,9 @@ pub(crate) struct JournaledResult {
     pub(crate) artifacts: Vec<crate::runtime::artifacts::ArtifactRef>,
     #[serde(default)]
     pub(crate) hint: Option<String>,
+}
+
+/// The current time, RFC 3339 with microseconds.
+pub(crate) fn now() -> String {
+    humantime::format_rfc3339_micros(std::time::SystemTime::now()).to_string()
 }

@@ -2,7 +2,7 @@
 //! timeout and retry, normalization and the end of the call (see the parent module's order).
 
 use std::sync::Arc;
-use std::time::{Duration, Instant, SystemTime};
+use std::time::{Duration, Instant};
 
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
@@ -11,16 +11,15 @@ use super::{AttemptOutcome, CallMeta, EngineError, Inner, STOP_GRACE_MS, stop_gr
 use crate::ir::{ErrorType, Status};
 use crate::runtime::exec::RawOutcome;
 use crate::runtime::hooks::HookPoint;
-use crate::runtime::journal::{AttemptRecord, JournaledResult, OperationFinish, OperationStart};
+use crate::runtime::journal::{
+    AttemptRecord, Claim, JournaledResult, KeySource, OperationFinish, OperationRecord,
+    OperationStart, OperationState, Settled, now,
+};
 use crate::runtime::permission::AuthorizedCall;
 use crate::runtime::result::{self, Executed, Stop, Subject, ToolResult};
 use crate::runtime::retry::{Retry, RetryDecision};
 use crate::runtime::session::Session;
 use crate::runtime::validate::canonical_json;
-
-fn now() -> String {
-    humantime::format_rfc3339_micros(SystemTime::now()).to_string()
-}
 
 impl Inner {
     /// Runs one batch: a single call inline, several concurrently on their own tasks.
@@ -80,53 +79,60 @@ impl Inner {
             return Ok((meta.index, r));
         }
 
-        if let Some(key) = meta.idempotency_key.clone()
-            && let Some(earlier) = self.journal.by_idempotency_key(&def.name, &key).await?
-        {
-            let r = match earlier
-                .finish
-                .map(|f| serde_json::from_value::<JournaledResult>(f.result))
-            {
-                Some(Ok(done)) => result::replayed(subject, done),
-                Some(Err(_)) | None => result::refused(
-                    subject,
-                    ErrorType::UnknownOutcome,
-                    format!(
-                        "an earlier {} call with the same idempotency key ({}) started and has no recorded result; it may or may not have taken effect, so it was not run again",
-                        def.name, earlier.start.call_id
-                    ),
-                    None,
-                ),
-            };
-            let (r, _) = self.finish(r, &mut meta, &session, Some(&permission), backend);
-            return Ok((meta.index, r));
-        }
-
-        let journaled = !def.effect.is_read_only();
-        if journaled {
+        // The journal: claim the call's key (replaying what is on record), then the start.
+        let key = auth.idempotency_key().to_owned();
+        let earlier = if !def.effect.is_read_only() || self.journal.records_read_only() {
             let op = OperationStart {
                 operation_id: format!("op-{}", uuid::Uuid::now_v7()),
                 session_id: session.id().to_owned(),
                 call_id: meta.call_id.clone(),
                 tool: def.name.clone(),
                 tool_version: def.version,
+                schema_version: tool.schema_version.clone(),
                 effect: def.effect,
                 idempotency: def.idempotency,
-                idempotency_key: meta.idempotency_key.clone(),
+                idempotency_key: key.clone(),
+                key_source: match meta.idempotency_key {
+                    Some(_) => KeySource::Spec,
+                    None => KeySource::Derived,
+                },
                 arguments_hash: auth.checked().args_hash.clone(),
                 arguments: auth.checked().canonical_args.clone(),
                 permission: permission.clone(),
                 scheduler_batch: meta.batch,
                 started_at: now(),
             };
-            self.journal.start(&op).await?;
-            meta.operation_id = Some(op.operation_id);
+            match self.journal.claim(&op).await? {
+                Claim::Started => {
+                    meta.operation_id = Some(op.operation_id);
+                    None
+                }
+                Claim::Existing(earlier) => {
+                    let r = earlier_result(subject, &earlier, &auth, session.id());
+                    if r.is_none() {
+                        // Only a journal whose claim disagrees with `reruns` gets here.
+                        self.journal.start(&op).await?;
+                        meta.operation_id = Some(op.operation_id);
+                    }
+                    r
+                }
+            }
+        } else {
+            match &meta.idempotency_key {
+                Some(k) => self
+                    .journal
+                    .by_idempotency_key(&def.name, k)
+                    .await?
+                    .and_then(|e| earlier_result(subject, &e, &auth, session.id())),
+                None => None,
+            }
+        };
+        if let Some(r) = earlier {
+            let (r, _) = self.finish(r, &mut meta, &session, Some(&permission), backend);
+            return Ok((meta.index, r));
         }
 
-        let exec_key = meta
-            .idempotency_key
-            .clone()
-            .unwrap_or_else(|| format!("{}:{}", session.id(), meta.call_id));
+        let exec_key = key;
         let mut retry = Retry::new(&def.retry, def.idempotency, meta.idempotency_key.is_some());
         let first = Instant::now();
         let mut current = auth;
@@ -215,6 +221,7 @@ impl Inner {
                 result_digest: blake3::hash(canonical_json(&value).as_bytes())
                     .to_hex()
                     .to_string(),
+                output_size: r.output().map_or(0, |o| o.len() as u64),
                 external_reference: None,
                 artifact_ids: r.artifacts().iter().map(|a| a.id.clone()).collect(),
                 retry_count: r.attempts().saturating_sub(1),
@@ -270,4 +277,87 @@ impl Inner {
 
 fn millis(d: Duration) -> u64 {
     u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
+}
+
+/// What a call gets instead of running, when an operation with its key is on record: the
+/// recorded result, or UNKNOWN_OUTCOME while nobody knows whether it took effect. `None` when
+/// the earlier operation may run again.
+fn earlier_result(
+    subject: Subject<'_>,
+    earlier: &OperationRecord,
+    auth: &AuthorizedCall,
+    session_id: &str,
+) -> Option<ToolResult> {
+    let start = &earlier.start;
+    let state = earlier.state();
+    let replays = matches!(
+        state,
+        OperationState::Finished(_) | OperationState::Settled(Settled::Succeeded)
+    );
+    if replays && start.arguments_hash != auth.checked().args_hash {
+        let message = match start.key_source {
+            KeySource::Derived => format!(
+                "call {} of session {session_id} already ran {} with other arguments; a call id names one call",
+                start.call_id, start.tool
+            ),
+            KeySource::Spec => format!(
+                "the idempotency key `{}` was already used by call {} with other arguments; a key names one request",
+                start.idempotency_key, start.call_id
+            ),
+        };
+        let hint = "Give a new call its own call id (and a new idempotency key); to see the earlier call's result, repeat it with the same arguments.";
+        return Some(result::refused(
+            subject,
+            ErrorType::SemanticValidationError,
+            message,
+            Some(hint.into()),
+        ));
+    }
+    let unknown = |m: String| Some(result::refused(subject, ErrorType::UnknownOutcome, m, None));
+    match state {
+        OperationState::Finished(_) => {
+            match earlier
+                .finish
+                .as_ref()
+                .map(|f| serde_json::from_value::<JournaledResult>(f.result.clone()))
+            {
+                Some(Ok(done)) => Some(result::replayed(subject, done, start.tool_version)),
+                Some(Err(_)) | None => unknown(format!(
+                    "an earlier {} call with the same idempotency key ({}) has no readable result; it may or may not have taken effect, so it was not run again",
+                    start.tool, start.call_id
+                )),
+            }
+        }
+        OperationState::Started => unknown(format!(
+            "an earlier {} call with the same idempotency key ({}) started and has no recorded result; it may or may not have taken effect, so it was not run again",
+            start.tool, start.call_id
+        )),
+        OperationState::Settled(Settled::UnknownOutcome) => unknown(format!(
+            "{} (call {}, operation {}) was cut off by a crash before it reported a result: this may have happened. Verify before repeating; once you know, `toolgate journal resolve {}` settles it",
+            start.tool, start.call_id, start.operation_id, start.operation_id
+        )),
+        OperationState::Settled(Settled::Succeeded) => {
+            let s = earlier.settlements.last();
+            let summary = format!(
+                "{} (call {}) was cut off by a crash; {} established that it took effect: {}",
+                start.tool,
+                start.call_id,
+                s.map_or("someone", |s| s.by.as_str()),
+                s.map_or("", |s| s.reason.as_str())
+            );
+            let done = JournaledResult {
+                status: Status::Success,
+                error_type: None,
+                summary,
+                output: None,
+                structured: None,
+                exit_code: None,
+                truncated: false,
+                artifacts: Vec::new(),
+                hint: None,
+            };
+            Some(result::replayed(subject, done, start.tool_version))
+        }
+        OperationState::Settled(Settled::Abandoned | Settled::Failed) => None,
+    }
 }

@@ -1,0 +1,319 @@
+//! `toolgate journal list|show|stats|recover|resolve` and `toolgate run --session`, as a person
+//! uses them: the real binary on a project in a temporary folder.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use pretty_assertions::assert_eq;
+use serde_json::{Value, json};
+use toolgate::ir::{Decision, Effect, Idempotency};
+use toolgate::policy::DecisionSource;
+use toolgate::runtime::journal::sqlite::{JOURNAL_FILE, SqliteJournal};
+use toolgate::runtime::journal::{Journal, KeySource, OperationStart};
+use toolgate::runtime::permission::{PermissionRecord, Resolution};
+use toolgate::runtime::validate::canonical_json;
+
+struct Project(tempfile::TempDir);
+
+impl Project {
+    fn new() -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        let fixture = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/durability");
+        for f in ["toolgate.yaml", "append_line.yaml", "touch_marker.yaml"] {
+            std::fs::copy(fixture.join(f), dir.path().join(f)).unwrap();
+        }
+        std::fs::create_dir(dir.path().join("markers")).unwrap();
+        let calls = [
+            json!({"name": "append_line", "arguments": {"n": "1"}, "call_id": "a1"}),
+            json!({"name": "touch_marker", "arguments": {"n": "2"}, "call_id": "t2"}),
+            json!({"name": "append_line", "arguments": {"n": "3"}, "call_id": "a3"}),
+        ];
+        let text: String = calls.iter().map(|c| format!("{c}\n")).collect();
+        std::fs::write(dir.path().join("calls.jsonl"), text).unwrap();
+        Project(dir)
+    }
+
+    fn path(&self) -> &Path {
+        self.0.path()
+    }
+
+    fn toolgate(&self, args: &[&str]) -> Output {
+        Command::new(env!("CARGO_BIN_EXE_toolgate"))
+            .args(args)
+            .current_dir(self.path())
+            .output()
+            .unwrap()
+    }
+
+    /// stdout of a command that must succeed.
+    fn ok(&self, args: &[&str]) -> String {
+        let o = self.toolgate(args);
+        assert_eq!(
+            o.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        String::from_utf8(o.stdout).unwrap()
+    }
+
+    fn json(&self, args: &[&str]) -> Value {
+        let mut args = args.to_vec();
+        args.extend(["--format", "json"]);
+        serde_json::from_str(&self.ok(&args)).unwrap()
+    }
+
+    /// `toolgate run --format json`, which exits 1 when a result is not a success.
+    fn run(&self) -> Value {
+        let o = self.toolgate(&[
+            "run",
+            "--calls",
+            "calls.jsonl",
+            "--session",
+            "s",
+            "--format",
+            "json",
+        ]);
+        assert!(
+            matches!(o.status.code(), Some(0 | 1)),
+            "{}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        serde_json::from_slice(&o.stdout).unwrap()
+    }
+
+    /// The lines of `log`, sorted: a1 and a3 write different resources and may run in
+    /// parallel, so their order in the file is not fixed.
+    fn log(&self) -> String {
+        let text = std::fs::read_to_string(self.path().join("log")).unwrap_or_default();
+        let mut lines: Vec<&str> = text.lines().collect();
+        lines.sort_unstable();
+        lines.iter().map(|l| format!("{l}\n")).collect()
+    }
+}
+
+/// Replaces what changes from run to run (ids, times, durations, hashes) by placeholders.
+fn normalize(text: &str) -> String {
+    let rules = [
+        (
+            r"op-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}",
+            "op-ID",
+        ),
+        (r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z", "TIME"),
+        (r"\b\d+ (µs|ms|s)\b", "DURATION"),
+        (r"\b[0-9a-f]{64}\b", "HASH"),
+    ];
+    let mut out = text.to_owned();
+    for (re, with) in rules {
+        out = regex::Regex::new(re)
+            .unwrap()
+            .replace_all(&out, with)
+            .into_owned();
+    }
+    // Columns padded to the width of what was replaced.
+    out.lines()
+        .map(|l| l.split_whitespace().collect::<Vec<_>>().join(" "))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+#[test]
+fn list_show_and_stats() {
+    let p = Project::new();
+    p.ok(&["run", "--calls", "calls.jsonl", "--session", "s"]);
+    let ops = p.json(&["journal", "list"]);
+    let rows: Vec<(&str, &str, &str, u64)> = ops
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|o| {
+            (
+                o["call_id"].as_str().unwrap(),
+                o["tool"].as_str().unwrap(),
+                o["status"].as_str().unwrap(),
+                o["attempts"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    let mut sorted = rows.clone();
+    sorted.sort();
+    assert_eq!(
+        sorted,
+        vec![
+            ("a1", "append_line", "success", 1),
+            ("a3", "append_line", "success", 1),
+            ("t2", "touch_marker", "success", 1),
+        ]
+    );
+    assert_eq!(
+        normalize(&p.ok(&["journal", "list", "--tool", "touch_marker"])),
+        "OPERATION STARTED TOOL STATUS ATTEMPTS TIME SESSION / CALL\nop-ID TIME touch_marker v1 success 1 DURATION s / t2"
+    );
+    assert_eq!(
+        normalize(&p.ok(&["journal", "show", "a1"])),
+        normalize(
+            "operation op-ID: success
+              session      s
+              call         a1
+              tool         append_line version 1 (parameters blake3:5fa40b97d8945157)
+              effect       local_write, non_idempotent
+              key          s:a1 (derived)
+              arguments    {\"n\":\"1\"} (blake3 HASH)
+              permission   allow by rule test-appends-run: It appends to a scratch file of the test.
+              rule chain   test-appends-run (allow matched)
+              batch        0
+              started      TIME
+              attempt      #1 ended TIME
+              finished     TIME success, exit code 0, 0 bytes of output
+              trace        DURATION on subprocess, 0 retries, result blake3 HASH
+              result
+                append_line exited with code 0"
+        )
+    );
+    let stats: Vec<(String, String, u64, bool)> = p
+        .json(&["journal", "stats"])
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| {
+            (
+                s["tool"].as_str().unwrap().to_owned(),
+                s["status"].as_str().unwrap().to_owned(),
+                s["count"].as_u64().unwrap(),
+                s["p50_us"].as_u64().unwrap() <= s["p99_us"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        stats,
+        vec![
+            ("append_line".into(), "success".into(), 2, true),
+            ("touch_marker".into(), "success".into(), 1, true),
+        ]
+    );
+    // Only uncertain operations can be settled; unknown ids are named.
+    let a1 = ops[0]["operation_id"].as_str().unwrap();
+    let o = p.toolgate(&["journal", "resolve", a1, "--as", "failed"]);
+    assert_eq!(
+        (o.status.code(), String::from_utf8(o.stderr).unwrap()),
+        (
+            Some(2),
+            format!(
+                "toolgate: journal: operation {a1} is success already; only started or unknown-outcome operations can be settled\n"
+            )
+        )
+    );
+    let o = p.toolgate(&["journal", "show", "nope"]);
+    assert_eq!(
+        String::from_utf8(o.stderr).unwrap(),
+        "toolgate: no operation or call `nope` in the journal\n"
+    );
+    // A resumed session replays every call and says so.
+    let o = p.toolgate(&["run", "--calls", "calls.jsonl", "--session", "s"]);
+    assert_eq!(
+        String::from_utf8(o.stderr).unwrap(),
+        "toolgate: session s: 3 of 3 call(s) had finished before; their recorded results are shown and they did not run again\n"
+    );
+    assert_eq!(p.log(), "s:a1\ns:a3\n");
+}
+
+/// What a crash leaves: `append_line` call a1 of session s started, never finished.
+fn crash(p: &Project) -> String {
+    let args = json!({"n": "1"});
+    let canonical = canonical_json(&args);
+    let op = OperationStart {
+        operation_id: "op-crashed".into(),
+        session_id: "s".into(),
+        call_id: "a1".into(),
+        tool: "append_line".into(),
+        tool_version: 1,
+        schema_version: "blake3:5fa40b97d8945157".into(),
+        effect: Effect::LocalWrite,
+        idempotency: Idempotency::NonIdempotent,
+        idempotency_key: "s:a1".into(),
+        key_source: KeySource::Derived,
+        arguments_hash: blake3::hash(canonical.as_bytes()).to_hex().to_string(),
+        arguments: canonical,
+        permission: PermissionRecord {
+            decision: Decision::Allow,
+            source: DecisionSource::Default,
+            reason: None,
+            chain: Vec::new(),
+            restricted_by: None,
+            resolution: Resolution::Policy,
+            granted: true,
+        },
+        scheduler_batch: Some(0),
+        started_at: "2026-11-30T00:00:00Z".into(),
+    };
+    let j = SqliteJournal::open(p.path().join(".toolgate").join(JOURNAL_FILE)).unwrap();
+    tokio::runtime::Builder::new_current_thread()
+        .build()
+        .unwrap()
+        .block_on(j.start(&op))
+        .unwrap();
+    op.operation_id
+}
+
+#[test]
+fn recover_and_resolve() {
+    let p = Project::new();
+    let op = crash(&p);
+    assert_eq!(
+        p.ok(&["journal", "recover"]),
+        "recovery: 1 unfinished operation(s) settled: 1 unknown_outcome\n  op-crashed append_line v1 (session s, call a1): unknown_outcome by recovery: append_line is not idempotent and started before the crash: it may have taken effect; verify before repeating\n"
+    );
+    assert_eq!(
+        p.ok(&["journal", "recover"]),
+        "recovery: no unfinished operations\n"
+    );
+    // Resubmitted before anyone looked: not run.
+    let r = p.run();
+    assert_eq!(r["results"][0]["status"], "unknown_outcome");
+    assert_eq!(p.log(), "s:a3\n");
+    // A person checks (no line for a1) and settles it; the next resubmission runs it.
+    assert_eq!(
+        p.ok(&[
+            "journal",
+            "resolve",
+            &op,
+            "--as",
+            "failed",
+            "--note",
+            "no line in the log"
+        ]),
+        "op-crashed (append_line call a1 of session s) is now failed: a resubmission of the call runs it again\n"
+    );
+    let shown = normalize(&p.ok(&["journal", "show", &op]));
+    assert!(
+        shown.ends_with("settled TIME unknown_outcome by recovery: append_line is not idempotent and started before the crash: it may have taken effect; verify before repeating\nsettled TIME failed by person: no line in the log"),
+        "{shown}"
+    );
+    let r = p.run();
+    let statuses: Vec<(&str, bool)> = r["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            (
+                r["status"].as_str().unwrap(),
+                r["replayed"].as_bool().unwrap_or(false),
+            )
+        })
+        .collect();
+    assert_eq!(
+        statuses,
+        vec![("success", false), ("success", true), ("success", true)]
+    );
+    assert_eq!(p.log(), "s:a1\ns:a3\n");
+    let a1: Vec<String> = p
+        .json(&["journal", "list", "--session", "s"])
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|o| o["call_id"] == "a1")
+        .map(|o| o["status"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(a1, vec!["failed", "success"]);
+}
