@@ -45,6 +45,12 @@ pub fn bundle() -> Arc<Bundle> {
         .clone()
 }
 
+/// The toolgate binary, which process tools run under as their exec shim (the test binary
+/// itself cannot be re-executed as one).
+pub fn shim() -> PathBuf {
+    PathBuf::from(env!("CARGO_BIN_EXE_toolgate"))
+}
+
 /// A temporary workspace and state folder.
 pub struct Fixture {
     pub ws: tempfile::TempDir,
@@ -85,7 +91,8 @@ impl Fixture {
         })
         .unwrap()
         .workspace(self.ws.path())
-        .state_dir(self.state.path());
+        .state_dir(self.state.path())
+        .shim(shim());
         bind_handlers(b, Arc::new(Counters::default()))
     }
 }
