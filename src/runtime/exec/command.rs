@@ -33,6 +33,12 @@ use crate::runtime::output::Redactor;
 use crate::runtime::permission::AuthorizedCall;
 use crate::runtime::workspace::Workspace;
 
+/// The most bytes one argument or environment string can have (Linux's MAX_ARG_STRLEN, 32
+/// pages, less the terminating NUL); a longer one would make exec fail with E2BIG.
+const MAX_ARG_BYTES: usize = 128 * 1024 - 1;
+/// The most bytes of arguments and environment together: well under the usual ARG_MAX (2 MiB)
+/// so the shim's own arguments still fit.
+const MAX_ARGV_TOTAL_BYTES: usize = 1024 * 1024;
 /// The shell for `shell: true`.
 const SHELL: &str = "bash";
 
@@ -205,7 +211,7 @@ pub fn prepare(
     } else {
         argv.iter().map(|a| quote(a)).collect::<Vec<_>>().join(" ")
     };
-    let (program, args) = if cmd.shell {
+    let (program, args): (String, Vec<String>) = if cmd.shell {
         (
             SHELL.to_owned(),
             std::iter::once("-c".to_owned()).chain(argv).collect(),
@@ -243,6 +249,7 @@ pub fn prepare(
         .iter()
         .filter_map(|k| std::env::var(k).ok())
         .collect();
+    check_exec_strings(&argv_of(&program, args.as_slice()), &env)?;
     let stdin = match &cmd.stdin {
         Some(p) => Some(ev.text(p).map_err(|e| fail(e.to_string()))?.into_bytes()),
         None => None,
@@ -256,6 +263,52 @@ pub fn prepare(
         secret_values,
         display,
     })
+}
+
+fn argv_of<'a>(program: &'a str, args: &'a [String]) -> Vec<&'a str> {
+    std::iter::once(program)
+        .chain(args.iter().map(String::as_str))
+        .collect()
+}
+
+/// Refuses what exec(2) cannot carry: a NUL byte (the C strings would end early, changing the
+/// argument) or an argument past the kernel's size limits — as INVALID_ARGUMENTS, naming it.
+fn check_exec_strings(argv: &[&str], env: &[(String, String)]) -> Result<(), ExecFailure> {
+    let invalid = |m: String| ExecFailure::new(ErrorType::InvalidArguments, m);
+    let mut total = 0;
+    for (i, a) in argv.iter().enumerate() {
+        if a.contains('\0') {
+            return Err(invalid(format!(
+                "argument {i} of the command contains a NUL byte, which a process argument cannot carry"
+            )));
+        }
+        if a.len() > MAX_ARG_BYTES {
+            return Err(invalid(format!(
+                "argument {i} of the command is {} bytes; one process argument holds at most {MAX_ARG_BYTES}",
+                a.len()
+            )));
+        }
+        total += a.len() + 1;
+    }
+    for (k, v) in env {
+        if k.contains('\0') || v.contains('\0') {
+            return Err(invalid(format!(
+                "the environment variable {k} contains a NUL byte"
+            )));
+        }
+        if k.len() + v.len() + 1 > MAX_ARG_BYTES {
+            return Err(invalid(format!(
+                "the environment variable {k} is longer than {MAX_ARG_BYTES} bytes"
+            )));
+        }
+        total += k.len() + v.len() + 2;
+    }
+    if total > MAX_ARGV_TOTAL_BYTES {
+        return Err(invalid(format!(
+            "the command line and environment are {total} bytes; at most {MAX_ARGV_TOTAL_BYTES} fit"
+        )));
+    }
+    Ok(())
 }
 
 /// Single-quotes an argument for display when it needs it.
@@ -477,7 +530,9 @@ fn classify(
             req.display
         ));
     }
-    if s.forks_refused > 0 && (verdict.is_some() || s.stopped) {
+    // Reaching the cap is the violation, however the tool ended: a fork bomb's first
+    // process often exits at once and leaves the bomb running.
+    if s.forks_refused > 0 {
         return violation(format!(
             "`{}` reached the process cap of {} ({} fork{} refused)",
             req.display,
