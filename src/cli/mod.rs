@@ -9,6 +9,7 @@ mod explain;
 mod lint;
 mod rules;
 mod run;
+mod sandbox;
 mod schema;
 
 use std::io::Write;
@@ -45,6 +46,8 @@ enum Command {
     Call(call::CallArgs),
     /// Run a batch of tool calls (JSONL) as one turn: the schedule, then the results.
     Run(run::RunArgs),
+    /// What this kernel offers the sandbox, and what each sandbox profile puts in force here.
+    Sandbox(sandbox::SandboxArgs),
 }
 
 /// Runs the command line and returns the process exit code.
@@ -64,6 +67,7 @@ pub fn main() -> ExitCode {
         Command::Schema(a) => schema::run(a),
         Command::Call(a) => call::run(a),
         Command::Run(a) => run::run(a),
+        Command::Sandbox(a) => sandbox::run(a),
     };
     match result {
         Ok(code) => ExitCode::from(code),

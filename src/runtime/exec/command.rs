@@ -486,6 +486,14 @@ fn outcome(
             notes.push(format!("the full {name} could not be kept: {e}"));
         }
     }
+    if s.leftovers > 0 {
+        notes.push(format!(
+            "{} process{} it left running {} killed",
+            s.leftovers,
+            if s.leftovers == 1 { "" } else { "es" },
+            if s.leftovers == 1 { "was" } else { "were" }
+        ));
+    }
     let failure = classify(req, plan, &s, f.failure.clone(), &f.text);
     let truncated = s.stdout.captured.omitted() + s.stderr.captured.omitted() > 0;
     let mut summary = f.summary;

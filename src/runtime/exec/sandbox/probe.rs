@@ -107,7 +107,12 @@ fn own_path<'a>(cgroup: &'a str, controller: &str) -> Option<&'a str> {
 /// `mount` joined with an absolute cgroup path.
 #[cfg_attr(not(target_os = "linux"), allow(dead_code))]
 fn under(mount: &str, path: &str) -> PathBuf {
-    PathBuf::from(mount).join(path.trim_start_matches('/'))
+    let rel = path.trim_start_matches('/');
+    if rel.is_empty() {
+        PathBuf::from(mount)
+    } else {
+        PathBuf::from(mount).join(rel)
+    }
 }
 
 #[cfg(target_os = "linux")]

@@ -286,6 +286,9 @@ fn wait_for(plan: &ShimPlan, tool: Pid, signals: &SignalFd, report: &mut ShimRep
         if ended.is_some() {
             let now = Instant::now();
             match give_up_at {
+                // No child left means no descendant left: an orphan would have been
+                // re-parented to the shim. Skip the /proc sweep (the common case).
+                None if !children_left => break,
                 None => {
                     // The tool is done: whatever it left running goes now.
                     let left = descendants(shim).len();
