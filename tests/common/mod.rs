@@ -18,6 +18,8 @@ use toolgate::runtime::{
 };
 use toolgate::spec::load::LoadOptions;
 
+pub mod sandbox;
+
 pub fn repo() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }

@@ -17,6 +17,7 @@ pub mod builtin;
 pub mod capture;
 pub mod command;
 pub mod handler;
+mod outcome;
 pub mod sandbox;
 pub mod spawn;
 
