@@ -168,7 +168,7 @@ fn list_show_and_stats() {
               finished     TIME success, exit code 0, 0 bytes of output
               trace        DURATION on subprocess, 0 retries, result blake3 HASH
               result
-                append_line exited with code 0"
+                `sh -c 'sleep 0.02; echo \"$TOOLGATE_IDEMPOTENCY_KEY\" >> log' append_line` exited with code 0"
         )
     );
     let stats: Vec<(String, String, u64, bool)> = p

@@ -12,6 +12,7 @@ mod journal;
 mod lint;
 mod rules;
 mod run;
+mod sandbox;
 mod schema;
 
 use std::io::Write;
@@ -54,6 +55,8 @@ enum Command {
     Run(run::RunArgs),
     /// Inspect the execution journal; recover it; resolve uncertain operations.
     Journal(journal::JournalArgs),
+    /// What this kernel offers the sandbox, and what each sandbox profile puts in force here.
+    Sandbox(sandbox::SandboxArgs),
 }
 
 /// Runs the command line and returns the process exit code.
@@ -76,6 +79,7 @@ pub fn main() -> ExitCode {
         Command::Call(a) => call::run(a),
         Command::Run(a) => run::run(a),
         Command::Journal(a) => journal::run(a),
+        Command::Sandbox(a) => sandbox::run(a),
     };
     match result {
         Ok(code) => ExitCode::from(code),

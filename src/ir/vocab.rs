@@ -199,6 +199,8 @@ vocabulary! {
         ReadFile = "read_file",
         /// Diffs: files, hunks and +/- stats.
         GitDiff = "git_diff",
+        /// `git status --porcelain --branch`: the branch line and the changed files.
+        GitStatus = "git_status",
         /// Structured JSON results.
         Json = "json",
     }

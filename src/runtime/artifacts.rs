@@ -5,7 +5,11 @@
 //! content, split after two characters) and `artifacts/meta/abcdef….json`. Objects are written
 //! to a temporary file in the same folder, fsynced, renamed into place and the folder fsynced,
 //! so a crash never leaves a half-written object under its final name. The same content is
-//! stored once. `read_artifact` reads from here; the journal records the ids.
+//! stored once. Output too large to hold in memory streams into an [`ArtifactWriter`] (a
+//! temporary file in `artifacts/tmp`) and is renamed into place once its hash is known.
+//! Files are owner-only (0600): an artifact keeps the raw output, secrets included, and what
+//! is redacted for the model ([`ArtifactRedaction`]) is redacted again whenever
+//! `read_artifact` shows a part. `read_artifact` reads from here; the journal records the ids.
 
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
@@ -41,6 +45,31 @@ pub struct ArtifactMeta {
     pub tool: String,
     /// The call that first produced it.
     pub call_id: String,
+    /// What must be redacted whenever a part of it is shown to the model.
+    #[serde(default, skip_serializing_if = "ArtifactRedaction::is_empty")]
+    pub redact: ArtifactRedaction,
+}
+
+/// What is redacted from an artifact's content before the model sees any of it (the file
+/// itself keeps the raw bytes).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ArtifactRedaction {
+    /// Whether the well-known secret patterns apply.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub secrets: bool,
+    /// The spec's own patterns.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub patterns: Vec<String>,
+    /// Literal secret values (secret environment variables of the process).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub literals: Vec<String>,
+}
+
+impl ArtifactRedaction {
+    /// Whether nothing is redacted.
+    pub fn is_empty(&self) -> bool {
+        !self.secrets && self.patterns.is_empty() && self.literals.is_empty()
+    }
 }
 
 /// Where an artifact came from.
@@ -114,13 +143,44 @@ impl ArtifactStore {
                 created_at: humantime::format_rfc3339_millis(SystemTime::now()).to_string(),
                 tool: origin.tool.to_owned(),
                 call_id: origin.call_id.to_owned(),
+                redact: ArtifactRedaction::default(),
             };
-            let meta_dir = self.root.join("meta");
-            std::fs::create_dir_all(&meta_dir)?;
-            let text = serde_json::to_vec_pretty(&meta).map_err(io::Error::other)?;
-            write_atomic(&meta_dir, &meta_dir.join(format!("{hex}.json")), &text)?;
+            self.write_meta(&hex, &meta)?;
         }
         Ok(reference)
+    }
+
+    fn write_meta(&self, hex: &str, meta: &ArtifactMeta) -> Result<(), ArtifactError> {
+        let meta_dir = self.root.join("meta");
+        std::fs::create_dir_all(&meta_dir)?;
+        let text = serde_json::to_vec_pretty(meta).map_err(io::Error::other)?;
+        write_atomic(&meta_dir, &meta_dir.join(format!("{hex}.json")), &text)?;
+        Ok(())
+    }
+
+    /// Starts an artifact whose bytes arrive in pieces (a temporary file in the store).
+    pub fn writer(&self) -> Result<ArtifactWriter, ArtifactError> {
+        let dir = self.root.join("tmp");
+        std::fs::create_dir_all(&dir)?;
+        let tmp = dir.join(format!("{}.part", uuid::Uuid::now_v7().simple()));
+        let file = owner_only().write(true).create_new(true).open(&tmp)?;
+        Ok(ArtifactWriter {
+            store: self.clone(),
+            file: Some(file),
+            tmp,
+        })
+    }
+
+    /// Opens an artifact for reading parts of it.
+    pub fn open(&self, id: &str) -> Result<std::fs::File, ArtifactError> {
+        let hex = parse_id(id).ok_or_else(|| ArtifactError::InvalidId(id.to_owned()))?;
+        match std::fs::File::open(self.object_path(hex)) {
+            Ok(f) => Ok(f),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {
+                Err(ArtifactError::NotFound(id.to_owned()))
+            }
+            Err(e) => Err(e.into()),
+        }
     }
 
     /// The bytes of an artifact.
@@ -155,6 +215,97 @@ impl ArtifactStore {
     }
 }
 
+/// An artifact being written while a tool's output streams; [`ArtifactWriter::finish`] names
+/// it by the hash of everything written. Dropped unfinished, the temporary file is removed.
+#[derive(Debug)]
+pub struct ArtifactWriter {
+    store: ArtifactStore,
+    file: Option<std::fs::File>,
+    tmp: PathBuf,
+}
+
+/// What is known about the bytes of a finished [`ArtifactWriter`].
+#[derive(Clone, Debug)]
+pub struct WrittenContent {
+    /// blake3 of every byte written.
+    pub hash: blake3::Hash,
+    /// Bytes written.
+    pub size: u64,
+    /// Lines written.
+    pub lines: u64,
+}
+
+impl ArtifactWriter {
+    /// Appends bytes.
+    pub fn write(&mut self, bytes: &[u8]) -> io::Result<()> {
+        match &mut self.file {
+            Some(f) => f.write_all(bytes),
+            None => Err(io::Error::other("the artifact is already finished")),
+        }
+    }
+
+    /// fsync, then rename into place (or drop the copy when the content is already stored),
+    /// and write the metadata.
+    pub fn finish(
+        mut self,
+        content: WrittenContent,
+        origin: ArtifactOrigin<'_>,
+        redact: ArtifactRedaction,
+    ) -> Result<ArtifactRef, ArtifactError> {
+        let file = self
+            .file
+            .take()
+            .ok_or_else(|| io::Error::other("the artifact is already finished"))?;
+        let hex = content.hash.to_hex().to_string();
+        let reference = ArtifactRef {
+            id: format!("{ID_PREFIX}{hex}"),
+            size: content.size,
+            lines: content.lines,
+            media_type: origin.media_type.to_owned(),
+        };
+        let object = self.store.object_path(&hex);
+        if object.is_file() {
+            drop(file);
+            let _ = std::fs::remove_file(&self.tmp);
+            return Ok(reference);
+        }
+        file.sync_all()?;
+        drop(file);
+        let dir = object
+            .parent()
+            .map(Path::to_path_buf)
+            .unwrap_or_else(|| self.store.root.clone());
+        std::fs::create_dir_all(&dir)?;
+        std::fs::rename(&self.tmp, &object)?;
+        std::fs::File::open(&dir)?.sync_all()?;
+        let meta = ArtifactMeta {
+            reference: reference.clone(),
+            created_at: humantime::format_rfc3339_millis(SystemTime::now()).to_string(),
+            tool: origin.tool.to_owned(),
+            call_id: origin.call_id.to_owned(),
+            redact,
+        };
+        self.store.write_meta(&hex, &meta)?;
+        Ok(reference)
+    }
+}
+
+impl Drop for ArtifactWriter {
+    fn drop(&mut self) {
+        if self.file.take().is_some() {
+            let _ = std::fs::remove_file(&self.tmp);
+        }
+    }
+}
+
+/// Options for a new file only its owner can read.
+fn owner_only() -> std::fs::OpenOptions {
+    let mut o = std::fs::OpenOptions::new();
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut o, 0o600);
+    o
+}
+
 /// The hex digest of a well-formed id.
 pub fn parse_id(id: &str) -> Option<&str> {
     let hex = id.strip_prefix(ID_PREFIX)?;
@@ -175,10 +326,7 @@ pub fn count_lines(bytes: &[u8]) -> u64 {
 fn write_atomic(dir: &Path, target: &Path, bytes: &[u8]) -> io::Result<()> {
     let tmp = dir.join(format!(".tmp-{}", uuid::Uuid::now_v7().simple()));
     let result = (|| {
-        let mut f = std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(&tmp)?;
+        let mut f = owner_only().write(true).create_new(true).open(&tmp)?;
         f.write_all(bytes)?;
         f.sync_all()?;
         drop(f);

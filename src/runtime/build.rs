@@ -69,6 +69,7 @@ pub struct RuntimeBuilder {
     reconciler: Option<Arc<dyn Reconciler>>,
     trace: Option<Arc<dyn TraceSink>>,
     executors: Vec<(Backend, Arc<dyn Executor>)>,
+    shim: Option<PathBuf>,
 }
 
 impl std::fmt::Debug for RuntimeBuilder {
@@ -98,6 +99,7 @@ impl RuntimeBuilder {
             reconciler: None,
             trace: None,
             executors: Vec::new(),
+            shim: None,
         }
     }
 
@@ -216,6 +218,14 @@ impl RuntimeBuilder {
         self
     }
 
+    /// The toolgate binary that process tools run under as the exec shim (default: this
+    /// executable, or `TOOLGATE_SHIM`). Needed when the running program is not toolgate and
+    /// does not dispatch `toolgate::runtime::exec::sandbox::run_shim` itself.
+    pub fn shim(mut self, program: impl AsRef<Path>) -> Self {
+        self.shim = Some(program.as_ref().to_path_buf());
+        self
+    }
+
     /// Opens the workspace, compiles every tool, and returns the runtime.
     pub fn build(self) -> Result<ToolRuntime, BuildError> {
         let project = self.bundle.project.clone();
@@ -240,7 +250,12 @@ impl RuntimeBuilder {
             .any(|t| matches!(t.exec, ExecSpec::Handler { .. }));
         let mut dispatch = Dispatch {
             builtin: Arc::new(BuiltinExecutor),
-            command: Arc::new(CommandExecutor),
+            command: Arc::new(match &self.shim {
+                Some(shim) => {
+                    CommandExecutor::new(project.sandbox_profiles.clone()).with_shim(shim)
+                }
+                None => CommandExecutor::new(project.sandbox_profiles.clone()),
+            }),
             mcp: Arc::new(McpUnavailable),
             handler: Arc::new(HandlerExecutor::new(self.bindings.filter(|_| has_handlers))),
         };

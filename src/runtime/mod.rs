@@ -30,6 +30,7 @@ pub mod artifacts;
 pub mod bindings;
 pub mod build;
 pub mod exec;
+pub mod format;
 pub mod handler;
 pub mod hooks;
 pub mod journal;

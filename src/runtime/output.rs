@@ -16,7 +16,10 @@ pub const REDACTED: &str = "[REDACTED]";
 
 /// Well-known credential shapes (redacted when the output policy's `redact_secrets` is on).
 const SECRET_PATTERNS: &[&str] = &[
-    r"-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?-----END [A-Z ]*PRIVATE KEY-----",
+    // A whole key, or one whose end was cut off (a head, or a range ending inside it) …
+    r"-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?(?:-----END [A-Z ]*PRIVATE KEY-----|\z)",
+    // … or whose start was (a tail, or a range starting inside it).
+    r"\A[A-Za-z0-9+/=\s]*?-----END [A-Z ]*PRIVATE KEY-----",
     r"\bAKIA[0-9A-Z]{16}\b",
     r"\bgh[pousr]_[A-Za-z0-9]{36,}\b",
     r"\bgithub_pat_[A-Za-z0-9_]{40,}\b",
@@ -68,6 +71,29 @@ impl Redactor<'_> {
         for re in self.patterns.iter().chain(secrets) {
             if re.is_match(&out) {
                 out = re.replace_all(&out, REDACTED).into_owned();
+            }
+        }
+        out
+    }
+
+    /// Masks what a cut left of a secret literal at either end of a text (a range that starts
+    /// or ends inside one): a suffix of a literal at the start, a prefix at the end.
+    pub fn edges(&self, text: &str) -> String {
+        let mut out = text.to_owned();
+        for l in self.literals.iter().filter(|l| l.len() >= 4) {
+            // The longest cut piece of at least 4 bytes, at each end.
+            let at_end = (4..l.len())
+                .rev()
+                .find(|k| l.get(..*k).is_some_and(|p| out.ends_with(p)));
+            if let Some(k) = at_end {
+                out.truncate(out.len() - k);
+                out.push_str(REDACTED);
+            }
+            let at_start = (4..l.len())
+                .rev()
+                .find(|k| l.get(l.len() - k..).is_some_and(|s| out.starts_with(s)));
+            if let Some(k) = at_start {
+                out = format!("{REDACTED}{}", &out[k..]);
             }
         }
         out
@@ -196,6 +222,25 @@ fn take(lines: &[&str], (max_lines, max_bytes): (usize, usize), from_end: bool) 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn cut_secrets_are_masked() {
+        let literals = vec!["s3cr3t-value".to_owned()];
+        let r = Redactor {
+            secrets: true,
+            patterns: &[],
+            literals: &literals,
+        };
+        assert_eq!(
+            r.edges("r3t-value and s3cr3t-v"),
+            "[REDACTED] and [REDACTED]"
+        );
+        assert_eq!(r.edges("nothing here"), "nothing here");
+        let head = "key:\n-----BEGIN RSA PRIVATE KEY-----\nMIIEow\n";
+        assert_eq!(r.text(head), "key:\n[REDACTED]");
+        let tail = "QUJD\nREVG==\n-----END RSA PRIVATE KEY-----\ndone\n";
+        assert_eq!(r.text(tail), "[REDACTED]\ndone\n");
+    }
 
     #[test]
     fn short_text_is_kept() {

@@ -19,6 +19,7 @@ use crate::ir::{ErrorType, Status, ToolDefinition};
 use crate::runtime::artifacts::{ArtifactOrigin, ArtifactRef, ArtifactStore};
 use crate::runtime::exec::RawOutcome;
 use crate::runtime::exec::builtin::Builtin;
+use crate::runtime::exec::sandbox::Protection;
 use crate::runtime::journal::JournaledResult;
 use crate::runtime::output::{Redactor, bound};
 use crate::runtime::projection::Projection;
@@ -47,6 +48,8 @@ pub struct ToolResult {
     truncated: bool,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     artifacts: Vec<ArtifactRef>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    protections: Vec<Protection>,
     #[serde(skip_serializing_if = "Option::is_none")]
     hint: Option<String>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -106,6 +109,10 @@ impl ToolResult {
     /// Artifacts holding full output.
     pub fn artifacts(&self) -> &[ArtifactRef] {
         &self.artifacts
+    }
+    /// The sandbox protections that were in force around a process tool.
+    pub fn protections(&self) -> &[Protection] {
+        &self.protections
     }
     /// What the model should do next.
     pub fn hint(&self) -> Option<&str> {
@@ -256,6 +263,7 @@ fn base(
         duration_ms: 0,
         truncated: false,
         artifacts: Vec::new(),
+        protections: Vec::new(),
         hint: None,
         alternatives: Vec::new(),
         attempts: 0,
@@ -342,6 +350,12 @@ pub(crate) fn executed(e: Executed<'_>) -> ToolResult {
     };
     let mut raw = e.raw;
     let mut failure = raw.failure.take();
+    // What the sandbox contained while the call ran out of time (a fork bomb, say) stays in
+    // the message.
+    let contained = match &failure {
+        Some((ErrorType::SandboxViolation, m)) => Some(m.clone()),
+        _ => None,
+    };
     if let Some(stop) = e.stop {
         let (t, m) = match stop {
             Stop::Timeout(d) => (
@@ -356,6 +370,10 @@ pub(crate) fn executed(e: Executed<'_>) -> ToolResult {
                 ErrorType::Cancelled,
                 format!("{} was cancelled while running", def.name),
             ),
+        };
+        let m = match &contained {
+            Some(c) => format!("{m}; {c}"),
+            None => m,
         };
         failure = Some((t, m));
     }
@@ -395,6 +413,9 @@ pub(crate) fn executed(e: Executed<'_>) -> ToolResult {
     r.attempts = e.attempts;
     r.truncated = raw.truncated;
     r.artifacts = raw.artifacts;
+    r.protections = raw.protections;
+    // A process tool already kept its full output (unredacted, owner-only) while it streamed.
+    let kept_whole = !r.artifacts.is_empty();
     if let Some(mut structured) = raw.structured {
         redactor.json(&mut structured);
         r.structured = Some(structured);
@@ -403,7 +424,7 @@ pub(crate) fn executed(e: Executed<'_>) -> ToolResult {
         let text = redactor.text(&text);
         // read_artifact already reads from the store: never store a slice of an artifact again.
         let reads_artifacts = e.tool.builtin == Some(Builtin::ReadArtifact);
-        if text.len() as u64 > policy.artifact_threshold && !reads_artifacts {
+        if text.len() as u64 > policy.artifact_threshold && !reads_artifacts && !kept_whole {
             let origin = ArtifactOrigin {
                 tool: &def.name,
                 call_id: e.subject.call_id,

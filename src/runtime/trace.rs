@@ -36,6 +36,8 @@ pub struct TraceRecord {
     pub runtime: BackendName,
     /// The sandbox profile named by the spec.
     pub sandbox_profile: Option<String>,
+    /// The sandbox protections that were in force (process tools).
+    pub protections: Vec<crate::runtime::exec::sandbox::Protection>,
     /// The journal's operation id, for side-effecting calls.
     pub operation_id: Option<String>,
     /// The idempotency key the call carried.
@@ -163,6 +165,7 @@ pub(crate) fn record(
         scheduler_batch: meta.batch,
         runtime: backend,
         sandbox_profile: tool.and_then(|t| t.definition.sandbox.clone()),
+        protections: r.protections().to_vec(),
         operation_id: meta.operation_id.clone(),
         idempotency_key: meta.idempotency_key.clone(),
         start_time: humantime::format_rfc3339_micros(meta.start_time).to_string(),

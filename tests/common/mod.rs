@@ -18,6 +18,8 @@ use toolgate::runtime::{
 };
 use toolgate::spec::load::LoadOptions;
 
+pub mod sandbox;
+
 pub fn repo() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
@@ -43,6 +45,12 @@ pub fn bundle() -> Arc<Bundle> {
             Arc::new(checked.bundle().expect("the fixture specs lint clean"))
         })
         .clone()
+}
+
+/// The toolgate binary, which process tools run under as their exec shim (the test binary
+/// itself cannot be re-executed as one).
+pub fn shim() -> PathBuf {
+    PathBuf::from(env!("CARGO_BIN_EXE_toolgate"))
 }
 
 /// A temporary workspace and state folder.
@@ -85,7 +93,8 @@ impl Fixture {
         })
         .unwrap()
         .workspace(self.ws.path())
-        .state_dir(self.state.path());
+        .state_dir(self.state.path())
+        .shim(shim());
         bind_handlers(b, Arc::new(Counters::default()))
     }
 }

@@ -1,43 +1,43 @@
 //! The subprocess backend: `exec: {command: …}` tools.
 //!
-//! Two steps, kept apart so a sandboxing exec-shim can replace the second and keep the first:
-//! [`prepare`] evaluates the argv template into a [`CommandRequest`] (each element exactly one
-//! argv entry, `when` elements included or not, `each` elements one entry per list item;
-//! `shell: true` runs the first element with `bash -c`, later elements becoming `$0`, `$1`, …),
-//! resolves the working folder inside the workspace, and builds the environment from nothing
-//! but the spec's allowlist; [`spawn`] starts the process in its own process group with that
-//! environment, feeds stdin, captures stdout and stderr as a bounded head and tail, and on
-//! timeout or cancellation kills the whole group. Not here yet (the shim's job): subreaper and
-//! cgroup containment of daemonizing grandchildren, rlimits, Landlock and seccomp, streaming the
-//! full output to the artifact store, and per-tool formatters beyond `bash` and `json`.
+//! Three steps: [`prepare`] evaluates the argv template into a [`CommandRequest`] (each
+//! element exactly one argv entry, `when` elements included or not, `each` elements one entry
+//! per list item; no shell unless `shell: true`, which runs the first element with `bash -c`,
+//! later elements becoming `$0`, `$1`, …), resolves the working folder inside the workspace,
+//! and builds the environment from nothing but the spec's allowlist. The tool's sandbox profile
+//! becomes a [`SandboxPlan`] ([`sandbox::plan`]), failing closed when the kernel lacks what the
+//! profile needs. [`spawn`](crate::runtime::exec::spawn::spawn) runs it under the exec shim, and
+//! the tool's [`format`](crate::runtime::format) formatter turns the output into the result.
+//!
+//! A failure the sandbox caused is told apart where it can be: a signal or shell exit code of
+//! an exceeded rlimit (SIGXCPU, SIGXFSZ), forks refused by the process cap, and — when Landlock
+//! or the network filter was in force and the process failed — the EACCES/EPERM messages
+//! they cause ("Permission denied", "Operation not permitted"). Those end SANDBOX_VIOLATION.
 
-use std::collections::VecDeque;
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::sync::Arc;
 
 use cel::Program;
-use serde_json::{Value, json};
-use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
-use tokio_util::sync::CancellationToken;
+use indexmap::IndexMap;
 
 use crate::cel::{Bindings, Evaluator};
 use crate::ir::template::{TemplatePart, parse};
-use crate::ir::{ArgvElement, CommandSpec, ErrorType, FormatterKind};
-use crate::runtime::exec::{ExecContext, ExecFailure, ExecFuture, Executor, RawOutcome};
-use crate::runtime::output::{Redactor, bound};
+use crate::ir::{ArgvElement, CommandSpec, ErrorType, SandboxProfile};
+use crate::runtime::artifacts::ArtifactRedaction;
+use crate::runtime::exec::capture::SpillTo;
+use crate::runtime::exec::outcome;
+use crate::runtime::exec::sandbox::{self, KernelFeatures, SandboxPlan};
+use crate::runtime::exec::spawn::{OutputSink, SpawnRequest, default_shim, spawn};
+use crate::runtime::exec::{ExecContext, ExecFailure, ExecFuture, Executor};
 use crate::runtime::permission::AuthorizedCall;
 use crate::runtime::workspace::Workspace;
 
-/// Bytes kept from the start of each stream.
-const CAPTURE_HEAD_BYTES: usize = 512 * 1024;
-/// Bytes kept from the end of each stream.
-const CAPTURE_TAIL_BYTES: usize = 512 * 1024;
-/// Read size; large enough that a chatty process is drained quickly.
-const READ_CHUNK: usize = 64 * 1024;
-/// How long to keep reading after the process ended: a grandchild that kept the pipe open
-/// would otherwise hang the call forever.
-const OUTPUT_DRAIN_TIMEOUT_MS: u64 = 1_000;
+/// The most bytes one argument or environment string can have (Linux's MAX_ARG_STRLEN, 32
+/// pages, less the terminating NUL); a longer one would make exec fail with E2BIG.
+const MAX_ARG_BYTES: usize = 128 * 1024 - 1;
+/// The most bytes of arguments and environment together: well under the usual ARG_MAX (2 MiB)
+/// so the shim's own arguments still fit.
+const MAX_ARGV_TOTAL_BYTES: usize = 1024 * 1024;
 /// The shell for `shell: true`.
 const SHELL: &str = "bash";
 
@@ -210,7 +210,7 @@ pub fn prepare(
     } else {
         argv.iter().map(|a| quote(a)).collect::<Vec<_>>().join(" ")
     };
-    let (program, args) = if cmd.shell {
+    let (program, args): (String, Vec<String>) = if cmd.shell {
         (
             SHELL.to_owned(),
             std::iter::once("-c".to_owned()).chain(argv).collect(),
@@ -252,6 +252,7 @@ pub fn prepare(
         .iter()
         .filter_map(|k| std::env::var(k).ok())
         .collect();
+    check_exec_strings(&argv_of(&program, args.as_slice()), &env)?;
     let stdin = match &cmd.stdin {
         Some(p) => Some(ev.text(p).map_err(|e| fail(e.to_string()))?.into_bytes()),
         None => None,
@@ -267,6 +268,52 @@ pub fn prepare(
     })
 }
 
+fn argv_of<'a>(program: &'a str, args: &'a [String]) -> Vec<&'a str> {
+    std::iter::once(program)
+        .chain(args.iter().map(String::as_str))
+        .collect()
+}
+
+/// Refuses what exec(2) cannot carry: a NUL byte (the C strings would end early, changing the
+/// argument) or an argument past the kernel's size limits — as INVALID_ARGUMENTS, naming it.
+fn check_exec_strings(argv: &[&str], env: &[(String, String)]) -> Result<(), ExecFailure> {
+    let invalid = |m: String| ExecFailure::new(ErrorType::InvalidArguments, m);
+    let mut total = 0;
+    for (i, a) in argv.iter().enumerate() {
+        if a.contains('\0') {
+            return Err(invalid(format!(
+                "argument {i} of the command contains a NUL byte, which a process argument cannot carry"
+            )));
+        }
+        if a.len() > MAX_ARG_BYTES {
+            return Err(invalid(format!(
+                "argument {i} of the command is {} bytes; one process argument holds at most {MAX_ARG_BYTES}",
+                a.len()
+            )));
+        }
+        total += a.len() + 1;
+    }
+    for (k, v) in env {
+        if k.contains('\0') || v.contains('\0') {
+            return Err(invalid(format!(
+                "the environment variable {k} contains a NUL byte"
+            )));
+        }
+        if k.len() + v.len() + 1 > MAX_ARG_BYTES {
+            return Err(invalid(format!(
+                "the environment variable {k} is longer than {MAX_ARG_BYTES} bytes"
+            )));
+        }
+        total += k.len() + v.len() + 2;
+    }
+    if total > MAX_ARGV_TOTAL_BYTES {
+        return Err(invalid(format!(
+            "the command line and environment are {total} bytes; at most {MAX_ARGV_TOTAL_BYTES} fit"
+        )));
+    }
+    Ok(())
+}
+
 /// Single-quotes an argument for display when it needs it.
 fn quote(a: &str) -> String {
     if !a.is_empty()
@@ -279,209 +326,109 @@ fn quote(a: &str) -> String {
     }
 }
 
-/// One stream's bounded capture: a head, a tail, and how much passed between.
-#[derive(Debug, Default)]
-struct Capture {
-    head: Vec<u8>,
-    tail: VecDeque<u8>,
-    total: u64,
+/// The subprocess backend: [`prepare`], the sandbox plan, the shim, the formatter.
+#[derive(Clone, Debug)]
+pub struct CommandExecutor {
+    shim: PathBuf,
+    profiles: Arc<IndexMap<String, SandboxProfile>>,
+    kernel: Option<Arc<KernelFeatures>>,
 }
 
-impl Capture {
-    fn push(&mut self, mut chunk: &[u8]) {
-        self.total += chunk.len() as u64;
-        let room = CAPTURE_HEAD_BYTES - self.head.len();
-        let take = room.min(chunk.len());
-        self.head.extend_from_slice(&chunk[..take]);
-        chunk = &chunk[take..];
-        self.tail.extend(chunk);
-        let excess = self.tail.len().saturating_sub(CAPTURE_TAIL_BYTES);
-        self.tail.drain(..excess);
-    }
-
-    fn omitted(&self) -> u64 {
-        self.total - self.head.len() as u64 - self.tail.len() as u64
-    }
-
-    fn text(&self) -> String {
-        let mut s = String::from_utf8_lossy(&self.head).into_owned();
-        if self.omitted() > 0 {
-            s.push_str(&format!("\n[… {} bytes omitted …]\n", self.omitted()));
-        }
-        let tail: Vec<u8> = self.tail.iter().copied().collect();
-        s.push_str(&String::from_utf8_lossy(&tail));
-        s
+impl Default for CommandExecutor {
+    fn default() -> Self {
+        CommandExecutor::new(IndexMap::new())
     }
 }
 
-fn lock(c: &Mutex<Capture>) -> std::sync::MutexGuard<'_, Capture> {
-    match c.lock() {
-        Ok(g) => g,
-        Err(p) => p.into_inner(),
+impl CommandExecutor {
+    /// A backend with the project's sandbox profiles, running tools under this executable
+    /// as the shim (or `TOOLGATE_SHIM`).
+    pub fn new(profiles: IndexMap<String, SandboxProfile>) -> Self {
+        CommandExecutor {
+            shim: default_shim(),
+            profiles: Arc::new(profiles),
+            kernel: None,
+        }
+    }
+
+    /// Uses another toolgate binary as the exec shim (e.g. from a test or an embedding program
+    /// that does not dispatch the shim itself).
+    pub fn with_shim(mut self, shim: impl Into<PathBuf>) -> Self {
+        self.shim = shim.into();
+        self
+    }
+
+    /// Plans against these kernel features instead of the probed ones (to check how profiles
+    /// fail closed on a kernel without them).
+    pub fn with_kernel(mut self, kernel: KernelFeatures) -> Self {
+        self.kernel = Some(Arc::new(kernel));
+        self
+    }
+
+    /// The sandbox plan of a tool's profile in a workspace.
+    pub fn plan(
+        &self,
+        profile: Option<&str>,
+        workspace: &std::path::Path,
+    ) -> Result<SandboxPlan, ExecFailure> {
+        let kernel = match &self.kernel {
+            Some(k) => k.as_ref(),
+            None => sandbox::probe(),
+        };
+        let profile = match profile {
+            Some(name) => match self.profiles.get(name) {
+                Some(p) => Some((name, p)),
+                None => {
+                    return Err(ExecFailure::new(
+                        ErrorType::RuntimeException,
+                        format!(
+                            "the sandbox profile `{name}` is not defined; refusing to run unsandboxed"
+                        ),
+                    ));
+                }
+            },
+            None => None,
+        };
+        sandbox::plan(profile, workspace, kernel)
+            .map_err(|e| ExecFailure::new(ErrorType::RuntimeException, e.to_string()))
     }
 }
-
-async fn pump(mut r: impl AsyncRead + Unpin, cap: Arc<Mutex<Capture>>) {
-    let mut buf = vec![0u8; READ_CHUNK];
-    while let Ok(n) = r.read(&mut buf).await {
-        if n == 0 {
-            break;
-        }
-        lock(&cap).push(&buf[..n]);
-    }
-}
-
-fn kill_group(pid: Option<u32>) {
-    if let Some(pid) = pid
-        .and_then(|p| i32::try_from(p).ok())
-        .and_then(rustix::process::Pid::from_raw)
-    {
-        // ESRCH (the group is gone already) is the expected case after a clean exit.
-        let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::KILL);
-    }
-}
-
-/// Starts the process and waits for it, or kills its process group when `cancel` fires.
-pub async fn spawn(
-    req: CommandRequest,
-    formatter: FormatterKind,
-    max_bytes: u64,
-    cancel: CancellationToken,
-) -> RawOutcome {
-    let mut cmd = tokio::process::Command::new(&req.program);
-    cmd.args(&req.args)
-        .current_dir(&req.cwd)
-        .env_clear()
-        .envs(req.env.iter().map(|(k, v)| (k, v)))
-        .stdin(if req.stdin.is_some() {
-            std::process::Stdio::piped()
-        } else {
-            std::process::Stdio::null()
-        })
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .process_group(0)
-        .kill_on_drop(true);
-    let mut child = match cmd.spawn() {
-        Ok(c) => c,
-        Err(e) => {
-            return RawOutcome::failure(
-                ErrorType::ProcessError,
-                format!("could not start `{}`: {e}", req.program),
-            );
-        }
-    };
-    let pid = child.id();
-    if let (Some(input), Some(mut w)) = (req.stdin, child.stdin.take()) {
-        tokio::spawn(async move {
-            // A process that exits without reading its input closes the pipe; that is its choice.
-            let _ = w.write_all(&input).await;
-        });
-    }
-    let out = Arc::new(Mutex::new(Capture::default()));
-    let err = Arc::new(Mutex::new(Capture::default()));
-    let mut readers = Vec::new();
-    if let Some(s) = child.stdout.take() {
-        readers.push(tokio::spawn(pump(s, out.clone())));
-    }
-    if let Some(s) = child.stderr.take() {
-        readers.push(tokio::spawn(pump(s, err.clone())));
-    }
-    let (status, stopped) = tokio::select! {
-        s = child.wait() => (s.ok(), false),
-        _ = cancel.cancelled() => {
-            kill_group(pid);
-            (child.wait().await.ok(), true)
-        }
-    };
-    // Background processes the command left in its group end with it.
-    kill_group(pid);
-    let deadline = tokio::time::Instant::now() + Duration::from_millis(OUTPUT_DRAIN_TIMEOUT_MS);
-    for r in readers {
-        let abort = r.abort_handle();
-        if tokio::time::timeout_at(deadline, r).await.is_err() {
-            abort.abort();
-        }
-    }
-    let (out, err) = (lock(&out), lock(&err));
-    let redactor = Redactor {
-        secrets: false,
-        patterns: &[],
-        literals: &req.secret_values,
-    };
-    let mut text = out.text();
-    if err.total > 0 {
-        if !text.is_empty() && !text.ends_with('\n') {
-            text.push('\n');
-        }
-        text.push_str("--- stderr ---\n");
-        text.push_str(&err.text());
-    }
-    let text = redactor.text(&text);
-    let truncated = out.omitted() + err.omitted() > 0;
-    let code = status.and_then(|s| s.code());
-    let signal = status.and_then(|s| std::os::unix::process::ExitStatusExt::signal(&s));
-    let structured = match formatter {
-        FormatterKind::Bash => {
-            let b = bound(&text, max_bytes, u64::MAX, crate::ir::OutputKeep::HeadTail);
-            Some(json!({
-                "command": req.display,
-                "exit_code": code.unwrap_or_else(|| 128 + signal.unwrap_or(0)),
-                "output": b.text,
-                "truncated": truncated || b.truncated,
-            }))
-        }
-        FormatterKind::Json if code == Some(0) => serde_json::from_slice::<Value>(&out.head)
-            .ok()
-            .filter(|_| out.omitted() == 0 && out.tail.is_empty()),
-        _ => None,
-    };
-    let failure = if stopped {
-        Some((
-            ErrorType::ProcessError,
-            format!("`{}` was stopped", req.display),
-        ))
-    } else {
-        match (code, signal) {
-            (Some(0), _) => None,
-            (Some(c), _) => Some((
-                ErrorType::ProcessError,
-                format!("`{}` exited with code {c}", req.display),
-            )),
-            (None, Some(s)) => Some((
-                ErrorType::ProcessError,
-                format!("`{}` was killed by signal {s}", req.display),
-            )),
-            (None, None) => Some((
-                ErrorType::ProcessError,
-                format!("`{}` ended without an exit status", req.display),
-            )),
-        }
-    };
-    RawOutcome {
-        failure,
-        summary: None,
-        structured,
-        text: Some(text),
-        exit_code: code,
-        truncated,
-        artifacts: Vec::new(),
-    }
-}
-
-/// The subprocess backend ([`prepare`] + [`spawn`]).
-#[derive(Clone, Copy, Debug, Default)]
-pub struct CommandExecutor;
 
 impl Executor for CommandExecutor {
     fn run<'a>(&'a self, call: AuthorizedCall, ctx: ExecContext) -> ExecFuture<'a> {
+        let def = call.definition();
         let prepared = prepare(&call, &ctx.context, &ctx.workspace);
-        let output = call.definition().output.clone();
+        let plan = self.plan(def.sandbox.as_deref(), ctx.workspace.root());
+        let output = def.output.clone();
+        let sink = OutputSink {
+            spill: Some(SpillTo {
+                store: ctx.artifacts.clone(),
+                threshold: output.artifact_threshold,
+            }),
+            tool: def.name.clone(),
+            call_id: call.call_id().to_owned(),
+            redact: ArtifactRedaction {
+                secrets: output.redact_secrets,
+                patterns: output.redact.clone(),
+                literals: Vec::new(),
+            },
+        };
         Box::pin(async move {
-            match prepared {
-                Ok(req) => spawn(req, output.formatter, output.max_bytes, ctx.cancel).await,
-                Err(failure) => failure.into(),
-            }
+            let (req, plan) = match (prepared, plan) {
+                (Ok(r), Ok(p)) => (r, p),
+                (Err(f), _) | (_, Err(f)) => return f.into(),
+            };
+            let mut sink = sink;
+            sink.redact.literals = req.secret_values.clone();
+            let spawned = spawn(SpawnRequest {
+                command: &req,
+                plan: &plan,
+                shim: &self.shim,
+                output: &sink,
+                cancel: ctx.cancel,
+            })
+            .await;
+            outcome::outcome(&req, &plan, &output, spawned)
         })
     }
 }
@@ -491,14 +438,9 @@ mod tests {
     use super::*;
 
     #[test]
-    fn capture_keeps_head_and_tail() {
-        let mut c = Capture::default();
-        c.push(&vec![b'a'; CAPTURE_HEAD_BYTES]);
-        c.push(&[b'b'; 10]);
-        c.push(&vec![b'c'; CAPTURE_TAIL_BYTES]);
-        assert_eq!(c.omitted(), 10);
-        assert!(c.text().contains("[… 10 bytes omitted …]"));
+    fn quotes_for_display() {
         assert_eq!(quote("a b"), "'a b'");
         assert_eq!(quote("src/x.rs"), "src/x.rs");
+        assert_eq!(quote("it's"), "'it'\\''s'");
     }
 }

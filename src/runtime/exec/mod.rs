@@ -8,14 +8,18 @@
 //! [`ExecContext::cancel`]; the pipeline decides whether a stop was a timeout or a cancel.
 //!
 //! Backends: [`builtin`] (toolgate's file tools), [`command`] (a subprocess from an argv
-//! template), [`handler`] (a Rust handler the embedding program bound) and MCP upstreams, which
-//! this build does not have yet ([`McpUnavailable`]). Each can be replaced with
-//! [`crate::runtime::RuntimeBuilder::executor`] — e.g. the command backend by a sandboxing
-//! exec-shim that reuses [`command::prepare`].
+//! template, run by [`spawn`] under the [`sandbox`] exec shim, its output kept by [`capture`])
+//! , [`handler`] (a Rust handler the embedding program bound) and MCP upstreams, which this
+//! build does not have yet ([`McpUnavailable`]). Each can be replaced with
+//! [`crate::runtime::RuntimeBuilder::executor`].
 
 pub mod builtin;
+pub mod capture;
 pub mod command;
 pub mod handler;
+mod outcome;
+pub mod sandbox;
+pub mod spawn;
 
 use std::future::Future;
 use std::pin::Pin;
@@ -26,6 +30,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::ir::{ErrorType, ExecSpec};
 use crate::runtime::artifacts::{ArtifactRef, ArtifactStore};
+use crate::runtime::exec::sandbox::Protection;
 use crate::runtime::permission::AuthorizedCall;
 use crate::runtime::workspace::Workspace;
 
@@ -100,6 +105,8 @@ pub struct RawOutcome {
     pub truncated: bool,
     /// Artifacts the tool stored itself.
     pub artifacts: Vec<ArtifactRef>,
+    /// The sandbox protections that were in force (process tools).
+    pub protections: Vec<Protection>,
 }
 
 impl RawOutcome {

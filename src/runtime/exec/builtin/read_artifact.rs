@@ -1,13 +1,33 @@
 //! `read_artifact`: a line range or a byte range of a stored artifact (the full output of an
 //! earlier call), with the artifact's total size so the model can page through it.
 
+use std::io::{BufRead, BufReader, Read, Seek, SeekFrom};
+
 use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::{BuiltinContext, Step, parse_args, to_usize};
 use crate::ir::ErrorType;
-use crate::runtime::artifacts::{ArtifactError, count_lines};
+use crate::runtime::artifacts::ArtifactError;
 use crate::runtime::exec::{ExecFailure, RawOutcome};
+use crate::runtime::output::Redactor;
+
+/// Lines of a file without metadata (an artifact from before metadata recorded them).
+fn count_file_lines(file: &std::fs::File) -> std::io::Result<u64> {
+    let mut r = BufReader::new(file);
+    let (mut n, mut last) = (0u64, b'\n');
+    loop {
+        let buf = r.fill_buf()?;
+        if buf.is_empty() {
+            break;
+        }
+        n += buf.iter().filter(|b| **b == b'\n').count() as u64;
+        last = buf[buf.len() - 1];
+        let len = buf.len();
+        r.consume(len);
+    }
+    Ok(n + u64::from(last != b'\n'))
+}
 
 /// Most bytes one byte-range read returns (the contract's `length` maximum).
 const MAX_LENGTH: u64 = 65_536;
@@ -35,14 +55,29 @@ pub(super) fn run(args: &Value, cx: &BuiltinContext) -> Step<RawOutcome> {
             "give a line range (start_line/end_line) or a byte range (offset/length), not both",
         ));
     }
-    let bytes = cx.artifacts.get(&a.artifact_id).map_err(|e| match e {
+    let failure = |e: ArtifactError| match e {
         ArtifactError::InvalidId(_) => ExecFailure::new(ErrorType::InvalidArguments, e.to_string()),
         ArtifactError::NotFound(_) => ExecFailure::new(ErrorType::ResourceNotFound, e.to_string()),
         ArtifactError::Io(_) => ExecFailure::new(ErrorType::RuntimeException, e.to_string()),
-    })?;
-    let total_bytes = bytes.len() as u64;
-    let total_lines = count_lines(&bytes);
+    };
+    // Artifacts can be gigabytes (a process tool's whole output, streamed to the store): read
+    // only the range asked for, and take the totals from the metadata.
+    let file = cx.artifacts.open(&a.artifact_id).map_err(failure)?;
+    let io = |e: std::io::Error| ExecFailure::new(ErrorType::RuntimeException, e.to_string());
+    let (total_bytes, total_lines, redaction) = match cx.artifacts.metadata(&a.artifact_id) {
+        Ok(m) => (m.reference.size, m.reference.lines, m.redact),
+        Err(_) => {
+            let len = file.metadata().map_err(io)?.len();
+            (
+                len,
+                count_file_lines(&file).map_err(io)?,
+                Default::default(),
+            )
+        }
+    };
     let budget = cx.output.max_bytes.max(1);
+    let mut reader = BufReader::new(file);
+    reader.seek(SeekFrom::Start(0)).map_err(io)?;
     let (text, start, end, truncated) = if by_bytes {
         let offset = a.offset.unwrap_or(0);
         if offset > total_bytes || (offset == total_bytes && total_bytes > 0) {
@@ -53,8 +88,10 @@ pub(super) fn run(args: &Value, cx: &BuiltinContext) -> Step<RawOutcome> {
         }
         let len = a.length.unwrap_or(MAX_LENGTH).min(MAX_LENGTH).min(budget);
         let end = offset.saturating_add(len).min(total_bytes);
-        let slice = &bytes[to_usize(offset)..to_usize(end)];
-        let text = String::from_utf8_lossy(slice).into_owned();
+        reader.seek(SeekFrom::Start(offset)).map_err(io)?;
+        let mut slice = vec![0u8; to_usize(end - offset)];
+        reader.read_exact(&mut slice).map_err(io)?;
+        let text = String::from_utf8_lossy(&slice).into_owned();
         (
             text,
             offset,
@@ -75,24 +112,43 @@ pub(super) fn run(args: &Value, cx: &BuiltinContext) -> Step<RawOutcome> {
             .min(start.saturating_add(cx.output.max_lines.max(1) - 1));
         let mut text = String::new();
         let mut end = start.saturating_sub(1);
-        for (i, line) in bytes.split_inclusive(|b| *b == b'\n').enumerate() {
-            let n = i as u64 + 1;
+        let mut line = Vec::new();
+        let mut n = 0u64;
+        loop {
+            line.clear();
+            if reader.read_until(b'\n', &mut line).map_err(io)? == 0 {
+                break;
+            }
+            n += 1;
             if n < start {
                 continue;
             }
             if n > last {
                 break;
             }
-            let line = String::from_utf8_lossy(line);
-            if (text.len() + line.len()) as u64 > budget {
+            let l = String::from_utf8_lossy(&line);
+            if (text.len() + l.len()) as u64 > budget {
                 break;
             }
-            text.push_str(&line);
+            text.push_str(&l);
             end = n;
         }
         let asked_end = a.end_line.unwrap_or(total_lines).min(total_lines);
         (text, start, end, end < asked_end)
     };
+    // The file keeps the raw output; what the model sees is redacted as the producing call's
+    // output was.
+    let patterns: Vec<regex::Regex> = redaction
+        .patterns
+        .iter()
+        .filter_map(|p| regex::Regex::new(p).ok())
+        .collect();
+    let redactor = Redactor {
+        secrets: redaction.secrets,
+        patterns: &patterns,
+        literals: &redaction.literals,
+    };
+    let text = redactor.edges(&redactor.text(&text));
     let unit = if by_bytes { "bytes" } else { "lines" };
     let mut shown_text = text.clone();
     if !shown_text.is_empty() && !shown_text.ends_with('\n') {

@@ -1,0 +1,167 @@
+//! From what a process did to the attempt's [`RawOutcome`]: secret values redacted, the
+//! tool's formatter applied, and the failure classified — setup, a stop, the sandbox (an
+//! rlimit's signal, the process cap, a Landlock or network refusal told apart by its message)
+//! or the formatter's verdict.
+
+use crate::ir::{ErrorType, OutputPolicy};
+use crate::runtime::exec::RawOutcome;
+use crate::runtime::exec::command::CommandRequest;
+use crate::runtime::exec::sandbox::{self, Protection, SandboxPlan};
+use crate::runtime::exec::spawn::Spawned;
+use crate::runtime::format::{self, FormatInput};
+use crate::runtime::output::Redactor;
+
+/// Markers of an access the sandbox refused, by the protection that refuses it.
+const DENIAL_MARKERS: &[(Protection, &str)] = &[
+    (Protection::Landlock, "Permission denied"),
+    (Protection::Landlock, "EACCES"),
+    (Protection::NoNetwork, "Operation not permitted"),
+    (Protection::NoNetwork, "EPERM"),
+];
+
+/// The first output line that shows a protection in force refusing an access.
+fn sandbox_denial<'a>(text: &'a str, protections: &[Protection]) -> Option<(Protection, &'a str)> {
+    text.lines().find_map(|l| {
+        DENIAL_MARKERS
+            .iter()
+            .find(|(p, m)| protections.contains(p) && l.contains(m))
+            .map(|(p, _)| (*p, l.trim()))
+    })
+}
+
+/// Turns what the process did into the attempt's outcome.
+pub(crate) fn outcome(
+    req: &CommandRequest,
+    plan: &SandboxPlan,
+    output: &OutputPolicy,
+    s: Spawned,
+) -> RawOutcome {
+    let redactor = Redactor {
+        secrets: false,
+        patterns: &[],
+        literals: &req.secret_values,
+    };
+    let stdout = redactor.text(&s.stdout.captured.text());
+    let stderr = redactor.text(&s.stderr.captured.text());
+    let hash = s.stdout.captured.hash.to_hex().to_string();
+    let input = FormatInput {
+        command: &req.display,
+        exit_code: s.exit_code,
+        signal: s.signal,
+        stdout: &stdout,
+        stderr: &stderr,
+        stdout_complete: s.stdout.captured.omitted() == 0,
+        stderr_complete: s.stderr.captured.omitted() == 0,
+        stdout_lines: s.stdout.captured.lines,
+        stdout_hash: &hash,
+        max_bytes: output.max_bytes,
+        max_lines: output.max_lines,
+    };
+    let f = format::format(output.formatter, &input);
+    let mut notes = Vec::new();
+    for (name, c) in [
+        ("stdout", &s.stdout.captured),
+        ("stderr", &s.stderr.captured),
+    ] {
+        if let Some(e) = &c.spill_error {
+            notes.push(format!("the full {name} could not be kept: {e}"));
+        }
+    }
+    if s.leftovers > 0 {
+        notes.push(format!(
+            "{} process{} it left running {} killed",
+            s.leftovers,
+            if s.leftovers == 1 { "" } else { "es" },
+            if s.leftovers == 1 { "was" } else { "were" }
+        ));
+    }
+    let failure = classify(req, plan, &s, f.failure.clone(), &f.text);
+    let truncated = s.stdout.captured.omitted() + s.stderr.captured.omitted() > 0;
+    let mut summary = f.summary;
+    if !notes.is_empty() {
+        let base = summary.unwrap_or_else(|| format!("`{}` ran", req.display));
+        summary = Some(format!("{base} ({})", notes.join("; ")));
+    }
+    RawOutcome {
+        failure,
+        summary,
+        structured: f.structured,
+        text: Some(f.text),
+        exit_code: s.exit_code,
+        truncated,
+        artifacts: [s.stdout.artifact, s.stderr.artifact]
+            .into_iter()
+            .flatten()
+            .collect(),
+        protections: s.protections,
+    }
+}
+
+/// The failure of an attempt: setup, a stop, the sandbox, or the formatter's verdict.
+fn classify(
+    req: &CommandRequest,
+    plan: &SandboxPlan,
+    s: &Spawned,
+    verdict: Option<String>,
+    text: &str,
+) -> Option<(ErrorType, String)> {
+    if let Some(f) = &s.setup_failure {
+        return Some(f.clone());
+    }
+    let violation = |m: String| Some((ErrorType::SandboxViolation, m));
+    // A limit's signal, or a shell's 128 + signal for a child it killed.
+    let signal = s
+        .signal
+        .or_else(|| s.exit_code.filter(|c| *c > 128).map(|c| c - 128));
+    if let Some(limit) = signal.and_then(|sig| sandbox::exceeded(&plan.rlimits, sig)) {
+        return violation(format!(
+            "`{}` exceeded {limit} and was stopped",
+            req.display
+        ));
+    }
+    // Reaching the cap is the violation, however the tool ended: a fork bomb's first
+    // process often exits at once and leaves the bomb running.
+    if s.forks_refused > 0 {
+        return violation(format!(
+            "`{}` reached the process cap of {} ({} fork{} refused)",
+            req.display,
+            plan.cgroup.pids_max.unwrap_or(0),
+            s.forks_refused,
+            if s.forks_refused == 1 {
+                " was"
+            } else {
+                "s were"
+            }
+        ));
+    }
+    if s.stopped {
+        return Some((
+            ErrorType::ProcessError,
+            format!("`{}` was stopped", req.display),
+        ));
+    }
+    let verdict = verdict?;
+    if let Some((p, line)) = sandbox_denial(text, &s.protections) {
+        let what = match p {
+            Protection::NoNetwork => "a network access (no network in this sandbox)",
+            _ => "a file access outside the sandbox's roots",
+        };
+        return violation(format!("the sandbox blocked {what}: {line}"));
+    }
+    Some((ErrorType::ProcessError, verdict))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn finds_denials_of_protections_in_force() {
+        let text = "ok\nbash: /etc/x: Permission denied\n";
+        assert_eq!(
+            sandbox_denial(text, &[Protection::Landlock]),
+            Some((Protection::Landlock, "bash: /etc/x: Permission denied"))
+        );
+        assert_eq!(sandbox_denial(text, &[Protection::NoNetwork]), None);
+    }
+}

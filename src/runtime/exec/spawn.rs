@@ -1,0 +1,355 @@
+//! The only place toolgate starts a process: the exec shim with the tool's command line behind
+//! it.
+//!
+//! Cleared environment (only the allowlist of [`CommandRequest::env`]), null stdin unless the
+//! spec gives one, the shim in its own process group, `kill_on_drop`. The per-execution
+//! cgroups are made here before the shim starts and removed here after it ends. Output is
+//! captured by [`capture`] (head, tail, hash, spill to the artifact store).
+//!
+//! Stopping (timeout or cancel, through the token): SIGTERM to the shim, which TERMs the tree,
+//! waits [`TERM_GRACE_MS`] and KILLs it. If the shim itself does not end within
+//! [`SHIM_EXIT_MARGIN_MS`] after that, it is killed and the cgroup with it.
+
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::time::Duration;
+
+use tokio::io::AsyncWriteExt;
+use tokio_util::sync::CancellationToken;
+
+use crate::ir::ErrorType;
+use crate::runtime::artifacts::{ArtifactOrigin, ArtifactRedaction, ArtifactRef};
+use crate::runtime::exec::capture::{Captured, SpillTo, capture};
+use crate::runtime::exec::command::CommandRequest;
+use crate::runtime::exec::sandbox::cgroup::ExecCgroups;
+use crate::runtime::exec::sandbox::shim::{ShimPlan, shim_args};
+use crate::runtime::exec::sandbox::{Protection, SandboxPlan, ShimReport};
+
+/// Time between SIGTERM and SIGKILL when a tool is stopped: long enough for a test runner to
+/// flush its report, short enough that the whole stop fits the pipeline's 2 s grace.
+pub const TERM_GRACE_MS: u64 = 500;
+/// How long after the grace period the shim itself may take before it is killed.
+pub const SHIM_EXIT_MARGIN_MS: u64 = 1_000;
+/// How long to keep reading after the shim ended. The shim kills every descendant, so the
+/// pipes normally close at once; this bounds the wait if something escaped.
+pub const OUTPUT_DRAIN_TIMEOUT_MS: u64 = 1_000;
+
+/// Where the output goes besides head and tail.
+#[derive(Clone, Debug)]
+pub struct OutputSink {
+    /// The artifact store and threshold (`None`: keep only head and tail).
+    pub spill: Option<SpillTo>,
+    /// The tool, for the artifact's metadata.
+    pub tool: String,
+    /// The call, for the artifact's metadata.
+    pub call_id: String,
+    /// What is redacted whenever the artifact is shown.
+    pub redact: ArtifactRedaction,
+}
+
+/// One captured stream, finished.
+#[derive(Debug)]
+pub struct StreamOutput {
+    /// Head and tail.
+    pub captured: Captured,
+    /// The artifact holding the whole stream (above the threshold).
+    pub artifact: Option<ArtifactRef>,
+}
+
+/// Everything known about a finished process.
+#[derive(Debug)]
+pub struct Spawned {
+    /// The tool could not run: the error type and message.
+    pub setup_failure: Option<(ErrorType, String)>,
+    /// Exit code.
+    pub exit_code: Option<i32>,
+    /// Terminating signal.
+    pub signal: Option<i32>,
+    /// Stopped on request (timeout or cancel).
+    pub stopped: bool,
+    /// Standard output.
+    pub stdout: StreamOutput,
+    /// Standard error.
+    pub stderr: StreamOutput,
+    /// The protections that were in force.
+    pub protections: Vec<Protection>,
+    /// Forks the process cap refused.
+    pub forks_refused: u64,
+    /// Processes the tool left running, killed when it ended.
+    pub leftovers: u32,
+    /// Landlock's enforcement as the shim saw it.
+    pub landlock: Option<String>,
+}
+
+/// What to run and how.
+#[derive(Debug)]
+pub struct SpawnRequest<'a> {
+    /// The tool's command line, working folder, environment, stdin.
+    pub command: &'a CommandRequest,
+    /// The sandbox.
+    pub plan: &'a SandboxPlan,
+    /// The shim program (the toolgate binary).
+    pub shim: &'a Path,
+    /// Where the output goes.
+    pub output: &'a OutputSink,
+    /// Fires on timeout or cancel.
+    pub cancel: CancellationToken,
+}
+
+fn empty_stream() -> StreamOutput {
+    StreamOutput {
+        captured: Captured {
+            head: Vec::new(),
+            tail: Vec::new(),
+            total: 0,
+            lines: 0,
+            hash: blake3::hash(b""),
+            spilled: None,
+            spill_error: None,
+        },
+        artifact: None,
+    }
+}
+
+fn failed(t: ErrorType, m: String) -> Spawned {
+    Spawned {
+        setup_failure: Some((t, m)),
+        exit_code: None,
+        signal: None,
+        stopped: false,
+        stdout: empty_stream(),
+        stderr: empty_stream(),
+        protections: Vec::new(),
+        forks_refused: 0,
+        leftovers: 0,
+        landlock: None,
+    }
+}
+
+/// Runs the command under the shim and waits for it (or stops it when `cancel` fires).
+pub async fn spawn(req: SpawnRequest<'_>) -> Spawned {
+    let plan = req.plan;
+    let mut cgroups = match ExecCgroups::create(&plan.cgroup) {
+        Ok(c) => c,
+        // A best-effort profile runs without; the result then lacks the protection.
+        Err(_) if plan.best_effort => ExecCgroups::default(),
+        Err(e) => {
+            return failed(
+                ErrorType::RuntimeException,
+                format!("the sandbox could not set the process cap ({e}); refusing to run"),
+            );
+        }
+    };
+    let report_path = std::env::temp_dir().join(format!(
+        "toolgate-shim-{}.json",
+        uuid::Uuid::now_v7().simple()
+    ));
+    let shim_plan = ShimPlan {
+        parent: std::process::id(),
+        read_roots: plan.read_roots.clone(),
+        write_roots: plan.write_roots.clone(),
+        landlock: plan.landlock,
+        deny_network: plan.deny_network,
+        rlimits: plan.rlimits.clone(),
+        cgroup_v2: cgroups.v2().map(Path::to_path_buf),
+        cgroup_v1_pids: cgroups.v1_pids().map(Path::to_path_buf),
+        process_cap: plan.cgroup.pids_max.is_some()
+            && (cgroups.v1_pids().is_some() || cgroups.v2().is_some()),
+        best_effort: plan.best_effort,
+        grace_ms: TERM_GRACE_MS,
+        report: report_path.clone(),
+    };
+    let cmd = req.command;
+    let mut child = match tokio::process::Command::new(req.shim)
+        .args(shim_args(&shim_plan, &cmd.program, &cmd.args))
+        .current_dir(&cmd.cwd)
+        .env_clear()
+        .envs(cmd.env.iter().map(|(k, v)| (k, v)))
+        .stdin(if cmd.stdin.is_some() {
+            Stdio::piped()
+        } else {
+            Stdio::null()
+        })
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0)
+        .kill_on_drop(true)
+        .spawn()
+    {
+        Ok(c) => c,
+        Err(e) => {
+            return failed(
+                ErrorType::RuntimeException,
+                format!(
+                    "could not start the exec shim `{}`: {e}",
+                    req.shim.display()
+                ),
+            );
+        }
+    };
+    if let (Some(input), Some(mut w)) = (cmd.stdin.clone(), child.stdin.take()) {
+        tokio::spawn(async move {
+            // A process that exits without reading its input closes the pipe; its choice.
+            let _ = w.write_all(&input).await;
+        });
+    }
+    let stop_reading = CancellationToken::new();
+    let out = child
+        .stdout
+        .take()
+        .map(|s| tokio::spawn(capture(s, req.output.spill.clone(), stop_reading.clone())));
+    let err = child
+        .stderr
+        .take()
+        .map(|s| tokio::spawn(capture(s, req.output.spill.clone(), stop_reading.clone())));
+    let pid = child
+        .id()
+        .and_then(|p| i32::try_from(p).ok())
+        .map(nix::unistd::Pid::from_raw);
+    let stopped = tokio::select! {
+        _ = child.wait() => false,
+        () = req.cancel.cancelled() => true,
+    };
+    if stopped {
+        if let Some(pid) = pid {
+            // ESRCH: it ended meanwhile.
+            let _ = nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGTERM);
+        }
+        let limit = Duration::from_millis(TERM_GRACE_MS + SHIM_EXIT_MARGIN_MS);
+        if tokio::time::timeout(limit, child.wait()).await.is_err() {
+            let _ = child.start_kill();
+            cgroups.kill();
+            let _ = child.wait().await;
+        }
+    }
+    // Whatever is left in the cgroup (a shim that was killed before it could sweep) goes now.
+    cgroups.kill();
+    let deadline = tokio::time::Instant::now() + Duration::from_millis(OUTPUT_DRAIN_TIMEOUT_MS);
+    let stopper = stop_reading.clone();
+    let drain_guard = tokio::spawn(async move {
+        tokio::time::sleep_until(deadline).await;
+        stopper.cancel();
+    });
+    let stdout = join_capture(out).await;
+    let stderr = join_capture(err).await;
+    drain_guard.abort();
+    let report = ShimReport::read(&report_path);
+    let _ = std::fs::remove_file(&report_path);
+    let forks_refused = cgroups.forks_refused();
+    // Removal waits (briefly) for the kernel to empty the cgroups: not on an async worker.
+    let _ = tokio::task::spawn_blocking(move || cgroups.remove()).await;
+    let stdout = finish_artifact(stdout, req.output, "text/plain").await;
+    let stderr = finish_artifact(stderr, req.output, "text/plain; stream=stderr").await;
+
+    let Some(report) = report else {
+        let mut s = failed(
+            ErrorType::RuntimeException,
+            format!(
+                "the exec shim `{}` ended without a report (it was killed, or is not a toolgate binary: embedding programs must call `toolgate::runtime::exec::sandbox::run_shim()` when argv[1] is `__exec-shim`)",
+                req.shim.display()
+            ),
+        );
+        s.stopped = stopped;
+        s.stdout = stdout;
+        s.stderr = stderr;
+        return s;
+    };
+    let setup_failure = match (&report.sandbox_error, &report.spawn_error) {
+        (Some(e), _) => Some((
+            ErrorType::RuntimeException,
+            format!("the sandbox could not be set up ({e}); refusing to run"),
+        )),
+        (None, Some(e)) => Some((ErrorType::ProcessError, e.clone())),
+        (None, None) => None,
+    };
+    let protections = plan
+        .protections
+        .iter()
+        .copied()
+        .filter(|p| match p {
+            Protection::Landlock => report.landlock.is_some(),
+            Protection::CgroupKill => report.cgroup_joined,
+            Protection::ProcessLimit => report.process_cap_joined,
+            _ => true,
+        })
+        .collect();
+    Spawned {
+        setup_failure,
+        exit_code: report.exit_code,
+        signal: report.signal,
+        stopped: stopped || report.stopped,
+        stdout,
+        stderr,
+        protections,
+        forks_refused,
+        leftovers: report.leftovers,
+        landlock: report.landlock,
+    }
+}
+
+async fn join_capture(task: Option<tokio::task::JoinHandle<Captured>>) -> Captured {
+    match task {
+        Some(t) => match t.await {
+            Ok(c) => c,
+            Err(_) => empty_stream().captured,
+        },
+        None => empty_stream().captured,
+    }
+}
+
+/// Finishes a spilled stream as an artifact when it is above the threshold.
+async fn finish_artifact(mut c: Captured, sink: &OutputSink, media: &'static str) -> StreamOutput {
+    let above = sink.spill.as_ref().is_some_and(|s| c.total > s.threshold);
+    let Some(writer) = c.spilled.take() else {
+        return StreamOutput {
+            captured: c,
+            artifact: None,
+        };
+    };
+    if !above {
+        drop(writer);
+        return StreamOutput {
+            captured: c,
+            artifact: None,
+        };
+    }
+    let content = c.content();
+    let (tool, call_id, redact) = (sink.tool.clone(), sink.call_id.clone(), sink.redact.clone());
+    let done = tokio::task::spawn_blocking(move || {
+        let origin = ArtifactOrigin {
+            tool: &tool,
+            call_id: &call_id,
+            media_type: media,
+        };
+        writer.finish(content, origin, redact)
+    })
+    .await;
+    match done {
+        Ok(Ok(a)) => StreamOutput {
+            captured: c,
+            artifact: Some(a),
+        },
+        Ok(Err(e)) => {
+            c.spill_error = Some(e.to_string());
+            StreamOutput {
+                captured: c,
+                artifact: None,
+            }
+        }
+        Err(e) => {
+            c.spill_error = Some(e.to_string());
+            StreamOutput {
+                captured: c,
+                artifact: None,
+            }
+        }
+    }
+}
+
+/// The shim program: `TOOLGATE_SHIM` if set, else this executable.
+pub fn default_shim() -> PathBuf {
+    std::env::var_os("TOOLGATE_SHIM")
+        .map(PathBuf::from)
+        .or_else(|| std::env::current_exe().ok())
+        .unwrap_or_else(|| PathBuf::from("toolgate"))
+}

@@ -1,0 +1,243 @@
+//! Escape attempts from the sandbox of process tools: writing outside the workspace, reading a
+//! path outside the read roots, opening a network socket, fork bombs, a 10 GB write. Each is
+//! contained and reported (SANDBOX_VIOLATION, or TIMEOUT with the containment in the message)
+//! with the protections in force. On a kernel without what the profile needs, each asserts
+//! that the call failed closed instead.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+mod common;
+
+use common::sandbox::{all_gone, fully_sandboxed, shell, unique};
+use common::{Fixture, call, run1};
+use pretty_assertions::assert_eq;
+use serde_json::json;
+use toolgate::ir::{ErrorType, Status};
+use toolgate::runtime::Session;
+use toolgate::runtime::exec::sandbox::{Protection, probe};
+
+fn session() -> Session {
+    Session::new("s", "interactive")
+}
+
+/// A directory outside the workspace and outside /tmp (which workspace-write may write).
+fn outside() -> tempfile::TempDir {
+    tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn escape_write_outside_the_workspace_is_a_sandbox_violation() {
+    let f = Fixture::new();
+    let rt = f.builder().build().unwrap();
+    let out = outside();
+    let target = out.path().join("escape.txt");
+    let r = run1(
+        &rt,
+        &session(),
+        shell(&format!(
+            "echo inside > ok.txt && echo pwned > {}",
+            target.display()
+        )),
+    )
+    .await;
+    if !fully_sandboxed(&r) {
+        return;
+    }
+    assert_eq!(
+        (r.status(), r.error_type()),
+        (Status::SandboxViolation, Some(ErrorType::SandboxViolation))
+    );
+    assert!(
+        r.summary()
+            .starts_with("the sandbox blocked a file access outside the sandbox's roots: "),
+        "{}",
+        r.summary()
+    );
+    assert!(r.summary().contains("Permission denied"));
+    assert!(!target.exists());
+    assert_eq!(f.read("ok.txt"), "inside\n");
+    assert!(r.protections().contains(&Protection::Landlock));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn escape_read_of_a_denied_path_is_a_sandbox_violation() {
+    let f = Fixture::new();
+    let rt = f.builder().build().unwrap();
+    let out = outside();
+    let secret = out.path().join("secret.txt");
+    std::fs::write(&secret, "the-crown-jewels\n").unwrap();
+    let r = run1(
+        &rt,
+        &session(),
+        call(
+            "c",
+            "shell_jail",
+            json!({"command": format!("cat {}", secret.display())}),
+        ),
+    )
+    .await;
+    if probe().landlock_abi.is_none() {
+        assert_eq!(r.error_type(), Some(ErrorType::RuntimeException));
+        return;
+    }
+    assert_eq!(
+        r.status(),
+        Status::SandboxViolation,
+        "{}",
+        r.projection().text
+    );
+    assert!(!r.projection().text.contains("crown-jewels"));
+    assert!(r.summary().contains("Permission denied"), "{}", r.summary());
+    // The workspace itself stays readable and writable.
+    f.write("mine.txt", "mine\n");
+    let r = run1(
+        &rt,
+        &session(),
+        call(
+            "c",
+            "shell_jail",
+            json!({"command": "cat mine.txt > copy.txt && cat copy.txt"}),
+        ),
+    )
+    .await;
+    assert_eq!((r.status(), r.output()), (Status::Success, Some("mine\n")));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn escape_network_socket_is_refused_unix_sockets_work() {
+    let f = Fixture::new();
+    let rt = f.builder().build().unwrap();
+    let r = run1(
+        &rt,
+        &session(),
+        shell("python3 -c \"import socket; s = socket.socket(); s.connect(('127.0.0.1', 9))\""),
+    )
+    .await;
+    if !fully_sandboxed(&r) {
+        return;
+    }
+    assert_eq!(
+        r.status(),
+        Status::SandboxViolation,
+        "{}",
+        r.projection().text
+    );
+    assert!(
+        r.summary().starts_with(
+            "the sandbox blocked a network access (no network in this sandbox): PermissionError: [Errno 1] Operation not permitted"
+        ),
+        "{}",
+        r.summary()
+    );
+    assert!(r.protections().contains(&Protection::NoNetwork));
+    let r = run1(
+        &rt,
+        &session(),
+        shell("python3 -c \"import socket; a, b = socket.socketpair(); a.send(b'unix ok'); print(b.recv(7).decode())\""),
+    )
+    .await;
+    assert_eq!(
+        (r.status(), r.output()),
+        (Status::Success, Some("unix ok\n"))
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn escape_fork_bombs_hit_the_process_cap() {
+    let f = Fixture::new();
+    let rt = f.builder().build().unwrap();
+    let mark = unique("bomb");
+    // Forks until refused, keeping every child alive.
+    let bomb = format!(
+        "export TG_MARK={mark}; python3 -c \"
+import os, sys, time
+n = 0
+while True:
+    try:
+        pid = os.fork()
+    except OSError as e:
+        print('refused after', n, 'children:', e.strerror)
+        sys.exit(1)
+    if pid == 0:
+        time.sleep(60)
+        os._exit(0)
+    n += 1
+\""
+    );
+    let r = run1(
+        &rt,
+        &session(),
+        call("c", "shell_tight", json!({ "command": bomb })),
+    )
+    .await;
+    if !fully_sandboxed(&r) {
+        return;
+    }
+    assert_eq!(
+        r.status(),
+        Status::SandboxViolation,
+        "{}",
+        r.projection().text
+    );
+    assert!(
+        r.summary().contains("reached the process cap of 48"),
+        "{}",
+        r.summary()
+    );
+    assert!(
+        r.output()
+            .unwrap()
+            .contains("Resource temporarily unavailable")
+    );
+    assert!(r.protections().contains(&Protection::ProcessLimit));
+    assert_eq!(all_gone(&mark).await, Vec::<u32>::new());
+
+    // The classic shell bomb: its first process returns at once and the bomb runs on;
+    // contained by the cap, and killed with the tree when the command ends or times out.
+    let mark = unique("classic");
+    let r = run1(
+        &rt,
+        &session(),
+        call(
+            "c",
+            "shell_tight",
+            json!({ "command": format!("export TG_MARK={mark}; bomb() {{ bomb | bomb & }}; bomb; sleep 4") }),
+        ),
+    )
+    .await;
+    assert!(
+        matches!(r.status(), Status::Timeout | Status::SandboxViolation),
+        "{}",
+        r.projection().text
+    );
+    assert!(r.summary().contains("process cap of 48"), "{}", r.summary());
+    assert_eq!(all_gone(&mark).await, Vec::<u32>::new());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn escape_10gb_write_stops_at_the_file_size_limit() {
+    let f = Fixture::new();
+    let rt = f.builder().build().unwrap();
+    let r = run1(
+        &rt,
+        &session(),
+        call(
+            "c",
+            "shell_tight",
+            json!({"command": "head -c 10G /dev/zero > big.bin"}),
+        ),
+    )
+    .await;
+    if !fully_sandboxed(&r) {
+        return;
+    }
+    assert_eq!(
+        (r.status(), r.summary()),
+        (
+            Status::SandboxViolation,
+            "`head -c 10G /dev/zero > big.bin` exceeded the file size limit (16777216 bytes) and was stopped"
+        )
+    );
+    let size = std::fs::metadata(f.path().join("big.bin")).unwrap().len();
+    assert_eq!(size, 16 * 1024 * 1024);
+    assert!(r.protections().contains(&Protection::ResourceLimits));
+}

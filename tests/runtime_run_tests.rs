@@ -1,0 +1,220 @@
+//! The `tests` formatter on real runners: small fixture projects with failing tests
+//! (`tests/fixtures/tests/`) run through `run_tests` (pytest, cargo test) and through test tools
+//! with the same result contract (go test, jest), inside the workspace-write sandbox.
+//!
+//! The toolchains are installed by `.ci/run` (pytest from PyPI, Debian's golang-go, jest from
+//! npm into the fixture); a missing one fails its test with what to install.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+mod common;
+
+use std::path::Path;
+
+use common::{Fixture, call, repo, run1};
+use pretty_assertions::assert_eq;
+use serde_json::{Value, json};
+use toolgate::ir::{ErrorType, Status};
+use toolgate::runtime::{Session, ToolResult};
+
+fn session() -> Session {
+    Session::new("s", "ci")
+}
+
+/// Copies a fixture project into the workspace (symlinking `node_modules`, which is large).
+fn copy_project(name: &str, to: &Path) {
+    let from = repo().join("tests/fixtures/tests").join(name);
+    copy_dir(&from, to);
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap().flatten() {
+        let (src, dst) = (e.path(), to.join(e.file_name()));
+        if e.file_name() == "node_modules" {
+            std::os::unix::fs::symlink(&src, &dst).unwrap();
+        } else if e.file_type().unwrap().is_dir() {
+            copy_dir(&src, &dst);
+        } else {
+            std::fs::copy(&src, &dst).unwrap();
+        }
+    }
+}
+
+fn require(program: &str, version_arg: &str, install: &str) {
+    let found = std::process::Command::new(program)
+        .arg(version_arg)
+        .output()
+        .is_ok_and(|o| o.status.success());
+    assert!(
+        found,
+        "`{program}` is needed for this test: {install} (.ci/run does)"
+    );
+}
+
+/// The counts and failing names of a result, and its failures' details.
+fn report(r: &ToolResult) -> (Value, Vec<String>) {
+    let s = r
+        .structured()
+        .unwrap_or_else(|| panic!("{}", r.projection().text));
+    let counts = json!({
+        "passed": s["passed"], "failed": s["failed"], "skipped": s["skipped"],
+        "summary": s["summary"],
+        "names": s["failures"].as_array().unwrap().iter().map(|f| f["name"].clone()).collect::<Vec<_>>(),
+    });
+    let details = s["failures"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["details"].as_str().unwrap().to_owned())
+        .collect();
+    (counts, details)
+}
+
+/// A failing suite is an error whose summary is the counts (run_tests retries it once).
+fn assert_failed_run(r: &ToolResult, summary: &str) {
+    assert_eq!(
+        (r.status(), r.error_type(), r.summary()),
+        (Status::Error, Some(ErrorType::ProcessError), summary),
+        "{}",
+        r.projection().text
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pytest_suite() {
+    require("python3", "--version", "python3");
+    let ok = std::process::Command::new("python3")
+        .args(["-m", "pytest", "--version"])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    assert!(
+        ok,
+        "pytest is needed: python3 -m pip install pytest (.ci/run does)"
+    );
+    let f = Fixture::new();
+    copy_project("pytest_project", f.path());
+    let rt = f.builder().build().unwrap();
+    let r = run1(
+        &rt,
+        &session(),
+        call("t", "run_tests", json!({"runner": "pytest"})),
+    )
+    .await;
+    assert_failed_run(&r, "2 failed, 2 passed, 1 skipped");
+    let (counts, details) = report(&r);
+    assert_eq!(
+        counts,
+        json!({
+            "passed": 2, "failed": 2, "skipped": 1,
+            "summary": "2 failed, 2 passed, 1 skipped",
+            "names": ["tests/test_calc.py::test_divide", "tests/test_calc.py::test_divide_by_zero"],
+        })
+    );
+    assert!(details[0].contains("assert 2.0 == 3.5"), "{}", details[0]);
+    assert!(details[1].contains("ZeroDivisionError"), "{}", details[1]);
+    assert_eq!(r.structured().unwrap()["command"], "python3 -m pytest -rA");
+    assert_eq!(r.structured().unwrap()["exit_code"], 1);
+    // The model reads the failures first.
+    assert!(
+        r.output()
+            .unwrap()
+            .starts_with("FAILED tests/test_calc.py::test_divide\n"),
+        "{}",
+        r.output().unwrap()
+    );
+    // Selecting the passing tests gives a success whose result matches the contract.
+    let r = run1(
+        &rt,
+        &session(),
+        call(
+            "t",
+            "run_tests",
+            json!({"runner": "pytest", "tests": ["tests/test_calc.py::test_add"]}),
+        ),
+    )
+    .await;
+    assert_eq!((r.status(), r.summary()), (Status::Success, "1 passed"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cargo_test_suite() {
+    require("cargo", "--version", "a Rust toolchain");
+    let f = Fixture::new();
+    copy_project("cargo_project", f.path());
+    let rt = f.builder().build().unwrap();
+    let r = run1(
+        &rt,
+        &session(),
+        call("t", "run_tests", json!({"runner": "cargo"})),
+    )
+    .await;
+    assert_failed_run(&r, "2 failed, 1 passed, 1 skipped");
+    let (counts, details) = report(&r);
+    assert_eq!(
+        counts,
+        json!({
+            "passed": 1, "failed": 2, "skipped": 1,
+            "summary": "2 failed, 1 passed, 1 skipped",
+            "names": ["tests::panics_on_purpose", "tests::subtracts_negative"],
+        })
+    );
+    assert!(
+        details[0].contains("boom: the fixture fails here"),
+        "{}",
+        details[0]
+    );
+    assert!(
+        details[1].contains("sub(1, 3) should be 2") && details[1].contains("left: -2"),
+        "{}",
+        details[1]
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn go_test_suite() {
+    require("go", "version", "apt-get install golang-go");
+    let f = Fixture::new();
+    copy_project("go_project", f.path());
+    let rt = f.builder().build().unwrap();
+    let r = run1(&rt, &session(), call("t", "run_go_tests", json!({}))).await;
+    assert_failed_run(&r, "1 failed, 1 passed, 1 skipped");
+    let (counts, details) = report(&r);
+    assert_eq!(
+        counts,
+        json!({
+            "passed": 1, "failed": 1, "skipped": 1,
+            "summary": "1 failed, 1 passed, 1 skipped",
+            "names": ["TestSubNegative"],
+        })
+    );
+    assert_eq!(details[0], "calc_test.go:13: Sub(1, 3) = -2, want 2");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn jest_suite() {
+    require("node", "--version", "Node.js");
+    let jest = repo().join("tests/fixtures/tests/jest_project/node_modules/jest/bin/jest.js");
+    assert!(
+        jest.exists(),
+        "jest is needed: npm ci --prefix tests/fixtures/tests/jest_project (.ci/run does)"
+    );
+    let f = Fixture::new();
+    copy_project("jest_project", f.path());
+    let rt = f.builder().build().unwrap();
+    let r = run1(&rt, &session(), call("t", "run_js_tests", json!({}))).await;
+    assert_failed_run(&r, "1 failed, 1 passed, 1 skipped");
+    let (counts, details) = report(&r);
+    assert_eq!(
+        counts,
+        json!({
+            "passed": 1, "failed": 1, "skipped": 1,
+            "summary": "1 failed, 1 passed, 1 skipped",
+            "names": ["calc › subtracts negative"],
+        })
+    );
+    assert!(
+        details[0].contains("Expected: 2\nReceived: -2"),
+        "{}",
+        details[0]
+    );
+}
