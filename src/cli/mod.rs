@@ -6,10 +6,12 @@
 
 mod call;
 mod explain;
+mod import;
 mod lint;
 mod rules;
 mod run;
 mod schema;
+mod serve;
 
 use std::io::Write;
 use std::process::ExitCode;
@@ -45,6 +47,10 @@ enum Command {
     Call(call::CallArgs),
     /// Run a batch of tool calls (JSONL) as one turn: the schedule, then the results.
     Run(run::RunArgs),
+    /// Serve the tools as an MCP server over stdio (every call governed by the runtime).
+    Serve(serve::ServeArgs),
+    /// Write starter specs for the tools of an upstream MCP server.
+    Import(import::ImportArgs),
 }
 
 /// Runs the command line and returns the process exit code.
@@ -64,6 +70,8 @@ pub fn main() -> ExitCode {
         Command::Schema(a) => schema::run(a),
         Command::Call(a) => call::run(a),
         Command::Run(a) => run::run(a),
+        Command::Serve(a) => serve::run(a),
+        Command::Import(a) => import::run(a),
     };
     match result {
         Ok(code) => ExitCode::from(code),
