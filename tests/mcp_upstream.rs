@@ -249,3 +249,74 @@ async fn reference_git_server_through_the_runtime() {
     }
     assert!(!alive(second), "the git server outlived close()");
 }
+
+/// `toolgate import --from-mcp` writes one spec per tool; they lint without errors; existing
+/// files are kept unless `--force`.
+#[test]
+fn import_writes_starter_specs_that_lint() {
+    require_git_server();
+    let project = repository();
+    std::fs::write(
+        project.path().join("toolgate.yaml"),
+        "specs: [\"tool-specs/**/*.yaml\"]\nworkspace: .\nmcp_servers:\n  git: {command: [python3, -m, mcp_server_git, --repository, .], inherit_env: [PATH, HOME]}\ntargets: [anthropic, mcp]\n",
+    )
+    .unwrap();
+    let toolgate = |args: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_toolgate"))
+            .args(args)
+            .current_dir(project.path())
+            .output()
+            .unwrap()
+    };
+    let out = toolgate(&["import", "--from-mcp", "git"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let dir = project.path().join("tool-specs/git");
+    let mut files: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    files.sort();
+    assert!(files.len() >= 10, "{files:?}");
+    assert!(files.contains(&"git_add.yaml".to_owned()), "{files:?}");
+    let add = std::fs::read_to_string(dir.join("git_add.yaml")).unwrap();
+    for line in [
+        "effect: local_write\n",
+        "idempotency: idempotent\n",
+        "    ask: \"true\"\n",
+        "timeout: 30s\n",
+        "    server: git\n    tool: git_add\n",
+    ] {
+        assert!(add.contains(line), "{line:?} missing from:\n{add}");
+    }
+    let status = std::fs::read_to_string(dir.join("git_status.yaml")).unwrap();
+    assert!(
+        status.contains("effect: read_only\nidempotency: pure\n"),
+        "{status}"
+    );
+
+    let lint = toolgate(&["lint"]);
+    assert!(
+        lint.status.success(),
+        "imported specs have lint errors:\n{}{}",
+        String::from_utf8_lossy(&lint.stdout),
+        String::from_utf8_lossy(&lint.stderr)
+    );
+
+    std::fs::write(dir.join("git_add.yaml"), "# edited\n").unwrap();
+    let again = toolgate(&["import", "--from-mcp", "git"]);
+    assert!(again.status.success());
+    assert_eq!(
+        std::fs::read_to_string(dir.join("git_add.yaml")).unwrap(),
+        "# edited\n"
+    );
+    let forced = toolgate(&["import", "--from-mcp", "git", "--force"]);
+    assert!(forced.status.success());
+    assert_eq!(
+        std::fs::read_to_string(dir.join("git_add.yaml")).unwrap(),
+        add
+    );
+}

@@ -162,6 +162,104 @@ fn file_name(name: &str) -> String {
     s
 }
 
+/// Arguments the parameter schema accepts, for the policy test; `None` when the schema is too
+/// intricate for [`sample`] (the rule is then left untested, a lint warning).
+fn example_arguments(parameters: &Value) -> Option<Value> {
+    let args = sample(parameters, parameters, 0)?;
+    let valid = jsonschema::options()
+        .build(parameters)
+        .ok()
+        .is_some_and(|v| v.is_valid(&args));
+    valid.then_some(args)
+}
+
+/// A small instance of a schema: `const`, the first `enum` value, `default`, or the least
+/// value of its type that meets the bounds; objects get their required properties.
+fn sample(schema: &Value, root: &Value, depth: usize) -> Option<Value> {
+    const MAX_DEPTH: usize = 16;
+    if depth > MAX_DEPTH {
+        return None;
+    }
+    let s = schema.as_object()?;
+    if let Some(v) = s.get("const") {
+        return Some(v.clone());
+    }
+    if let Some(v) = s
+        .get("enum")
+        .and_then(Value::as_array)
+        .and_then(|e| e.first())
+    {
+        return Some(v.clone());
+    }
+    if let Some(v) = s.get("default") {
+        return Some(v.clone());
+    }
+    if let Some(r) = s.get("$ref").and_then(Value::as_str) {
+        let target = root.pointer(r.strip_prefix('#')?)?;
+        return sample(target, root, depth + 1);
+    }
+    for k in ["anyOf", "oneOf", "allOf"] {
+        if let Some(first) = s.get(k).and_then(Value::as_array).and_then(|a| a.first()) {
+            return sample(first, root, depth + 1);
+        }
+    }
+    let ty = match s.get("type") {
+        Some(Value::String(t)) => t.as_str(),
+        Some(Value::Array(ts)) => ts
+            .iter()
+            .filter_map(Value::as_str)
+            .find(|t| *t != "null")
+            .unwrap_or("null"),
+        _ if s.contains_key("properties") => "object",
+        _ => return Some(json!({})),
+    };
+    let bound = |k: &str| s.get(k).and_then(Value::as_f64);
+    Some(match ty {
+        "string" => {
+            let min = s.get("minLength").and_then(Value::as_u64).unwrap_or(1);
+            json!("x".repeat(usize::try_from(min.max(1)).ok()?))
+        }
+        "integer" => {
+            let n = bound("minimum")
+                .or_else(|| bound("exclusiveMinimum").map(|m| m.floor() + 1.0))
+                .unwrap_or(0.0)
+                .ceil();
+            json!(n as i64)
+        }
+        "number" => json!(
+            bound("minimum")
+                .or_else(|| bound("exclusiveMinimum").map(|m| m + 1.0))
+                .unwrap_or(0.0)
+        ),
+        "boolean" => json!(false),
+        "null" => Value::Null,
+        "array" => {
+            let n = s.get("minItems").and_then(Value::as_u64).unwrap_or(0);
+            let item = s.get("items").unwrap_or(&Value::Null);
+            let items = (0..n)
+                .map(|_| sample(item, root, depth + 1))
+                .collect::<Option<Vec<_>>>()?;
+            Value::Array(items)
+        }
+        "object" => {
+            let props = s.get("properties").and_then(Value::as_object);
+            let mut out = Map::new();
+            for name in s
+                .get("required")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+                .filter_map(Value::as_str)
+            {
+                let prop = props.and_then(|p| p.get(name)).unwrap_or(&Value::Null);
+                out.insert(name.to_owned(), sample(prop, root, depth + 1)?);
+            }
+            Value::Object(out)
+        }
+        _ => return None,
+    })
+}
+
 /// The starter spec of one upstream tool: its name and YAML text.
 fn starter_spec(server: &str, t: &Tool) -> (String, String) {
     let name = file_name(&t.name);
@@ -212,17 +310,17 @@ fn starter_spec(server: &str, t: &Tool) -> (String, String) {
         }
         spec.insert("result".into(), result);
     }
-    spec.insert(
-        "permissions".into(),
-        json!({
-            "rules": [{
-                "id": "review-imported",
-                "ask": "true",
-                "reason": format!("Imported from the MCP server `{server}`: a person approves each call until the contract is reviewed.")
-            }],
-            "examples": [{"args": {}, "expect": "ask"}]
-        }),
-    );
+    let mut permissions = json!({
+        "rules": [{
+            "id": "review-imported",
+            "ask": "true",
+            "reason": format!("Imported from the MCP server `{server}`: a person approves each call until the contract is reviewed.")
+        }]
+    });
+    if let Some(args) = spec.get("parameters").and_then(example_arguments) {
+        permissions["examples"] = json!([{"args": args, "expect": "ask"}]);
+    }
+    spec.insert("permissions".into(), permissions);
     spec.insert("timeout".into(), json!("30s"));
     spec.insert(
         "output".into(),
