@@ -84,6 +84,23 @@ fn setup(ws: &Path) -> Setup {
             cwd: Some(ws.to_string_lossy().into_owned()),
         },
     );
+    let fixture = repo().join("tests/fixtures/mcp/toolgate.yaml");
+    servers.insert(
+        "inner".to_owned(),
+        McpServer {
+            command: vec![
+                env!("CARGO_BIN_EXE_toolgate").to_owned(),
+                "serve".to_owned(),
+                "--config".to_owned(),
+                fixture.to_string_lossy().into_owned(),
+                "--workspace".to_owned(),
+                ws.to_string_lossy().into_owned(),
+            ],
+            inherit_env: vec!["PATH".to_owned()],
+            env: IndexMap::new(),
+            cwd: None,
+        },
+    );
     let upstreams = Arc::new(McpUpstreams::new(&servers, ws));
     let journal = Arc::new(MemoryJournal::default());
     let runtime = RuntimeBuilder::from_specs(&LoadOptions {
@@ -319,4 +336,57 @@ fn import_writes_starter_specs_that_lint() {
         std::fs::read_to_string(dir.join("git_add.yaml")).unwrap(),
         add
     );
+}
+
+fn pids_in(path: &Path) -> Vec<u32> {
+    std::fs::read_to_string(path)
+        .unwrap_or_default()
+        .split_whitespace()
+        .filter_map(|p| p.parse().ok())
+        .collect()
+}
+
+/// toolgate as the upstream of toolgate: a downstream timeout reaches the upstream as
+/// `notifications/cancelled`, which ends the upstream's process tree; the upstream's refusals
+/// keep their error type.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn timeouts_cancel_the_upstream_request() {
+    let ws = tempfile::tempdir().unwrap();
+    std::fs::write(ws.path().join(".env"), "TOKEN=secret\n").unwrap();
+    let s = setup(ws.path());
+    let session = Session::new("chain", "headless");
+
+    let r = call(&s, &session, "remote_read_file", json!({"path": ".env"})).await;
+    assert_eq!(
+        (r.status(), r.error_type()),
+        (Status::Denied, Some(ErrorType::PolicyDenied)),
+        "{}",
+        r.projection().text
+    );
+
+    let r = call(
+        &s,
+        &session,
+        "remote_long_sleep",
+        json!({"pidfile": "pids"}),
+    )
+    .await;
+    assert_eq!(
+        r.error_type(),
+        Some(ErrorType::Timeout),
+        "{}",
+        r.projection().text
+    );
+    let pids = pids_in(&ws.path().join("pids"));
+    assert_eq!(pids.len(), 3, "the upstream started the tree: {pids:?}");
+    let mut rounds = 0;
+    while pids.iter().any(|p| alive(*p)) && rounds < WAIT_ROUNDS {
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        rounds += 1;
+    }
+    assert!(
+        !pids.iter().any(|p| alive(*p)),
+        "the upstream's processes outlived the cancellation: {pids:?}"
+    );
+    s.upstreams.close().await;
 }
