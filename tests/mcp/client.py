@@ -12,7 +12,8 @@ It checks, and exits non-zero with the reason on the first failure:
      no toolgate-only `x-` keywords; an unknown tool is a JSON-RPC error (-32602).
   2. Through the SDK's Client (legacy handshake, elicitation declared): a read tool succeeds with
      structuredContent; a denied call and bad arguments are isError results; an `ask` is
-     answered through elicitation; a cancelled long call's process tree disappears.
+     answered through elicitation (allow-once, and an allow-for-session grant that holds for the
+     connection); a cancelled long call's process tree disappears.
   3. A client without elicitation gets APPROVAL_UNAVAILABLE for the same `ask`.
 """
 
@@ -170,7 +171,8 @@ async def governed_calls(args):
 
     async def elicit(context, params):
         asked.append(params.message)
-        return types.ElicitResult(action="accept", content={"decision": "allow_once"})
+        decision = "allow_session" if "session.txt" in params.message else "allow_once"
+        return types.ElicitResult(action="accept", content={"decision": decision})
 
     params = StdioServerParameters(command=args.toolgate, args=server_argv(args)[1:])
     async with Client(params, mode="legacy", elicitation_callback=elicit) as client:
@@ -192,6 +194,13 @@ async def governed_calls(args):
         check(len(asked) == 1 and "write_file" in asked[0], f"elicitation not used: {asked}")
         check(not r.is_error, f"the approved write failed: {text_of(r)}")
         check(os.path.exists(os.path.join(args.workspace, "approved.txt")), "approved.txt missing")
+
+        # allow-for-session: the same call again in this connection is not asked again.
+        again = {"path": "session.txt", "content": "s\n", "overwrite": True}
+        for _ in range(2):
+            r = await client.call_tool("write_file", again)
+            check(not r.is_error, f"the session-approved write failed: {text_of(r)}")
+        check(len(asked) == 2, f"a session grant did not hold: asked {len(asked)} times")
 
         pidfile = os.path.join(args.workspace, "pids")
         outcome = {}
