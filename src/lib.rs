@@ -30,5 +30,8 @@ pub mod spec;
 #[cfg(feature = "runtime")]
 pub mod runtime;
 
+#[cfg(feature = "mcp")]
+pub mod mcp;
+
 #[cfg(feature = "cli")]
 pub mod cli;

@@ -267,10 +267,12 @@ async fn panics_and_mcp_tools_are_results() {
         call("c", "remote_search", json!({"query": "x"})),
     )
     .await;
-    assert_eq!(r.error_type(), Some(ErrorType::RuntimeException));
     assert_eq!(
-        r.summary(),
-        "`remote_search` is served by the MCP server `index` (tool `search`), and this build of toolgate cannot call MCP upstreams yet; use another tool"
+        (r.error_type(), r.summary()),
+        (
+            Some(ErrorType::ProcessError),
+            "the MCP server `index` could not be started (index-server --stdio): No such file or directory (os error 2)"
+        )
     );
 }
 

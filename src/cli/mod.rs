@@ -8,12 +8,14 @@ mod build;
 mod call;
 mod explain;
 mod export;
+mod import;
 mod journal;
 mod lint;
 mod rules;
 mod run;
 mod sandbox;
 mod schema;
+mod serve;
 
 use std::io::Write;
 use std::process::ExitCode;
@@ -57,6 +59,10 @@ enum Command {
     Journal(journal::JournalArgs),
     /// What this kernel offers the sandbox, and what each sandbox profile puts in force here.
     Sandbox(sandbox::SandboxArgs),
+    /// Serve the tools as an MCP server over stdio (every call governed by the runtime).
+    Serve(serve::ServeArgs),
+    /// Write starter specs for the tools of an upstream MCP server.
+    Import(import::ImportArgs),
 }
 
 /// Runs the command line and returns the process exit code.
@@ -80,6 +86,8 @@ pub fn main() -> ExitCode {
         Command::Run(a) => run::run(a),
         Command::Journal(a) => journal::run(a),
         Command::Sandbox(a) => sandbox::run(a),
+        Command::Serve(a) => serve::run(a),
+        Command::Import(a) => import::run(a),
     };
     match result {
         Ok(code) => ExitCode::from(code),

@@ -14,7 +14,7 @@ use crate::runtime::bindings::{BindError, HandlerBindings};
 use crate::runtime::exec::builtin::BuiltinExecutor;
 use crate::runtime::exec::command::CommandExecutor;
 use crate::runtime::exec::handler::HandlerExecutor;
-use crate::runtime::exec::{Backend, Dispatch, Executor, McpUnavailable};
+use crate::runtime::exec::{Backend, Dispatch, Executor, default_mcp_executor};
 use crate::runtime::handler::ToolHandler;
 use crate::runtime::hooks::{Hook, HookSet};
 use crate::runtime::journal::{Journal, JournalError, MemoryJournal, Precondition, Reconciler};
@@ -256,7 +256,7 @@ impl RuntimeBuilder {
                 }
                 None => CommandExecutor::new(project.sandbox_profiles.clone()),
             }),
-            mcp: Arc::new(McpUnavailable),
+            mcp: default_mcp_executor(&project, &self.project_root),
             handler: Arc::new(HandlerExecutor::new(self.bindings.filter(|_| has_handlers))),
         };
         for (backend, executor) in self.executors {

@@ -182,27 +182,42 @@ fn convert(t: &Node, whole: TextRange) -> (ToolSpec, ImportedTool) {
     (spec, meta)
 }
 
-/// The effect MCP annotations imply, if they say enough. MCP's defaults (`destructiveHint:
-/// true`, `openWorldHint: true`) are not assumed: an unstated hint leaves the effect unknown.
+/// The effect MCP annotations imply, if they say enough, with the span of the deciding hint.
 fn infer_effect(a: &Node) -> (Option<(Effect, TextRange)>, bool) {
     let hint = |k: &str| a.get(k).and_then(|n| n.as_bool().map(|b| (b, n.range)));
     let read_only = hint("readOnlyHint");
     let destructive = hint("destructiveHint");
     let open_world = hint("openWorldHint");
     let idempotent = hint("idempotentHint").is_some_and(|(b, _)| b);
-    let effect = match (read_only, destructive, open_world) {
-        (Some((true, r)), _, Some((true, _))) => Some((Effect::NetworkRead, r)),
-        (Some((true, r)), _, _) => Some((Effect::ReadOnly, r)),
-        (_, Some((true, r)), _) => Some((Effect::Destructive, r)),
-        (Some((false, _)) | None, Some((false, r)), Some((true, _))) => {
-            Some((Effect::NetworkWrite, r))
-        }
-        (Some((false, _)) | None, Some((false, r)), Some((false, _)) | None) => {
-            Some((Effect::LocalWrite, r))
-        }
+    let effect = effect_from_hints(
+        read_only.map(|h| h.0),
+        destructive.map(|h| h.0),
+        open_world.map(|h| h.0),
+    );
+    let range = match (read_only, destructive) {
+        (Some((true, r)), _) => Some(r),
+        (_, Some((_, r))) => Some(r),
         _ => None,
     };
-    (effect, idempotent)
+    (effect.zip(range), idempotent)
+}
+
+/// The effect MCP annotation hints imply, if they say enough. MCP's defaults
+/// (`destructiveHint: true`, `openWorldHint: true`) are not assumed: an unstated hint leaves
+/// the effect unknown.
+pub fn effect_from_hints(
+    read_only: Option<bool>,
+    destructive: Option<bool>,
+    open_world: Option<bool>,
+) -> Option<Effect> {
+    match (read_only, destructive, open_world) {
+        (Some(true), _, Some(true)) => Some(Effect::NetworkRead),
+        (Some(true), _, _) => Some(Effect::ReadOnly),
+        (_, Some(true), _) => Some(Effect::Destructive),
+        (Some(false) | None, Some(false), Some(true)) => Some(Effect::NetworkWrite),
+        (Some(false) | None, Some(false), Some(false) | None) => Some(Effect::LocalWrite),
+        _ => None,
+    }
 }
 
 #[cfg(test)]

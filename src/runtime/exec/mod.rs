@@ -8,15 +8,17 @@
 //! [`ExecContext::cancel`]; the pipeline decides whether a stop was a timeout or a cancel.
 //!
 //! Backends: [`builtin`] (toolgate's file tools), [`command`] (a subprocess from an argv
-//! template, run by [`spawn`] under the [`sandbox`] exec shim, its output kept by [`capture`])
-//! , [`handler`] (a Rust handler the embedding program bound) and MCP upstreams, which this
-//! build does not have yet ([`McpUnavailable`]). Each can be replaced with
+//! template, run by [`spawn`] under the [`sandbox`] exec shim, its output kept by [`capture`]),
+//! [`handler`] (a Rust handler the embedding program bound) and `mcp` (tools of upstream MCP
+//! servers, with the `mcp` feature; without it [`McpUnavailable`]). Each can be replaced with
 //! [`crate::runtime::RuntimeBuilder::executor`].
 
 pub mod builtin;
 pub mod capture;
 pub mod command;
 pub mod handler;
+#[cfg(feature = "mcp")]
+pub mod mcp;
 mod outcome;
 pub mod sandbox;
 pub mod spawn;
@@ -169,8 +171,8 @@ pub trait Executor: Send + Sync + 'static {
     fn run<'a>(&'a self, call: AuthorizedCall, ctx: ExecContext) -> ExecFuture<'a>;
 }
 
-/// The backend of `exec: {mcp: …}` tools in this build: every call fails with
-/// RUNTIME_EXCEPTION, saying so. Upstream MCP servers come with a later version.
+/// The backend of `exec: {mcp: …}` tools in a build without the `mcp` feature: every call
+/// fails with RUNTIME_EXCEPTION, saying so.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct McpUnavailable;
 
@@ -184,12 +186,32 @@ impl Executor for McpUnavailable {
             RawOutcome::failure(
                 ErrorType::RuntimeException,
                 format!(
-                    "`{}` is served by the MCP server `{server}` (tool `{tool}`), and this build of toolgate cannot call MCP upstreams yet; use another tool",
+                    "`{}` is served by the MCP server `{server}` (tool `{tool}`), and this build of toolgate has no MCP support (feature `mcp`); use another tool",
                     call.definition().name
                 ),
             )
         })
     }
+}
+
+/// The default executor of `exec: {mcp: …}` tools: the project's upstream servers (started on
+/// first use), or [`McpUnavailable`] without the `mcp` feature.
+#[cfg(feature = "mcp")]
+pub(crate) fn default_mcp_executor(
+    project: &crate::ir::ProjectConfig,
+    root: &std::path::Path,
+) -> Arc<dyn Executor> {
+    let upstreams = mcp::McpUpstreams::new(&project.mcp_servers, root);
+    Arc::new(mcp::McpExecutor::new(Arc::new(upstreams)))
+}
+
+/// The default executor of `exec: {mcp: …}` tools: [`McpUnavailable`] in this build.
+#[cfg(not(feature = "mcp"))]
+pub(crate) fn default_mcp_executor(
+    _project: &crate::ir::ProjectConfig,
+    _root: &std::path::Path,
+) -> Arc<dyn Executor> {
+    Arc::new(McpUnavailable)
 }
 
 /// One executor per backend.

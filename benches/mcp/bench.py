@@ -1,0 +1,121 @@
+"""One client, three servers, the same trivial tool: `echo(text) -> text`.
+
+    cargo build --release --bin toolgate --example bare_rmcp_echo
+    python3 benches/mcp/bench.py --calls 2000 --warmup 200
+
+Servers (all over stdio, each started by the Python SDK's client, legacy handshake):
+  toolgate  `toolgate serve` on benches/fixtures/mcp (the builtin echo: the whole governed
+            pipeline — validation, permission, scheduling, normalization, projection, trace)
+  fastmcp   the Python SDK's high-level server (`MCPServer`, FastMCP's name in mcp 2.x)
+  bare-rmcp the same tool on a bare rmcp server, no governance (examples/bare_rmcp_echo.rs)
+
+For each: warm-up calls, then N sequential calls; calls per second (client wall time), and the
+server process's CPU time per call from /proc/<pid>/stat (utime + stime, before and after). The
+client's own CPU per call is printed too: it bounds the calls/s any server can reach here.
+"""
+
+import argparse
+import json
+import os
+import resource
+import sys
+import time
+
+import anyio
+from mcp import Client, StdioServerParameters
+
+REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+CLK_TCK = os.sysconf("SC_CLK_TCK")
+
+
+def cpu_seconds(pid):
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    # fields[0] is the state (field 3); utime and stime are fields 14 and 15.
+    return (int(fields[11]) + int(fields[12])) / CLK_TCK
+
+
+def children():
+    me = str(os.getpid())
+    out = []
+    for d in os.listdir("/proc"):
+        if not d.isdigit():
+            continue
+        try:
+            with open(f"/proc/{d}/stat") as f:
+                if f.read().rsplit(")", 1)[1].split()[1] == me:
+                    out.append(int(d))
+        except OSError:
+            pass
+    return out
+
+
+async def measure(name, command, args, calls, warmup):
+    before_children = set(children())
+    params = StdioServerParameters(command=command, args=args, cwd=REPO)
+    async with Client(params, mode="legacy") as client:
+        spawned = [p for p in children() if p not in before_children]
+        if len(spawned) != 1:
+            sys.exit(f"{name}: expected one server process, found {spawned}")
+        pid = spawned[0]
+        tools = await client.list_tools()
+        assert [t.name for t in tools.tools] == ["echo"], tools
+        for i in range(warmup):
+            r = await client.call_tool("echo", {"text": f"warm {i}"})
+            assert not r.is_error and r.structured_content == {"text": f"warm {i}"}, r
+        cpu0 = cpu_seconds(pid)
+        me0 = resource.getrusage(resource.RUSAGE_SELF)
+        t0 = time.perf_counter()
+        for i in range(calls):
+            r = await client.call_tool("echo", {"text": f"hello {i}"})
+            if r.is_error or r.structured_content != {"text": f"hello {i}"}:
+                sys.exit(f"{name}: bad result {r}")
+        wall = time.perf_counter() - t0
+        me1 = resource.getrusage(resource.RUSAGE_SELF)
+        cpu1 = cpu_seconds(pid)
+    client_cpu = (me1.ru_utime + me1.ru_stime) - (me0.ru_utime + me0.ru_stime)
+    return {
+        "server": name,
+        "calls": calls,
+        "calls_per_s": round(calls / wall, 1),
+        "server_cpu_us_per_call": round((cpu1 - cpu0) / calls * 1e6, 1),
+        "client_cpu_us_per_call": round(client_cpu / calls * 1e6, 1),
+        "wall_s": round(wall, 3),
+    }
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--calls", type=int, default=2000)
+    p.add_argument("--warmup", type=int, default=200)
+    p.add_argument("--profile", default="release", help="cargo profile folder under target/")
+    p.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    a = p.parse_args()
+    target = os.path.join(REPO, "target", a.profile)
+    servers = [
+        (
+            "toolgate",
+            os.path.join(target, "toolgate"),
+            ["serve", "--config", os.path.join(REPO, "benches/fixtures/mcp/toolgate.yaml")],
+        ),
+        ("fastmcp", sys.executable, [os.path.join(REPO, "benches/mcp/fastmcp_echo.py")]),
+        ("bare-rmcp", os.path.join(target, "examples", "bare_rmcp_echo"), []),
+    ]
+    rows = [anyio.run(measure, n, c, args, a.calls, a.warmup) for n, c, args in servers]
+    if a.json:
+        print(json.dumps(rows, indent=2))
+        return
+    print(f"{'server':<10} {'calls/s':>9} {'server CPU µs/call':>19} {'client CPU µs/call':>19}")
+    for r in rows:
+        print(
+            f"{r['server']:<10} {r['calls_per_s']:>9} {r['server_cpu_us_per_call']:>19} {r['client_cpu_us_per_call']:>19}"
+        )
+    by = {r["server"]: r for r in rows}
+    speed = by["toolgate"]["calls_per_s"] / by["fastmcp"]["calls_per_s"]
+    cpu = by["toolgate"]["server_cpu_us_per_call"] / max(by["bare-rmcp"]["server_cpu_us_per_call"], 1e-9)
+    print(f"toolgate vs fastmcp calls/s: {speed:.2f}x (goal >= 3x)")
+    print(f"toolgate vs bare rmcp server CPU per call: {cpu:.2f}x (goal <= 1.5x)")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,346 @@
+//! `toolgate import --from-mcp SERVER`: starter specs for the tools of an upstream MCP server.
+//!
+//! Connects to a server declared in toolgate.yaml (or started from `--command`), calls
+//! `tools/list`, and writes one spec per tool to `<out>/<server>/<tool>.yaml` (default out:
+//! `tool-specs` in the project folder), each running through `exec: {mcp: {server, tool}}`.
+//! The effect comes from the annotations ([`crate::spec::import::effect_from_hints`]; without
+//! enough hints, `external_side_effect`), the parameters from `inputSchema`, the result from
+//! `outputSchema`. Defaults are conservative: every call asks for approval until someone
+//! reviews the contract, a 30 s timeout, bounded output. Existing files are kept unless
+//! `--force`.
+
+use std::path::{Path, PathBuf};
+
+use clap::Args;
+use rmcp::model::Tool;
+use serde_json::{Map, Value, json};
+
+use crate::ir::{Effect, McpServer};
+use crate::mcp::tools::clean_schema;
+use crate::runtime::exec::mcp::connect;
+use crate::spec::import::effect_from_hints;
+use crate::spec::load::{LoadOptions, load};
+use crate::spec::project::resolve_project;
+
+/// The longest tool name toolgate's provider targets accept.
+const MAX_NAME_LEN: usize = 64;
+
+/// Arguments of `toolgate import`.
+#[derive(Debug, Args)]
+pub struct ImportArgs {
+    /// The MCP server to read (a name under `mcp_servers` in toolgate.yaml, or the name for
+    /// `--command`).
+    #[arg(long = "from-mcp", value_name = "SERVER")]
+    pub from_mcp: String,
+    /// Start the server with this command line (split on whitespace) instead of toolgate.yaml.
+    #[arg(long)]
+    pub command: Option<String>,
+    /// The project file (default: ./toolgate.yaml if present).
+    #[arg(long)]
+    pub config: Option<PathBuf>,
+    /// Where the specs go (default: tool-specs in the project folder); files are written to
+    /// `<out>/<server>/`.
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    /// Replace spec files that exist already.
+    #[arg(long)]
+    pub force: bool,
+}
+
+/// Runs `toolgate import`.
+pub fn run(a: ImportArgs) -> miette::Result<u8> {
+    let cwd = match std::env::current_dir() {
+        Ok(d) => d,
+        Err(e) => return super::call::fail(&format!("cannot read the current folder: {e}")),
+    };
+    let loaded = match load(&LoadOptions {
+        paths: Vec::new(),
+        config: a.config.clone(),
+        cwd: cwd.clone(),
+    }) {
+        Ok(l) => l,
+        Err(e) => return super::call::fail(&e.to_string()),
+    };
+    let mut diags = Vec::new();
+    let (project, _) = resolve_project(loaded.project.as_ref().map(|(id, p)| (*id, p)), &mut diags);
+    let root = loaded.root.clone();
+    let server = match &a.command {
+        Some(c) => McpServer {
+            command: c.split_whitespace().map(str::to_owned).collect(),
+            inherit_env: ["PATH", "HOME", "LANG"].map(str::to_owned).to_vec(),
+            env: Default::default(),
+            cwd: None,
+        },
+        None => match project.mcp_servers.get(&a.from_mcp) {
+            Some(s) => s.clone(),
+            None => {
+                let known: Vec<&str> = project.mcp_servers.keys().map(String::as_str).collect();
+                return super::call::fail(&format!(
+                    "toolgate.yaml declares no MCP server `{}` (declared: {}); give --command to start one",
+                    a.from_mcp,
+                    if known.is_empty() {
+                        "none".to_owned()
+                    } else {
+                        known.join(", ")
+                    }
+                ));
+            }
+        },
+    };
+    let tools = match list_tools(&a.from_mcp, &server, &root) {
+        Ok(t) => t,
+        Err(m) => return super::call::fail(&m),
+    };
+    let dir = a
+        .out
+        .clone()
+        .map(|o| if o.is_absolute() { o } else { cwd.join(o) })
+        .unwrap_or_else(|| root.join("tool-specs"))
+        .join(file_name(&a.from_mcp));
+    if let Err(e) = std::fs::create_dir_all(&dir) {
+        return super::call::fail(&format!("cannot create {}: {e}", dir.display()));
+    }
+    let (mut written, mut kept) = (0, 0);
+    for t in &tools {
+        let (name, text) = starter_spec(&a.from_mcp, t);
+        let path = dir.join(format!("{name}.yaml"));
+        if path.exists() && !a.force {
+            eprintln!("kept {} (exists; --force replaces it)", path.display());
+            kept += 1;
+            continue;
+        }
+        if let Err(e) = std::fs::write(&path, text) {
+            return super::call::fail(&format!("cannot write {}: {e}", path.display()));
+        }
+        eprintln!("wrote {}", path.display());
+        written += 1;
+    }
+    eprintln!(
+        "{} tool(s) from `{}`: {written} written, {kept} kept. Review each contract's effect and permissions, then run `toolgate lint`.",
+        tools.len(),
+        a.from_mcp
+    );
+    Ok(super::EXIT_OK)
+}
+
+/// Starts the server, lists its tools, closes it.
+fn list_tools(name: &str, server: &McpServer, root: &Path) -> Result<Vec<Tool>, String> {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| format!("cannot start the async runtime: {e}"))?;
+    rt.block_on(async {
+        let (mut running, _pid) = connect(name, server, root)
+            .await
+            .map_err(|e| e.to_string())?;
+        let tools = running
+            .peer()
+            .list_all_tools()
+            .await
+            .map_err(|e| format!("tools/list on `{name}` failed: {e}"));
+        let _ = running.close().await;
+        tools
+    })
+}
+
+/// A name toolgate accepts: letters, digits, `_` and `-`, at most 64 characters.
+fn file_name(name: &str) -> String {
+    let mut s: String = name
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .take(MAX_NAME_LEN)
+        .collect();
+    if s.is_empty() {
+        s.push_str("tool");
+    }
+    s
+}
+
+/// Arguments the parameter schema accepts, for the policy test; `None` when the schema is too
+/// intricate for [`sample`] (the rule is then left untested, a lint warning).
+fn example_arguments(parameters: &Value) -> Option<Value> {
+    let args = sample(parameters, parameters, 0)?;
+    let valid = jsonschema::options()
+        .build(parameters)
+        .ok()
+        .is_some_and(|v| v.is_valid(&args));
+    valid.then_some(args)
+}
+
+/// A small instance of a schema: `const`, the first `enum` value, `default`, or the least
+/// value of its type that meets the bounds; objects get their required properties.
+fn sample(schema: &Value, root: &Value, depth: usize) -> Option<Value> {
+    const MAX_DEPTH: usize = 16;
+    if depth > MAX_DEPTH {
+        return None;
+    }
+    let s = schema.as_object()?;
+    if let Some(v) = s.get("const") {
+        return Some(v.clone());
+    }
+    if let Some(v) = s
+        .get("enum")
+        .and_then(Value::as_array)
+        .and_then(|e| e.first())
+    {
+        return Some(v.clone());
+    }
+    if let Some(v) = s.get("default") {
+        return Some(v.clone());
+    }
+    if let Some(r) = s.get("$ref").and_then(Value::as_str) {
+        let target = root.pointer(r.strip_prefix('#')?)?;
+        return sample(target, root, depth + 1);
+    }
+    for k in ["anyOf", "oneOf", "allOf"] {
+        if let Some(first) = s.get(k).and_then(Value::as_array).and_then(|a| a.first()) {
+            return sample(first, root, depth + 1);
+        }
+    }
+    let ty = match s.get("type") {
+        Some(Value::String(t)) => t.as_str(),
+        Some(Value::Array(ts)) => ts
+            .iter()
+            .filter_map(Value::as_str)
+            .find(|t| *t != "null")
+            .unwrap_or("null"),
+        _ if s.contains_key("properties") => "object",
+        _ => return Some(json!({})),
+    };
+    let bound = |k: &str| s.get(k).and_then(Value::as_f64);
+    Some(match ty {
+        "string" => {
+            let min = s.get("minLength").and_then(Value::as_u64).unwrap_or(1);
+            json!("x".repeat(usize::try_from(min.max(1)).ok()?))
+        }
+        "integer" => {
+            let n = bound("minimum")
+                .or_else(|| bound("exclusiveMinimum").map(|m| m.floor() + 1.0))
+                .unwrap_or(0.0)
+                .ceil();
+            json!(n as i64)
+        }
+        "number" => json!(
+            bound("minimum")
+                .or_else(|| bound("exclusiveMinimum").map(|m| m + 1.0))
+                .unwrap_or(0.0)
+        ),
+        "boolean" => json!(false),
+        "null" => Value::Null,
+        "array" => {
+            let n = s.get("minItems").and_then(Value::as_u64).unwrap_or(0);
+            let item = s.get("items").unwrap_or(&Value::Null);
+            let items = (0..n)
+                .map(|_| sample(item, root, depth + 1))
+                .collect::<Option<Vec<_>>>()?;
+            Value::Array(items)
+        }
+        "object" => {
+            let props = s.get("properties").and_then(Value::as_object);
+            let mut out = Map::new();
+            for name in s
+                .get("required")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+                .filter_map(Value::as_str)
+            {
+                let prop = props.and_then(|p| p.get(name)).unwrap_or(&Value::Null);
+                out.insert(name.to_owned(), sample(prop, root, depth + 1)?);
+            }
+            Value::Object(out)
+        }
+        _ => return None,
+    })
+}
+
+/// The starter spec of one upstream tool: its name and YAML text.
+fn starter_spec(server: &str, t: &Tool) -> (String, String) {
+    let name = file_name(&t.name);
+    let hints = t.annotations.as_ref();
+    let inferred = effect_from_hints(
+        hints.and_then(|h| h.read_only_hint),
+        hints.and_then(|h| h.destructive_hint),
+        hints.and_then(|h| h.open_world_hint),
+    );
+    let effect = inferred.unwrap_or(Effect::ExternalSideEffect);
+    let idempotency = if effect.is_read_only() {
+        "pure"
+    } else if hints.and_then(|h| h.idempotent_hint) == Some(true) {
+        "idempotent"
+    } else {
+        "non_idempotent"
+    };
+    let description = t
+        .description
+        .as_deref()
+        .map(str::trim)
+        .filter(|d| !d.is_empty())
+        .map(str::to_owned)
+        .unwrap_or_else(|| format!("Runs the tool `{}` of the MCP server `{server}`.", t.name));
+    let title = t
+        .title
+        .clone()
+        .or_else(|| hints.and_then(|h| h.title.clone()));
+    let mut spec = Map::new();
+    spec.insert("name".into(), json!(name));
+    spec.insert("version".into(), json!(1));
+    if let Some(title) = title {
+        spec.insert("title".into(), json!(title));
+    }
+    spec.insert("description".into(), json!(description));
+    spec.insert("effect".into(), json!(effect.as_str()));
+    spec.insert("idempotency".into(), json!(idempotency));
+    let mut parameters = clean_schema(&Value::Object((*t.input_schema).clone()));
+    if let Value::Object(p) = &mut parameters {
+        p.remove("$schema");
+        p.entry("type").or_insert_with(|| json!("object"));
+    }
+    spec.insert("parameters".into(), parameters);
+    if let Some(out) = &t.output_schema {
+        let mut result = clean_schema(&Value::Object((**out).clone()));
+        if let Value::Object(r) = &mut result {
+            r.remove("$schema");
+        }
+        spec.insert("result".into(), result);
+    }
+    let mut permissions = json!({
+        "rules": [{
+            "id": "review-imported",
+            "ask": "true",
+            "reason": format!("Imported from the MCP server `{server}`: a person approves each call until the contract is reviewed.")
+        }]
+    });
+    if let Some(args) = spec.get("parameters").and_then(example_arguments) {
+        permissions["examples"] = json!([{"args": args, "expect": "ask"}]);
+    }
+    spec.insert("permissions".into(), permissions);
+    spec.insert("timeout".into(), json!("30s"));
+    spec.insert(
+        "output".into(),
+        json!({"formatter": "text", "max_bytes": "32KiB", "max_lines": 400}),
+    );
+    spec.insert(
+        "exec".into(),
+        json!({"mcp": {"server": server, "tool": t.name.as_ref()}}),
+    );
+    let body = serde_saphyr::to_string(&Value::Object(spec)).unwrap_or_default();
+    let source = match inferred {
+        Some(_) => "from the tool's MCP annotations",
+        None => "assumed: the tool's MCP annotations do not say enough",
+    };
+    let header = format!(
+        "# Imported from the MCP server `{server}` (tool `{}`) by `toolgate import --from-mcp`.\n\
+         # effect {}: {source}. Review the effect, the permissions and the limits, then\n\
+         # replace the review-imported rule with rules that fit the tool.\n",
+        t.name,
+        effect.as_str()
+    );
+    (name, format!("{header}{body}"))
+}

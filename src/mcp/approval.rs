@@ -1,0 +1,285 @@
+//! [`ElicitationApprover`]: `ask` decisions answered by the MCP client, through elicitation.
+//!
+//! When a connection's client declared the `elicitation` capability (form mode) during
+//! `initialize`, its session is registered here with the connection's peer. An `ask` then
+//! sends `elicitation/create` with a one-field form — `decision`: `allow_once`,
+//! `allow_session` or `deny`, and an optional `reason` — and maps the answer:
+//!
+//! | client's answer | outcome |
+//! |---|---|
+//! | accept, `allow_once` | allow-once |
+//! | accept, `allow_session` | allow-for-session (with the proposed approval card, if any) |
+//! | accept, `deny` (or anything else) | deny, with the given reason |
+//! | decline | deny |
+//! | cancel | cancel (the turn stops) |
+//! | a JSON-RPC error, a closed connection, no registered peer | unavailable |
+//!
+//! The runtime stops waiting after the context's `approval_timeout` (unavailable); the
+//! elicitation is then withdrawn with `notifications/cancelled`.
+
+use std::collections::HashMap;
+use std::sync::Mutex;
+
+use rmcp::model::{
+    CancelledNotificationParam, ClientResult, ElicitRequest, ElicitRequestParams, ElicitResult,
+    ElicitationAction, ElicitationSchema, RequestId, ServerRequest,
+};
+use rmcp::service::PeerRequestOptions;
+use rmcp::{Peer, RoleServer};
+use serde_json::{Value, json};
+
+use crate::runtime::approval::{ApprovalFuture, ApprovalOutcome, ApprovalRequest, Approver};
+
+/// The longest argument text shown in an approval question.
+const MAX_ARGUMENTS_SHOWN: usize = 2_000;
+
+/// Asks MCP clients, by session, through `elicitation/create`.
+#[derive(Default)]
+pub struct ElicitationApprover {
+    peers: Mutex<HashMap<String, Peer<RoleServer>>>,
+}
+
+impl std::fmt::Debug for ElicitationApprover {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ElicitationApprover")
+            .field("sessions", &self.with_peers(|p| p.len()))
+            .finish()
+    }
+}
+
+impl ElicitationApprover {
+    /// An approver with no sessions.
+    pub fn new() -> Self {
+        ElicitationApprover::default()
+    }
+
+    /// Routes a session's questions to a connection's client.
+    pub fn register(&self, session_id: &str, peer: Peer<RoleServer>) {
+        self.with_peers(|p| p.insert(session_id.to_owned(), peer));
+    }
+
+    /// Forgets a session (its connection closed).
+    pub fn unregister(&self, session_id: &str) {
+        self.with_peers(|p| p.remove(session_id));
+    }
+
+    fn with_peers<T>(&self, f: impl FnOnce(&mut HashMap<String, Peer<RoleServer>>) -> T) -> T {
+        let mut guard = match self.peers.lock() {
+            Ok(g) => g,
+            Err(poisoned) => poisoned.into_inner(),
+        };
+        f(&mut guard)
+    }
+}
+
+impl Approver for ElicitationApprover {
+    fn request<'a>(&'a self, req: &'a ApprovalRequest) -> ApprovalFuture<'a> {
+        let peer = self.with_peers(|p| p.get(&req.session_id).cloned());
+        Box::pin(async move {
+            let Some(peer) = peer else {
+                return ApprovalOutcome::Unavailable;
+            };
+            let Ok(schema) = serde_json::from_value::<ElicitationSchema>(form()) else {
+                return ApprovalOutcome::Unavailable;
+            };
+            let params = ElicitRequestParams::FormElicitationParams {
+                meta: None,
+                message: question(req),
+                requested_schema: schema,
+            };
+            let request = ServerRequest::ElicitRequest(ElicitRequest::new(params));
+            let handle = match peer
+                .send_request_with_option(request, PeerRequestOptions::no_options())
+                .await
+            {
+                Ok(h) => h,
+                Err(e) => {
+                    tracing::warn!(error = %e, "elicitation could not be sent");
+                    return ApprovalOutcome::Unavailable;
+                }
+            };
+            let mut guard = Withdraw {
+                peer: Some(peer),
+                id: handle.id.clone(),
+            };
+            let answer = handle.await_response().await;
+            guard.peer = None;
+            match answer {
+                Ok(ClientResult::ElicitResult(r)) => outcome(&r, req),
+                Ok(_) => ApprovalOutcome::Unavailable,
+                Err(e) => {
+                    tracing::warn!(error = %e, "elicitation failed");
+                    ApprovalOutcome::Unavailable
+                }
+            }
+        })
+    }
+}
+
+/// Withdraws an elicitation nobody waits for any more (the approval timed out).
+struct Withdraw {
+    peer: Option<Peer<RoleServer>>,
+    id: RequestId,
+}
+
+impl Drop for Withdraw {
+    fn drop(&mut self) {
+        let Some(peer) = self.peer.take() else {
+            return;
+        };
+        let note = CancelledNotificationParam::new(
+            Some(self.id.clone()),
+            Some("the approval timed out".to_owned()),
+        );
+        if let Ok(rt) = tokio::runtime::Handle::try_current() {
+            rt.spawn(async move {
+                let _ = peer.notify_cancelled(note).await;
+            });
+        }
+    }
+}
+
+/// The form: one decision, and an optional reason.
+fn form() -> Value {
+    json!({
+        "type": "object",
+        "properties": {
+            "decision": {
+                "type": "string",
+                "title": "Decision",
+                "description": "Allow this call once, allow it for the rest of the session, or deny it.",
+                "oneOf": [
+                    {"const": "allow_once", "title": "Allow once"},
+                    {"const": "allow_session", "title": "Allow for this session"},
+                    {"const": "deny", "title": "Deny"}
+                ]
+            },
+            "reason": {
+                "type": "string",
+                "title": "Reason",
+                "description": "Why (optional; the model is told when you deny)."
+            }
+        },
+        "required": ["decision"]
+    })
+}
+
+/// What the person is asked.
+fn question(req: &ApprovalRequest) -> String {
+    let mut q = format!("toolgate: {} ({}) needs approval", req.tool, req.effect);
+    if let Some(r) = &req.reason {
+        q.push_str(&format!(": {r}"));
+    }
+    let args: String = if req.arguments.len() > MAX_ARGUMENTS_SHOWN {
+        let mut cut = MAX_ARGUMENTS_SHOWN;
+        while !req.arguments.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        format!("{}…", &req.arguments[..cut])
+    } else {
+        req.arguments.clone()
+    };
+    q.push_str(&format!("\narguments: {args}"));
+    if let Some(card) = &req.proposed_scope {
+        let keys: Vec<&str> = card.writes.iter().map(String::as_str).collect();
+        q.push_str(&format!(
+            "\nfor the session, this approves changes to: {}",
+            keys.join(", ")
+        ));
+    }
+    q
+}
+
+/// The client's answer as an approval outcome.
+fn outcome(r: &ElicitResult, req: &ApprovalRequest) -> ApprovalOutcome {
+    let field = |k: &str| {
+        r.content
+            .as_ref()
+            .and_then(|c| c.get(k))
+            .and_then(Value::as_str)
+            .map(str::to_owned)
+    };
+    match r.action {
+        ElicitationAction::Accept => match field("decision").as_deref() {
+            Some("allow_once") => ApprovalOutcome::AllowOnce,
+            Some("allow_session") => ApprovalOutcome::AllowForSession {
+                scope: req.proposed_scope.clone(),
+            },
+            Some(_) | None => ApprovalOutcome::Deny {
+                reason: field("reason").filter(|s| !s.trim().is_empty()),
+            },
+        },
+        ElicitationAction::Decline => ApprovalOutcome::Deny {
+            reason: Some("declined in the MCP client".to_owned()),
+        },
+        ElicitationAction::Cancel => ApprovalOutcome::Cancel,
+        // A future action this build does not know: nobody consented.
+        _ => ApprovalOutcome::Unavailable,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ir::Effect;
+    use crate::policy::DecisionSource;
+
+    fn request() -> ApprovalRequest {
+        ApprovalRequest {
+            session_id: "s".into(),
+            context: "interactive".into(),
+            call_id: "c".into(),
+            tool: "write_file".into(),
+            tool_version: 1,
+            effect: Effect::LocalWrite,
+            arguments: "{\"path\":\"a\"}".into(),
+            reason: Some("writes files".into()),
+            asked_by: DecisionSource::Default,
+            chain: Vec::new(),
+            proposed_scope: None,
+        }
+    }
+
+    fn answer(action: ElicitationAction, content: Option<Value>) -> ApprovalOutcome {
+        let mut r = ElicitResult::new(action);
+        r.content = content;
+        outcome(&r, &request())
+    }
+
+    #[test]
+    fn answers_map_to_outcomes() {
+        use ElicitationAction::*;
+        let table = [
+            (
+                answer(Accept, Some(json!({"decision": "allow_once"}))),
+                ApprovalOutcome::AllowOnce,
+            ),
+            (
+                answer(Accept, Some(json!({"decision": "allow_session"}))),
+                ApprovalOutcome::AllowForSession { scope: None },
+            ),
+            (
+                answer(Accept, Some(json!({"decision": "deny", "reason": "no"}))),
+                ApprovalOutcome::Deny {
+                    reason: Some("no".into()),
+                },
+            ),
+            (answer(Accept, None), ApprovalOutcome::Deny { reason: None }),
+            (
+                answer(Decline, None),
+                ApprovalOutcome::Deny {
+                    reason: Some("declined in the MCP client".into()),
+                },
+            ),
+            (answer(Cancel, None), ApprovalOutcome::Cancel),
+        ];
+        for (got, want) in table {
+            assert_eq!(got, want);
+        }
+    }
+
+    #[test]
+    fn the_form_is_a_valid_elicitation_schema() {
+        assert!(serde_json::from_value::<ElicitationSchema>(form()).is_ok());
+    }
+}

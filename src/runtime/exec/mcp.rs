@@ -1,0 +1,503 @@
+//! The MCP upstream backend: `exec: {mcp: {server, tool}}` tools run on MCP servers that
+//! toolgate.yaml declares under `mcp_servers`, started as child processes (stdio).
+//!
+//! An upstream is started lazily, on the first call that needs it, and its one connection is
+//! shared by every later call (requests are multiplexed by JSON-RPC id). A server whose
+//! connection has closed — it crashed, or exited — is started again on the next call. Each call
+//! reached this executor through validation, permission and scheduling like any other tool; the
+//! executor only forwards it:
+//!
+//! - the arguments go out as `tools/call` arguments, the call's idempotency key as
+//!   `_meta["io.toolgate/idempotency-key"]`, so an upstream that deduplicates can;
+//! - an `isError: true` result is a tool failure (RUNTIME_EXCEPTION, or the error type an
+//!   upstream names in `_meta["io.toolgate/error_type"]`), with the upstream's text;
+//! - a JSON-RPC error is INVALID_ARGUMENTS (`-32602`) or RUNTIME_EXCEPTION (anything else);
+//! - a server that cannot start is PROCESS_ERROR; one that dies during a call is
+//!   PROCESS_ERROR for a read-only tool and UNKNOWN_OUTCOME for any other (it may have acted);
+//! - a timeout or cancel sends `notifications/cancelled` for the request and stops waiting.
+//!
+//! The child's environment starts empty and gets only `inherit_env` and `env`; its stderr is
+//! toolgate's stderr (never stdout, which an MCP server's own stdout may be).
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::sync::Arc;
+use std::time::Duration;
+
+use indexmap::IndexMap;
+use rmcp::model::{
+    CallToolRequest, CallToolRequestParams, CallToolResult, CancelledNotificationParam,
+    ClientCapabilities, ClientConfig, ClientRequest, ContentBlock, ErrorCode, Implementation,
+    RequestMetaObject, ServerResult, Tool,
+};
+use rmcp::service::{PeerRequestOptions, RunningService, ServiceError};
+use rmcp::transport::TokioChildProcess;
+use rmcp::{Peer, RoleClient, ServiceExt};
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+
+use crate::ir::{ErrorType, ExecSpec, McpServer};
+use crate::runtime::exec::{ExecContext, ExecFailure, ExecFuture, Executor, RawOutcome};
+use crate::runtime::permission::AuthorizedCall;
+
+/// The `_meta` key carrying a call's idempotency key to the upstream.
+pub const IDEMPOTENCY_META_KEY: &str = "io.toolgate/idempotency-key";
+
+/// The `_meta` key in which a result names its toolgate error type (toolgate's own server sets
+/// it; an upstream toolgate's failures keep their type through a chain of servers).
+pub const ERROR_TYPE_META_KEY: &str = "io.toolgate/error_type";
+
+/// How long an upstream gets to start and answer `initialize`: a server that takes longer is
+/// taken as broken (PROCESS_ERROR) rather than left to eat the call's whole budget.
+pub const UPSTREAM_START_TIMEOUT_MS: u64 = 30_000;
+
+/// An upstream that cannot be reached or started.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum UpstreamError {
+    /// toolgate.yaml declares no server of that name.
+    #[error("toolgate.yaml declares no MCP server `{0}`")]
+    Undeclared(String),
+    /// The server's command line is empty.
+    #[error("the MCP server `{0}` has an empty command")]
+    EmptyCommand(String),
+    /// The process could not be started.
+    #[error("the MCP server `{server}` could not be started ({command}): {source}")]
+    Spawn {
+        /// The server.
+        server: String,
+        /// Its command line.
+        command: String,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// The process started but the MCP handshake failed.
+    #[error("the MCP server `{server}` did not complete the MCP handshake: {message}")]
+    Handshake {
+        /// The server.
+        server: String,
+        /// What went wrong.
+        message: String,
+    },
+    /// The handshake did not finish in time.
+    #[error(
+        "the MCP server `{0}` did not answer `initialize` within {UPSTREAM_START_TIMEOUT_MS} ms"
+    )]
+    StartTimeout(String),
+    /// A request failed.
+    #[error("the MCP server `{server}`: {source}")]
+    Request {
+        /// The server.
+        server: String,
+        /// The failure.
+        source: ServiceError,
+    },
+}
+
+/// A started server: its connection and its process id.
+struct Connection {
+    service: RunningService<RoleClient, ClientConfig>,
+    pid: Option<u32>,
+}
+
+impl Connection {
+    fn is_alive(&self) -> bool {
+        !self.service.is_closed() && !self.service.is_transport_closed()
+    }
+}
+
+/// One declared server and its connection, if started.
+struct Slot {
+    config: McpServer,
+    conn: tokio::sync::Mutex<Option<Connection>>,
+}
+
+/// The upstream MCP servers of a project: started on first use, shared, restarted when dead.
+pub struct McpUpstreams {
+    root: PathBuf,
+    slots: HashMap<String, Slot>,
+}
+
+impl std::fmt::Debug for McpUpstreams {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let mut names: Vec<&String> = self.slots.keys().collect();
+        names.sort();
+        f.debug_struct("McpUpstreams")
+            .field("root", &self.root)
+            .field("servers", &names)
+            .finish()
+    }
+}
+
+impl McpUpstreams {
+    /// The servers toolgate.yaml declares; `root` is the project folder their `cwd` is
+    /// relative to. Nothing starts until a call needs it.
+    pub fn new(servers: &IndexMap<String, McpServer>, root: impl AsRef<Path>) -> Self {
+        McpUpstreams {
+            root: root.as_ref().to_path_buf(),
+            slots: servers
+                .iter()
+                .map(|(name, config)| {
+                    let slot = Slot {
+                        config: config.clone(),
+                        conn: tokio::sync::Mutex::new(None),
+                    };
+                    (name.clone(), slot)
+                })
+                .collect(),
+        }
+    }
+
+    /// The live connection to a server, starting (or restarting) it when needed.
+    pub async fn peer(&self, server: &str) -> Result<Peer<RoleClient>, UpstreamError> {
+        let slot = self
+            .slots
+            .get(server)
+            .ok_or_else(|| UpstreamError::Undeclared(server.to_owned()))?;
+        let mut conn = slot.conn.lock().await;
+        if let Some(c) = conn.as_ref() {
+            if c.is_alive() {
+                return Ok(c.service.peer().clone());
+            }
+            tracing::warn!(server, "the MCP upstream has exited; starting it again");
+        }
+        let (service, pid) = connect(server, &slot.config, &self.root).await?;
+        let peer = service.peer().clone();
+        *conn = Some(Connection { service, pid });
+        Ok(peer)
+    }
+
+    /// The process id of a server's current process, if one was started and is connected.
+    pub async fn pid(&self, server: &str) -> Option<u32> {
+        let slot = self.slots.get(server)?;
+        let conn = slot.conn.lock().await;
+        conn.as_ref().filter(|c| c.is_alive()).and_then(|c| c.pid)
+    }
+
+    /// Every tool a server lists (all pages).
+    pub async fn list_tools(&self, server: &str) -> Result<Vec<Tool>, UpstreamError> {
+        let peer = self.peer(server).await?;
+        peer.list_all_tools()
+            .await
+            .map_err(|source| UpstreamError::Request {
+                server: server.to_owned(),
+                source,
+            })
+    }
+
+    /// Closes every connection; the servers see their stdin close and exit (or are killed).
+    pub async fn close(&self) {
+        for slot in self.slots.values() {
+            if let Some(mut c) = slot.conn.lock().await.take() {
+                let _ = c.service.close().await;
+            }
+        }
+    }
+
+    /// Forgets a connection that failed mid-call, so the next call starts the server again.
+    async fn discard(&self, server: &str) {
+        if let Some(slot) = self.slots.get(server) {
+            let mut conn = slot.conn.lock().await;
+            if conn.as_ref().is_some_and(|c| !c.is_alive()) {
+                *conn = None;
+            }
+        }
+    }
+}
+
+/// Starts one server and completes the MCP handshake; returns the connection and the pid.
+pub async fn connect(
+    name: &str,
+    config: &McpServer,
+    root: &Path,
+) -> Result<(RunningService<RoleClient, ClientConfig>, Option<u32>), UpstreamError> {
+    let Some((program, args)) = config.command.split_first() else {
+        return Err(UpstreamError::EmptyCommand(name.to_owned()));
+    };
+    let mut cmd = tokio::process::Command::new(program);
+    cmd.args(args).env_clear();
+    for var in &config.inherit_env {
+        if let Some(v) = std::env::var_os(var) {
+            cmd.env(var, v);
+        }
+    }
+    cmd.envs(&config.env);
+    cmd.current_dir(match &config.cwd {
+        Some(c) => root.join(c),
+        None => root.to_path_buf(),
+    });
+    cmd.kill_on_drop(true);
+    let spawn_error = |source| UpstreamError::Spawn {
+        server: name.to_owned(),
+        command: config.command.join(" "),
+        source,
+    };
+    let (transport, _stderr) = TokioChildProcess::builder(cmd)
+        .stderr(Stdio::inherit())
+        .spawn()
+        .map_err(spawn_error)?;
+    let pid = transport.id();
+    let info = ClientConfig::new(
+        ClientCapabilities::default(),
+        Implementation::new("toolgate", env!("CARGO_PKG_VERSION")),
+    );
+    match tokio::time::timeout(
+        Duration::from_millis(UPSTREAM_START_TIMEOUT_MS),
+        info.serve(transport),
+    )
+    .await
+    {
+        Ok(Ok(running)) => Ok((running, pid)),
+        Ok(Err(e)) => Err(UpstreamError::Handshake {
+            server: name.to_owned(),
+            message: e.to_string(),
+        }),
+        Err(_) => Err(UpstreamError::StartTimeout(name.to_owned())),
+    }
+}
+
+/// The executor of `exec: {mcp: …}` tools.
+#[derive(Debug)]
+pub struct McpExecutor {
+    upstreams: Arc<McpUpstreams>,
+}
+
+impl McpExecutor {
+    /// An executor over a project's upstreams.
+    pub fn new(upstreams: Arc<McpUpstreams>) -> Self {
+        McpExecutor { upstreams }
+    }
+
+    /// The upstreams it calls.
+    pub fn upstreams(&self) -> &Arc<McpUpstreams> {
+        &self.upstreams
+    }
+}
+
+impl Executor for McpExecutor {
+    fn run<'a>(&'a self, call: AuthorizedCall, ctx: ExecContext) -> ExecFuture<'a> {
+        Box::pin(async move {
+            let def = call.definition();
+            let ExecSpec::Mcp { server, tool } = &def.exec else {
+                return RawOutcome::failure(
+                    ErrorType::RuntimeException,
+                    format!("{} is not an MCP tool", def.name),
+                );
+            };
+            let read_only = def.effect.is_read_only();
+            let peer = tokio::select! {
+                p = self.upstreams.peer(server) => p,
+                () = ctx.cancel.cancelled() => {
+                    return RawOutcome::failure(
+                        ErrorType::Cancelled,
+                        format!("{} was stopped while its MCP server `{server}` was starting", def.name),
+                    );
+                }
+            };
+            let peer = match peer {
+                Ok(p) => p,
+                Err(e) => return ExecFailure::new(ErrorType::ProcessError, e.to_string()).into(),
+            };
+            let arguments = match call.arguments() {
+                Value::Object(m) => m.clone(),
+                _ => serde_json::Map::new(),
+            };
+            let mut meta = RequestMetaObject::default();
+            meta.insert(
+                IDEMPOTENCY_META_KEY.to_owned(),
+                Value::String(ctx.idempotency_key.clone()),
+            );
+            let mut params = CallToolRequestParams::new(tool.clone()).with_arguments(arguments);
+            params.meta = Some(meta);
+            let outcome = call_upstream(&peer, params, &ctx.cancel).await;
+            match outcome {
+                Ok(r) => from_result(r, def.result.is_some()),
+                Err(CallError::Stopped) => RawOutcome::failure(
+                    ErrorType::Cancelled,
+                    format!(
+                        "{} was stopped; the MCP server `{server}` was told to cancel it",
+                        def.name
+                    ),
+                ),
+                Err(CallError::Failed(ServiceError::McpError(e))) => {
+                    let t = if e.code == ErrorCode::INVALID_PARAMS {
+                        ErrorType::InvalidArguments
+                    } else {
+                        ErrorType::RuntimeException
+                    };
+                    RawOutcome::failure(
+                        t,
+                        format!("the MCP server `{server}` refused `{tool}`: {}", e.message),
+                    )
+                }
+                Err(CallError::Failed(e)) => {
+                    self.upstreams.discard(server).await;
+                    let (t, what) = if read_only {
+                        (ErrorType::ProcessError, "")
+                    } else {
+                        (
+                            ErrorType::UnknownOutcome,
+                            "; it may or may not have taken effect",
+                        )
+                    };
+                    RawOutcome::failure(
+                        t,
+                        format!(
+                            "the MCP server `{server}` failed during `{tool}` ({e}){what}; it will be started again on the next call"
+                        ),
+                    )
+                }
+            }
+        })
+    }
+}
+
+/// Why an upstream call has no result.
+enum CallError {
+    /// The token fired (the upstream has been told).
+    Stopped,
+    /// The request failed.
+    Failed(ServiceError),
+}
+
+/// An upstream call that ends when the token fires, with `notifications/cancelled`.
+async fn call_upstream(
+    peer: &Peer<RoleClient>,
+    params: CallToolRequestParams,
+    cancel: &CancellationToken,
+) -> Result<CallToolResult, CallError> {
+    let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
+    let handle = peer
+        .send_request_with_option(request, PeerRequestOptions::no_options())
+        .await
+        .map_err(CallError::Failed)?;
+    let id = handle.id.clone();
+    tokio::select! {
+        r = handle.await_response() => match r {
+            Ok(ServerResult::CallToolResult(r)) => Ok(r),
+            Ok(_) => Err(CallError::Failed(ServiceError::UnexpectedResponse)),
+            Err(e) => Err(CallError::Failed(e)),
+        },
+        () = cancel.cancelled() => {
+            let note = CancelledNotificationParam::new(
+                Some(id),
+                Some("toolgate stopped the call (timeout or cancel)".to_owned()),
+            );
+            let _ = peer.notify_cancelled(note).await;
+            Err(CallError::Stopped)
+        }
+    }
+}
+
+/// An upstream result as the facts of an attempt. The structured content is kept only when the
+/// contract declares a `result` (it is then checked against it); otherwise the model reads the
+/// text, bounded by the output policy, and nothing unbounded rides along.
+fn from_result(r: CallToolResult, declares_result: bool) -> RawOutcome {
+    let text = content_text(&r.content);
+    if r.is_error == Some(true) {
+        let t = r
+            .meta
+            .as_ref()
+            .and_then(|m| m.get(ERROR_TYPE_META_KEY))
+            .and_then(Value::as_str)
+            .and_then(ErrorType::parse)
+            .unwrap_or(ErrorType::RuntimeException);
+        let message = if text.trim().is_empty() {
+            "the upstream tool reported an error without a message".to_owned()
+        } else {
+            text
+        };
+        return RawOutcome::failure(t, message);
+    }
+    let structured = if declares_result {
+        r.structured_content
+            .or_else(|| serde_json::from_str::<Value>(text.trim()).ok())
+    } else {
+        None
+    };
+    RawOutcome {
+        structured,
+        text: Some(text),
+        ..RawOutcome::default()
+    }
+}
+
+/// The text of a result's content blocks; other blocks are named, not inlined.
+fn content_text(blocks: &[ContentBlock]) -> String {
+    let mut out = String::new();
+    for b in blocks {
+        let v = serde_json::to_value(b).unwrap_or(Value::Null);
+        let piece = match v.get("type").and_then(Value::as_str) {
+            Some("text") => v
+                .get("text")
+                .and_then(Value::as_str)
+                .unwrap_or("")
+                .to_owned(),
+            Some("resource_link") => format!(
+                "[resource link: {}]",
+                v.get("uri").and_then(Value::as_str).unwrap_or("?")
+            ),
+            Some("resource") => match v.pointer("/resource/text").and_then(Value::as_str) {
+                Some(t) => t.to_owned(),
+                None => format!(
+                    "[resource: {}]",
+                    v.pointer("/resource/uri")
+                        .and_then(Value::as_str)
+                        .unwrap_or("?")
+                ),
+            },
+            Some(kind) => format!(
+                "[{kind}: {}]",
+                v.get("mimeType").and_then(Value::as_str).unwrap_or("?")
+            ),
+            None => String::new(),
+        };
+        if !out.is_empty() && !piece.is_empty() {
+            out.push('\n');
+        }
+        out.push_str(&piece);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn error_results_keep_their_text_and_named_type() {
+        let mut r = CallToolResult::error(vec![ContentBlock::text("no such repo")]);
+        let got = from_result(r.clone(), true);
+        assert_eq!(
+            got.failure,
+            Some((ErrorType::RuntimeException, "no such repo".to_owned()))
+        );
+        let mut meta = rmcp::model::MetaObject::new();
+        meta.insert(
+            ERROR_TYPE_META_KEY.into(),
+            Value::String("POLICY_DENIED".into()),
+        );
+        r.meta = Some(meta);
+        assert_eq!(
+            from_result(r, true).failure.map(|f| f.0),
+            Some(ErrorType::PolicyDenied)
+        );
+    }
+
+    #[test]
+    fn success_prefers_structured_content_then_json_text() {
+        let mut r = CallToolResult::success(vec![ContentBlock::text("{\"a\": 1}")]);
+        assert_eq!(
+            from_result(r.clone(), true).structured,
+            Some(serde_json::json!({"a": 1}))
+        );
+        r.structured_content = Some(serde_json::json!({"b": 2}));
+        assert_eq!(
+            from_result(r.clone(), true).structured,
+            Some(serde_json::json!({"b": 2}))
+        );
+        // Without a declared result, only the (bounded) text reaches the model.
+        assert_eq!(from_result(r, false).structured, None);
+    }
+}

@@ -1,0 +1,392 @@
+//! `exec: {mcp: …}` against a real third-party MCP server: the reference git server from the
+//! Python package index (`mcp-server-git`), started by toolgate as a child process. Its calls
+//! are journaled and traced, denied where the contract's policy says, bounded by the output
+//! policy, and the server is started again after it dies.
+//!
+//! Needs `python3 -m mcp_server_git` (`.ci/run` installs `mcp-server-git`); without it the test
+//! fails and says so.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::Arc;
+
+use indexmap::IndexMap;
+use serde_json::json;
+use tokio_util::sync::CancellationToken;
+use toolgate::ir::{ErrorType, McpServer, Status};
+use toolgate::runtime::exec::mcp::{McpExecutor, McpUpstreams};
+use toolgate::runtime::{Backend, MemoryJournal, RuntimeBuilder, Session, ToolCall, ToolRuntime};
+use toolgate::spec::load::LoadOptions;
+
+/// A bound on waiting for a killed process to go, so a failure cannot hang the test.
+const WAIT_ROUNDS: u32 = 600;
+
+fn repo() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn require_git_server() {
+    let probe = Command::new("python3")
+        .args(["-c", "import mcp_server_git"])
+        .output();
+    match probe {
+        Ok(o) if o.status.success() => {}
+        Ok(o) => panic!(
+            "the reference MCP git server is not installed: {}\ninstall it with `python3 -m pip install mcp-server-git` (.ci/run does)",
+            String::from_utf8_lossy(&o.stderr).trim()
+        ),
+        Err(e) => panic!("python3 cannot be run ({e}); the upstream test needs it"),
+    }
+}
+
+fn git(dir: &Path, args: &[&str]) {
+    let st = Command::new("git")
+        .args(args)
+        .current_dir(dir)
+        .env("GIT_AUTHOR_NAME", "t")
+        .env("GIT_AUTHOR_EMAIL", "t@example.invalid")
+        .env("GIT_COMMITTER_NAME", "t")
+        .env("GIT_COMMITTER_EMAIL", "t@example.invalid")
+        .status()
+        .unwrap();
+    assert!(st.success(), "git {args:?}");
+}
+
+/// A repository with a committed file, a changed file and a secret.
+fn repository() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    git(dir.path(), &["init", "-q", "-b", "main"]);
+    std::fs::write(dir.path().join("main.py"), "print('hi')\n").unwrap();
+    git(dir.path(), &["add", "main.py"]);
+    git(dir.path(), &["commit", "-q", "-m", "first"]);
+    std::fs::write(dir.path().join("main.py"), "print('hello')\n").unwrap();
+    std::fs::write(dir.path().join(".env"), "TOKEN=secret\n").unwrap();
+    dir
+}
+
+struct Setup {
+    runtime: ToolRuntime,
+    journal: Arc<MemoryJournal>,
+    upstreams: Arc<McpUpstreams>,
+}
+
+fn setup(ws: &Path) -> Setup {
+    let mut servers = IndexMap::new();
+    servers.insert(
+        "git".to_owned(),
+        McpServer {
+            command: ["python3", "-m", "mcp_server_git", "--repository", "."]
+                .map(str::to_owned)
+                .to_vec(),
+            inherit_env: ["PATH", "HOME", "LANG"].map(str::to_owned).to_vec(),
+            env: IndexMap::new(),
+            cwd: Some(ws.to_string_lossy().into_owned()),
+        },
+    );
+    let fixture = repo().join("tests/fixtures/mcp/toolgate.yaml");
+    servers.insert(
+        "inner".to_owned(),
+        McpServer {
+            command: vec![
+                env!("CARGO_BIN_EXE_toolgate").to_owned(),
+                "serve".to_owned(),
+                "--config".to_owned(),
+                fixture.to_string_lossy().into_owned(),
+                "--workspace".to_owned(),
+                ws.to_string_lossy().into_owned(),
+            ],
+            inherit_env: vec!["PATH".to_owned()],
+            env: IndexMap::new(),
+            cwd: None,
+        },
+    );
+    let upstreams = Arc::new(McpUpstreams::new(&servers, ws));
+    let journal = Arc::new(MemoryJournal::default());
+    let runtime = RuntimeBuilder::from_specs(&LoadOptions {
+        paths: Vec::new(),
+        config: Some(repo().join("tests/fixtures/mcp_upstream/toolgate.yaml")),
+        cwd: repo(),
+    })
+    .unwrap()
+    .workspace(ws)
+    .state_dir(ws.join(".toolgate"))
+    .journal(journal.clone())
+    .executor(Backend::Mcp, Arc::new(McpExecutor::new(upstreams.clone())))
+    .build()
+    .unwrap();
+    Setup {
+        runtime,
+        journal,
+        upstreams,
+    }
+}
+
+async fn call(
+    s: &Setup,
+    session: &Session,
+    tool: &str,
+    args: serde_json::Value,
+) -> toolgate::runtime::ToolResult {
+    let mut r = s
+        .runtime
+        .execute(
+            vec![ToolCall::new(format!("c-{tool}"), tool, args)],
+            session,
+            CancellationToken::new(),
+        )
+        .await
+        .unwrap();
+    r.remove(0)
+}
+
+fn alive(pid: u32) -> bool {
+    // A zombie still has a /proc entry; it no longer runs.
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .map(|s| {
+            !s.rsplit(')')
+                .next()
+                .unwrap_or("")
+                .trim_start()
+                .starts_with('Z')
+        })
+        .unwrap_or(false)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn reference_git_server_through_the_runtime() {
+    require_git_server();
+    let ws = repository();
+    let s = setup(ws.path());
+    let session = Session::new("upstream", "headless");
+
+    // Output policy: the server's status text is cut to the contract's 48 bytes.
+    let r = call(&s, &session, "git_status", json!({"repo_path": "."})).await;
+    assert_eq!(r.status(), Status::Success, "{}", r.projection().text);
+    assert!(r.truncated(), "{}", r.projection().text);
+    let out = r.output().unwrap();
+    assert!(out.starts_with("Repository status:\n"), "{out}");
+    assert!(
+        out.len() <= 48 + 64,
+        "bounded output (plus marker): {out:?}"
+    );
+    assert_eq!(
+        r.structured(),
+        None,
+        "no result declared: only bounded text"
+    );
+
+    // Permission: staging a secret is denied by the contract and never reaches the server.
+    let r = call(
+        &s,
+        &session,
+        "git_add",
+        json!({"repo_path": ".", "files": [".env"]}),
+    )
+    .await;
+    assert_eq!(
+        (r.status(), r.error_type()),
+        (Status::Denied, Some(ErrorType::PolicyDenied))
+    );
+    // An allowed write runs upstream and is journaled, with its idempotency key.
+    let r = call(
+        &s,
+        &session,
+        "git_add",
+        json!({"repo_path": ".", "files": ["main.py"]}),
+    )
+    .await;
+    assert_eq!(r.status(), Status::Success, "{}", r.projection().text);
+    let staged = Command::new("git")
+        .args(["diff", "--cached", "--name-only"])
+        .current_dir(ws.path())
+        .output()
+        .unwrap();
+    assert_eq!(String::from_utf8_lossy(&staged.stdout), "main.py\n");
+    let ops = s.journal.operations();
+    assert_eq!(ops.len(), 1, "only the executed write is journaled");
+    assert_eq!(
+        (
+            ops[0].start.tool.as_str(),
+            ops[0].start.arguments.as_str(),
+            ops[0].attempts.len(),
+            ops[0].finish.as_ref().map(|f| f.status),
+        ),
+        (
+            "git_add",
+            r#"{"files":["main.py"],"repo_path":"."}"#,
+            1,
+            Some(Status::Success)
+        )
+    );
+    // Every call, refused or not, is traced, with the backend of those that ran.
+    let traces: Vec<(String, Status, Option<&str>)> = s
+        .runtime
+        .traces()
+        .iter()
+        .map(|t| (t.tool.clone(), t.status, t.runtime))
+        .collect();
+    assert_eq!(
+        traces,
+        vec![
+            ("git_status".into(), Status::Success, Some("mcp")),
+            ("git_add".into(), Status::Denied, None),
+            ("git_add".into(), Status::Success, Some("mcp")),
+        ]
+    );
+
+    // The server dies: a later call starts it again.
+    let first = s.upstreams.pid("git").await.unwrap();
+    rustix::process::kill_process(
+        rustix::process::Pid::from_raw(first as i32).unwrap(),
+        rustix::process::Signal::KILL,
+    )
+    .unwrap();
+    let mut recovered = None;
+    for _ in 0..3 {
+        let r = call(&s, &session, "git_status", json!({"repo_path": "."})).await;
+        match r.error_type() {
+            None => {
+                recovered = Some(r);
+                break;
+            }
+            Some(t) => assert_eq!(t, ErrorType::ProcessError, "{}", r.projection().text),
+        }
+    }
+    assert!(recovered.is_some(), "the git server was not started again");
+    let second = s.upstreams.pid("git").await.unwrap();
+    assert_ne!(first, second);
+
+    // Closing the upstreams ends the process.
+    s.upstreams.close().await;
+    let mut rounds = 0;
+    while alive(second) && rounds < WAIT_ROUNDS {
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        rounds += 1;
+    }
+    assert!(!alive(second), "the git server outlived close()");
+}
+
+/// `toolgate import --from-mcp` writes one spec per tool; they lint without errors; existing
+/// files are kept unless `--force`.
+#[test]
+fn import_writes_starter_specs_that_lint() {
+    require_git_server();
+    let project = repository();
+    std::fs::write(
+        project.path().join("toolgate.yaml"),
+        "specs: [\"tool-specs/**/*.yaml\"]\nworkspace: .\nmcp_servers:\n  git: {command: [python3, -m, mcp_server_git, --repository, .], inherit_env: [PATH, HOME]}\ntargets: [anthropic, mcp]\n",
+    )
+    .unwrap();
+    let toolgate = |args: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_toolgate"))
+            .args(args)
+            .current_dir(project.path())
+            .output()
+            .unwrap()
+    };
+    let out = toolgate(&["import", "--from-mcp", "git"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let dir = project.path().join("tool-specs/git");
+    let mut files: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    files.sort();
+    assert!(files.len() >= 10, "{files:?}");
+    assert!(files.contains(&"git_add.yaml".to_owned()), "{files:?}");
+    let add = std::fs::read_to_string(dir.join("git_add.yaml")).unwrap();
+    for line in [
+        "effect: local_write\n",
+        "idempotency: idempotent\n",
+        "    ask: \"true\"\n",
+        "timeout: 30s\n",
+        "    server: git\n    tool: git_add\n",
+    ] {
+        assert!(add.contains(line), "{line:?} missing from:\n{add}");
+    }
+    let status = std::fs::read_to_string(dir.join("git_status.yaml")).unwrap();
+    assert!(
+        status.contains("effect: read_only\nidempotency: pure\n"),
+        "{status}"
+    );
+
+    let lint = toolgate(&["lint"]);
+    assert!(
+        lint.status.success(),
+        "imported specs have lint errors:\n{}{}",
+        String::from_utf8_lossy(&lint.stdout),
+        String::from_utf8_lossy(&lint.stderr)
+    );
+
+    std::fs::write(dir.join("git_add.yaml"), "# edited\n").unwrap();
+    let again = toolgate(&["import", "--from-mcp", "git"]);
+    assert!(again.status.success());
+    assert_eq!(
+        std::fs::read_to_string(dir.join("git_add.yaml")).unwrap(),
+        "# edited\n"
+    );
+    let forced = toolgate(&["import", "--from-mcp", "git", "--force"]);
+    assert!(forced.status.success());
+    assert_eq!(
+        std::fs::read_to_string(dir.join("git_add.yaml")).unwrap(),
+        add
+    );
+}
+
+fn pids_in(path: &Path) -> Vec<u32> {
+    std::fs::read_to_string(path)
+        .unwrap_or_default()
+        .split_whitespace()
+        .filter_map(|p| p.parse().ok())
+        .collect()
+}
+
+/// toolgate as the upstream of toolgate: a downstream timeout reaches the upstream as
+/// `notifications/cancelled`, which ends the upstream's process tree; the upstream's refusals
+/// keep their error type.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn timeouts_cancel_the_upstream_request() {
+    let ws = tempfile::tempdir().unwrap();
+    std::fs::write(ws.path().join(".env"), "TOKEN=secret\n").unwrap();
+    let s = setup(ws.path());
+    let session = Session::new("chain", "headless");
+
+    let r = call(&s, &session, "remote_read_file", json!({"path": ".env"})).await;
+    assert_eq!(
+        (r.status(), r.error_type()),
+        (Status::Denied, Some(ErrorType::PolicyDenied)),
+        "{}",
+        r.projection().text
+    );
+
+    let r = call(
+        &s,
+        &session,
+        "remote_long_sleep",
+        json!({"pidfile": "pids"}),
+    )
+    .await;
+    assert_eq!(
+        r.error_type(),
+        Some(ErrorType::Timeout),
+        "{}",
+        r.projection().text
+    );
+    let pids = pids_in(&ws.path().join("pids"));
+    assert_eq!(pids.len(), 3, "the upstream started the tree: {pids:?}");
+    let mut rounds = 0;
+    while pids.iter().any(|p| alive(*p)) && rounds < WAIT_ROUNDS {
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        rounds += 1;
+    }
+    assert!(
+        !pids.iter().any(|p| alive(*p)),
+        "the upstream's processes outlived the cancellation: {pids:?}"
+    );
+    s.upstreams.close().await;
+}
