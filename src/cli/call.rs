@@ -12,7 +12,7 @@ use std::sync::Arc;
 use clap::{Args, ValueEnum};
 use tokio_util::sync::CancellationToken;
 
-use crate::check;
+use crate::check::{self, CheckedProject};
 use crate::lint::report::{Summary, human};
 use crate::runtime::approval::{
     ApprovalFuture, ApprovalOutcome, ApprovalRequest, Approver, FixedApprover,
@@ -85,13 +85,41 @@ pub struct CallArgs {
 /// A usage, load or engine error: printed, exit code 2.
 pub(super) struct Failed(pub String);
 
+/// The project's specs, loaded and checked; the rendered findings when they have errors, since
+/// the runtime does not start on specs that do not lint clean.
+pub(super) fn checked_specs(config: Option<PathBuf>) -> Result<CheckedProject, Failed> {
+    let cwd = std::env::current_dir()
+        .map_err(|e| Failed(format!("cannot read the current folder: {e}")))?;
+    let checked = check::check_specs(&LoadOptions {
+        paths: Vec::new(),
+        config,
+        cwd,
+    })
+    .map_err(|e| Failed(e.to_string()))?;
+    if checked.has_errors() {
+        let summary = Summary::of(
+            &checked.diagnostics,
+            checked.loaded.files.len(),
+            checked.loaded.tool_count(),
+        );
+        let text = human::render(
+            &checked.diagnostics,
+            &checked.loaded.sources,
+            human::Style::Narrated,
+            summary,
+        );
+        return Err(Failed(format!(
+            "{text}the specs have errors; the runtime does not start until `toolgate lint` is clean"
+        )));
+    }
+    Ok(checked)
+}
+
 /// Builds the runtime and the session the options describe.
 pub(super) fn load(
     a: &RuntimeArgs,
     session_id: Option<&str>,
 ) -> Result<(ToolRuntime, Session), Failed> {
-    let cwd = std::env::current_dir()
-        .map_err(|e| Failed(format!("cannot read the current folder: {e}")))?;
     let builder = match &a.bundle {
         Some(path) => {
             let text = std::fs::read_to_string(path)
@@ -99,28 +127,7 @@ pub(super) fn load(
             RuntimeBuilder::from_bundle_json(&text).map_err(|e| Failed(e.to_string()))?
         }
         None => {
-            let checked = check::check_specs(&LoadOptions {
-                paths: Vec::new(),
-                config: a.config.clone(),
-                cwd,
-            })
-            .map_err(|e| Failed(e.to_string()))?;
-            if checked.has_errors() {
-                let summary = Summary::of(
-                    &checked.diagnostics,
-                    checked.loaded.files.len(),
-                    checked.loaded.tool_count(),
-                );
-                let text = human::render(
-                    &checked.diagnostics,
-                    &checked.loaded.sources,
-                    human::Style::Narrated,
-                    summary,
-                );
-                return Err(Failed(format!(
-                    "{text}the specs have errors; the runtime does not start until `toolgate lint` is clean"
-                )));
-            }
+            let checked = checked_specs(a.config.clone())?;
             RuntimeBuilder::from_checked(&checked).map_err(|e| Failed(e.to_string()))?
         }
     };

@@ -11,12 +11,10 @@ use std::time::Duration;
 
 use clap::Args;
 
-use crate::check;
-use crate::lint::report::{Summary, human};
+use super::call::Failed;
 use crate::mcp::{ElicitationApprover, ServeOptions, ToolgateServer};
 use crate::runtime::exec::mcp::{McpExecutor, McpUpstreams};
 use crate::runtime::{Backend, RuntimeBuilder};
-use crate::spec::load::LoadOptions;
 
 /// How long the process waits for in-flight work once the client has gone.
 const SHUTDOWN_GRACE_MS: u64 = 500;
@@ -33,6 +31,9 @@ pub struct ServeArgs {
     /// The workspace folder (default: toolgate.yaml's `workspace`).
     #[arg(long)]
     pub workspace: Option<PathBuf>,
+    /// The state folder: journal and artifacts (default: toolgate.yaml's `state_dir`).
+    #[arg(long)]
+    pub state_dir: Option<PathBuf>,
     /// The execution context (default: interactive when the client can answer elicitations,
     /// else headless).
     #[arg(long)]
@@ -44,34 +45,10 @@ pub struct ServeArgs {
 pub(super) fn checked_builder(
     config: Option<PathBuf>,
 ) -> Result<(RuntimeBuilder, Arc<McpUpstreams>), String> {
-    let cwd =
-        std::env::current_dir().map_err(|e| format!("cannot read the current folder: {e}"))?;
-    let checked = check::check_specs(&LoadOptions {
-        paths: Vec::new(),
-        config,
-        cwd,
-    })
-    .map_err(|e| e.to_string())?;
-    if checked.has_errors() {
-        let summary = Summary::of(
-            &checked.diagnostics,
-            checked.loaded.files.len(),
-            checked.loaded.tool_count(),
-        );
-        let text = human::render(
-            &checked.diagnostics,
-            &checked.loaded.sources,
-            human::Style::Narrated,
-            summary,
-        );
-        return Err(format!(
-            "{text}the specs have errors; the runtime does not start until `toolgate lint` is clean"
-        ));
-    }
-    let root = checked.loaded.root.clone();
+    let checked = super::call::checked_specs(config).map_err(|Failed(m)| m)?;
     let upstreams = Arc::new(McpUpstreams::new(
         &checked.resolution.project.mcp_servers,
-        &root,
+        &checked.loaded.root,
     ));
     let builder = RuntimeBuilder::from_checked(&checked)
         .map_err(|e| e.to_string())?
@@ -85,10 +62,16 @@ pub fn run(a: ServeArgs) -> miette::Result<u8> {
         Ok(b) => b,
         Err(m) => return super::call::fail(&m),
     };
-    let builder = match &a.workspace {
+    let mut builder = match &a.workspace {
         Some(w) => builder.workspace(w),
         None => builder,
     };
+    if let Some(s) = &a.state_dir {
+        builder = builder.state_dir(s);
+    }
+    // Like `call` and `run`: the journal is durable (`<state_dir>/journal.db`), so a call that
+    // may have acted before a crash is never run twice.
+    let builder = builder.sqlite_journal();
     let approver = Arc::new(ElicitationApprover::new());
     let runtime = match builder.approver(approver.clone()).build() {
         Ok(r) => r,
@@ -108,7 +91,11 @@ pub fn run(a: ServeArgs) -> miette::Result<u8> {
         server.tools().len(),
         runtime.workspace().root().display()
     );
-    let rt = match tokio::runtime::Builder::new_multi_thread()
+    // One thread: a server has one client, its calls wait on processes, upstreams and the
+    // journal's writer thread rather than on CPU, and handing each message between worker
+    // threads cost about a fifth of the server's CPU per call (benches/mcp/bench.py).
+    // Blocking work (file builtins, process reaping) still goes to tokio's blocking pool.
+    let rt = match tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
     {
