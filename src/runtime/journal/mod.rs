@@ -442,8 +442,9 @@ pub trait Journal: Send + Sync {
         })
     }
 
-    /// Whether calls that change nothing (pure, read-only, network-read) are journaled too
-    /// (without waiting for the disk). Default: only side effects.
+    /// Whether calls that read without changing anything (read-only, network-read) are
+    /// journaled too (without waiting for the disk); pure calls never are. Default: only side
+    /// effects.
     fn records_read_only(&self) -> bool {
         false
     }

@@ -8,7 +8,7 @@ use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 
 use super::{AttemptOutcome, CallMeta, EngineError, Inner, STOP_GRACE_MS, stop_grace};
-use crate::ir::{ErrorType, Status};
+use crate::ir::{Effect, ErrorType, Status};
 use crate::runtime::exec::RawOutcome;
 use crate::runtime::hooks::HookPoint;
 use crate::runtime::journal::{
@@ -81,7 +81,12 @@ impl Inner {
 
         // The journal: claim the call's key (replaying what is on record), then the start.
         let key = auth.idempotency_key().to_owned();
-        let earlier = if !def.effect.is_read_only() || self.journal.records_read_only() {
+        // A pure call has no effect to settle and observes nothing of the world worth keeping
+        // (the trace is its record); a read-only call is journaled where the journal keeps
+        // reads (what was read, and when), a side-effecting call always.
+        let journaled = !def.effect.is_read_only()
+            || (def.effect != Effect::Pure && self.journal.records_read_only());
+        let earlier = if journaled {
             let op = OperationStart {
                 operation_id: format!("op-{}", uuid::Uuid::now_v7()),
                 session_id: session.id().to_owned(),

@@ -5,7 +5,8 @@
 //! `synchronous=FULL` that is one fsync for the whole group, so sixteen concurrent calls
 //! starting together cost about one flush, not sixteen. A durable request is answered after the
 //! commit; a request nobody waits for (attempts, and the records of calls that change nothing)
-//! is answered by nobody. If a commit fails, every request of the group fails and the writer
+//! is answered by nobody, and a group of only such requests is committed without a flush
+//! (`synchronous=NORMAL`; the next flushed commit makes it durable too). If a commit fails, every request of the group fails and the writer
 //! refuses all later ones: a journal that cannot record is an engine failure, not something to
 //! carry on without.
 
@@ -147,6 +148,8 @@ impl Drop for Writer {
 fn run(conn: Connection, rx: mpsc::Receiver<Request>, path: &Path, busy: Duration, c: &Counters) {
     let err = |e: rusqlite::Error| sqlite_error(path, &e, busy);
     let mut broken: Option<String> = None;
+    // The connection is opened with `synchronous=FULL`.
+    let mut flushing = true;
     while let Ok(first) = rx.recv() {
         let mut group = vec![first];
         while group.len() < MAX_GROUP {
@@ -160,6 +163,22 @@ fn run(conn: Connection, rx: mpsc::Receiver<Request>, path: &Path, busy: Duratio
                 answer(r.reply, Err(stopped(why)));
             }
             continue;
+        }
+        // A group nobody waits for (the records of calls that change nothing, attempts) is
+        // committed without a flush: it was never promised to be durable, and the next durable
+        // commit flushes the write-ahead log with it, in order. Saves a flush per read.
+        let flush = group.iter().any(|r| r.reply.is_some());
+        if flush != flushing {
+            let mode = if flush { "FULL" } else { "NORMAL" };
+            if let Err(e) = conn.pragma_update(None, "synchronous", mode) {
+                let e = err(e);
+                broken = Some(e.to_string());
+                for r in group {
+                    answer(r.reply, Err(stopped(&e.to_string())));
+                }
+                continue;
+            }
+            flushing = flush;
         }
         if let Err(e) = conn.execute_batch("BEGIN IMMEDIATE") {
             let e = err(e);
