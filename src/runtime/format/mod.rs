@@ -13,7 +13,9 @@
 //! | `text` | none |
 //!
 //! A formatter also decides whether the outcome is a failure: grep's exit code 1 means "no
-//! match", not an error; a test run's failure is named by its counts. Formatters never panic on
+//! match", not an error; a test run whose tests ran and some failed is a result (its counts and
+//! failures are what the caller asked for), while a runner that failed without reporting a
+//! failing test is a failure. Formatters never panic on
 //! what a process printed, however malformed.
 
 pub mod bash;

@@ -104,7 +104,14 @@ pub fn format(input: &FormatInput<'_>) -> Formatted {
     let (summary, failure) = match &report {
         Some(r) => {
             let s = r.summary();
-            let failed = !input.succeeded();
+            // Tests that ran and failed are what the caller asked to learn, not a failure of
+            // the tool: the counts and failures are the result, and running the suite again
+            // would only repeat them. A runner that reported no failing test and still
+            // exited non-zero (a collection error, a crash, a signal) did fail.
+            let ran_and_failed = r.failed > 0
+                && input.signal.is_none()
+                && input.exit_code.is_some_and(|c| (1..128).contains(&c));
+            let failed = !input.succeeded() && !ran_and_failed;
             (s.clone(), failed.then_some(s))
         }
         None => {

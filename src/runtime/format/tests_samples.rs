@@ -195,3 +195,27 @@ fn formats_a_failed_run_and_a_crash() {
     );
     assert!(parse("garbage\n\u{1b}[31m").is_none());
 }
+
+#[test]
+fn failing_tests_are_the_result_but_a_failed_runner_is_a_failure() {
+    use crate::runtime::format::fixture::input;
+    // Tests ran, one failed: the counts are the answer, not a failure of the tool.
+    let f = format(&input("python3 -m pytest", 1, PYTEST));
+    assert_eq!(
+        (f.summary.as_deref(), f.failure),
+        (Some("1 failed, 2 passed, 1 skipped"), None)
+    );
+    assert_eq!(f.structured.unwrap()["exit_code"], 1);
+    // A non-zero exit without a failing test (a collection error) is a failure.
+    let f = format(&input(
+        "python3 -m pytest",
+        2,
+        "==================== 3 passed, 1 error in 0.05s ====================\n",
+    ));
+    assert!(f.failure.is_some(), "{f:?}");
+    // So is a runner killed by a signal, whatever it reported before.
+    let mut i = input("python3 -m pytest", 1, PYTEST);
+    i.exit_code = None;
+    i.signal = Some(9);
+    assert!(format(&i).failure.is_some());
+}
