@@ -2,11 +2,13 @@
 
 use std::io::Write;
 use std::path::Path;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 use toolgate::ir::{ErrorType, Status};
+use toolgate::runtime::approval::{ApprovalOutcome, FixedApprover};
 use toolgate::runtime::{Session, ToolCall};
 
 use crate::lab::{self, BoxError, Lab, Scratch, expect};
@@ -84,11 +86,14 @@ pub async fn run(lab: &Lab, out: &mut dyn Write) -> Result<Report, BoxError> {
         out,
         6,
         "cancellation",
-        "runs a command that starts a child (`sleep 300 &`) and waits (`sleep 300`); the user presses Stop 300 ms after both are running.",
+        "runs, with the standard bash tool (2 minute budget), a command that starts a child (`sleep 300 &`) and waits (`sleep 300`); the user approves it, then presses Stop 300 ms after both are running.",
     )?;
     let scratch = Scratch::new("exp6")?;
     let workspace = scratch.workspace().canonicalize()?;
-    let runtime = lab::builder(scratch.root(), &lab.shim)?.build()?;
+    // bash asks before running a command with `&`; the user says yes once.
+    let runtime = lab::builder(scratch.root(), &lab.shim)?
+        .approver(Arc::new(FixedApprover(ApprovalOutcome::AllowOnce)))
+        .build()?;
     let session = Session::new("exp6", "interactive");
 
     // The Stop button: cancels the turn's token once the command has written its pids.
@@ -105,16 +110,16 @@ pub async fn run(lab: &Lab, out: &mut dyn Write) -> Result<Report, BoxError> {
         Instant::now()
     });
 
-    writeln!(out, "model -> c1 long_job({{\"command\": {COMMAND:?}}})")?;
+    writeln!(out, "model -> c1 bash({{\"command\": {COMMAND:?}}})")?;
     let exec = runtime
         .run(
-            vec![ToolCall::new("c1", "long_job", json!({"command": COMMAND}))],
+            vec![ToolCall::new("c1", "bash", json!({"command": COMMAND}))],
             &session,
             stop,
         )
         .await?;
     let pressed_at = pressed.await?;
-    let r = exec.results.first().ok_or("no result for long_job")?;
+    let r = exec.results.first().ok_or("no result for bash")?;
     writeln!(
         out,
         "user pressed Stop; the result came back {} ms later",
@@ -134,7 +139,10 @@ pub async fn run(lab: &Lab, out: &mut dyn Write) -> Result<Report, BoxError> {
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     let still: Vec<u32> = pids.iter().copied().filter(|p| alive(*p)).collect();
-    for (role, pid) in ["parent (sh)", "child (sleep 300 &)"].iter().zip(&pids) {
+    for (role, pid) in ["parent (the shell)", "child (sleep 300 &)"]
+        .iter()
+        .zip(&pids)
+    {
         writeln!(
             out,
             "/proc/{pid}: {role}: {}",

@@ -29,8 +29,12 @@ pub const SHIM_ENV: &str = "TOOLGATE_EXPERIMENT7_SHIM";
 const SESSION: &str = "exp7";
 const CALL_ID: &str = "c1";
 
+fn arguments() -> Value {
+    json!({"text": "deploy v2"})
+}
+
 fn the_call() -> ToolCall {
-    ToolCall::new(CALL_ID, "append_note", json!({"text": "deploy v2"}))
+    ToolCall::new(CALL_ID, "append_note", arguments())
 }
 
 /// What happened.
@@ -183,7 +187,7 @@ pub async fn run(lab: &Lab, out: &mut dyn Write) -> Result<Report, BoxError> {
     writeln!(
         out,
         "model -> {CALL_ID} append_note({}) again (the harness resubmits the turn)",
-        Value::from(json!({"text": "deploy v2"}))
+        arguments()
     )?;
     let session = Session::new(SESSION, "interactive");
     let exec = runtime
