@@ -23,6 +23,8 @@ pub struct Report {
     pub status: Status,
     /// Its error type.
     pub error_type: Option<ErrorType>,
+    /// The shell's exit code: 143 when TERM ended it, 137 when it took SIGKILL.
+    pub exit_code: Option<i64>,
     /// The shell's pid and its background child's, as the command wrote them.
     pub pids: Vec<u32>,
     /// Those of them still alive after the result came back (and a grace of a few seconds).
@@ -43,6 +45,13 @@ impl Report {
                 )
             },
         )?;
+        // TERM, not the SIGKILL that follows the grace, ended the shell: the stop is graceful.
+        expect(self.exit_code == Some(143), || {
+            format!(
+                "the shell ended with exit code {:?}, not 143 (TERM)",
+                self.exit_code
+            )
+        })?;
         expect(self.pids.len() == 2, || {
             format!("the command wrote pids {:?}", self.pids)
         })?;
@@ -106,8 +115,9 @@ pub async fn run(lab: &Lab, out: &mut dyn Write) -> Result<Report, BoxError> {
             tokio::time::sleep(Duration::from_millis(10)).await;
         }
         tokio::time::sleep(Duration::from_millis(300)).await;
+        let at = Instant::now();
         button.cancel();
-        Instant::now()
+        at
     });
 
     writeln!(out, "model -> c1 bash({{\"command\": {COMMAND:?}}})")?;
@@ -126,6 +136,12 @@ pub async fn run(lab: &Lab, out: &mut dyn Write) -> Result<Report, BoxError> {
         pressed_at.elapsed().as_millis()
     )?;
     lab::model_sees(out, r)?;
+    let exit_code = r.structured().and_then(|s| s["exit_code"].as_i64());
+    writeln!(
+        out,
+        "the shell's exit code: {} (143: ended by SIGTERM within the grace; 137: needed SIGKILL)",
+        exit_code.map_or("none".to_owned(), |c| c.to_string())
+    )?;
 
     let text = scratch.read("pids").unwrap_or_default();
     let pids: Vec<u32> = text
@@ -166,6 +182,7 @@ pub async fn run(lab: &Lab, out: &mut dyn Write) -> Result<Report, BoxError> {
     Ok(Report {
         status: r.status(),
         error_type: r.error_type(),
+        exit_code,
         pids,
         alive: still,
         leftovers,
