@@ -7,7 +7,7 @@ use tokio_util::sync::CancellationToken;
 use toolgate::ir::{ErrorType, Status};
 use toolgate::runtime::{Session, ToolCall};
 
-use crate::lab::{self, BoxError, Lab, Scratch, expect};
+use crate::lab::{self, BoxError, Lab, Scratch, ensure};
 
 /// What happened.
 #[derive(Debug)]
@@ -27,14 +27,14 @@ pub struct Report {
 impl Report {
     /// Whether the experiment showed what it should.
     pub fn check(&self) -> Result<(), String> {
-        expect(self.unknown == Some(ErrorType::UnknownTool), || {
+        ensure(self.unknown == Some(ErrorType::UnknownTool), || {
             format!("find_symbol ended {:?}, not UNKNOWN_TOOL", self.unknown)
         })?;
-        expect(
+        ensure(
             self.alternatives.iter().any(|a| a == "search_files"),
             || format!("no search_files among {:?}", self.alternatives),
         )?;
-        expect(
+        ensure(
             self.unknown_text.contains("Available alternatives:"),
             || {
                 format!(
@@ -43,7 +43,7 @@ impl Report {
                 )
             },
         )?;
-        expect(
+        ensure(
             self.corrected == Status::Success && self.found.as_deref() == Some("src/auth/login.py"),
             || {
                 format!(

@@ -7,7 +7,7 @@ use tokio_util::sync::CancellationToken;
 use toolgate::ir::ErrorType;
 use toolgate::runtime::{Session, ToolCall, ToolResult, ToolRuntime};
 
-use crate::lab::{self, BoxError, Lab, Scratch, expect};
+use crate::lab::{self, BoxError, Lab, Scratch, ensure};
 
 /// One refused call.
 #[derive(Debug)]
@@ -42,16 +42,16 @@ impl Report {
             (&self.semantic, ErrorType::SemanticValidationError),
             (&self.schema, ErrorType::InvalidArguments),
         ] {
-            expect(r.error_type == Some(want), || {
+            ensure(r.error_type == Some(want), || {
                 format!("ended {:?}, not {want}", r.error_type)
             })?;
-            expect(
+            ensure(
                 r.attempts == 0 && r.backend.is_none() && !r.permission_decided,
                 || format!("a refused call got past validation: {r:?}"),
             )?;
         }
         // The schema stage reports every error at its argument, not just the first.
-        expect(
+        ensure(
             self.schema.summary.contains("start_line") && self.schema.summary.contains("end_line"),
             || {
                 format!(
@@ -60,7 +60,7 @@ impl Report {
                 )
             },
         )?;
-        expect(self.corrected == Some((10, 12)), || {
+        ensure(self.corrected == Some((10, 12)), || {
             format!("the corrected read returned lines {:?}", self.corrected)
         })
     }

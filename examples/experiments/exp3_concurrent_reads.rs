@@ -7,7 +7,7 @@ use serde_json::json;
 use tokio_util::sync::CancellationToken;
 use toolgate::runtime::{Session, ToolCall};
 
-use crate::lab::{self, BoxError, Lab, Scratch, expect};
+use crate::lab::{self, BoxError, Lab, Scratch, ensure};
 
 /// How long one `slow_cat` sleeps before it reads (its spec: `sleep 0.4`).
 pub const SLEEP: Duration = Duration::from_millis(400);
@@ -30,14 +30,14 @@ impl Report {
     /// wide margin: three sleeps in a row take at least 3 × SLEEP, so a parallel turn that
     /// beats that bound overlapped its reads, however loaded the machine.
     pub fn check(&self) -> Result<(), String> {
-        expect(self.batches == [vec![0, 1, 2]], || {
+        ensure(self.batches == [vec![0, 1, 2]], || {
             format!("the reads were planned as {:?}", self.batches)
         })?;
-        expect(self.all_read, || "a read failed".into())?;
-        expect(self.serial >= SLEEP * 3, || {
+        ensure(self.all_read, || "a read failed".into())?;
+        ensure(self.serial >= SLEEP * 3, || {
             format!("serial took {:?}, less than three sleeps", self.serial)
         })?;
-        expect(
+        ensure(
             self.parallel < SLEEP * 3 && self.parallel < self.serial,
             || {
                 format!(

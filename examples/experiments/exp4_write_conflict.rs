@@ -9,7 +9,7 @@ use toolgate::ir::{ErrorType, Status};
 use toolgate::runtime::approval::{ApprovalOutcome, FixedApprover};
 use toolgate::runtime::{Session, ToolCall};
 
-use crate::lab::{self, BoxError, Lab, Scratch, expect};
+use crate::lab::{self, BoxError, Lab, Scratch, ensure};
 
 /// The file before the turn.
 pub const BEFORE: &str = "TIMEOUT = 5\nRETRIES = 1\n";
@@ -30,14 +30,14 @@ pub struct Report {
 impl Report {
     /// Whether the experiment showed what it should.
     pub fn check(&self) -> Result<(), String> {
-        expect(self.batches == [vec![0], vec![1]], || {
+        ensure(self.batches == [vec![0], vec![1]], || {
             format!("the edits were planned as {:?}", self.batches)
         })?;
-        expect(
+        ensure(
             self.edge.as_deref() == Some("#1 writes file:config.py"),
             || format!("the order was given as {:?}", self.edge),
         )?;
-        expect(
+        ensure(
             self.outcomes
                 == [
                     (Status::Success, None),
@@ -45,7 +45,7 @@ impl Report {
                 ],
             || format!("the edits ended {:?}", self.outcomes),
         )?;
-        expect(self.after == "TIMEOUT = 30\nRETRIES = 1\n", || {
+        ensure(self.after == "TIMEOUT = 30\nRETRIES = 1\n", || {
             format!("the file ended as {:?}", self.after)
         })
     }

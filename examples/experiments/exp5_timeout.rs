@@ -8,7 +8,7 @@ use tokio_util::sync::CancellationToken;
 use toolgate::ir::{ErrorType, Status};
 use toolgate::runtime::{Session, ToolCall};
 
-use crate::lab::{self, BoxError, Lab, Scratch, expect};
+use crate::lab::{self, BoxError, Lab, Scratch, ensure};
 
 /// What happened.
 #[derive(Debug)]
@@ -28,21 +28,21 @@ pub struct Report {
 impl Report {
     /// Whether the experiment showed what it should.
     pub fn check(&self) -> Result<(), String> {
-        expect(
+        ensure(
             (self.status, self.error_type) == (Status::Timeout, Some(ErrorType::Timeout)),
             || format!("sleep 60 ended {:?} {:?}", self.status, self.error_type),
         )?;
-        expect(self.text.starts_with("job: timeout TIMEOUT\n"), || {
+        ensure(self.text.starts_with("job: timeout TIMEOUT\n"), || {
             format!("the model read {:?}", self.text)
         })?;
-        expect(
+        ensure(
             self.hint
                 .as_deref()
                 .is_some_and(|h| h.contains("1 second budget")),
             || format!("the hint was {:?}", self.hint),
         )?;
         // The budget is 1 s, the stop grace 2 s: far from the 60 s the command asked for.
-        expect(self.duration < Duration::from_secs(30), || {
+        ensure(self.duration < Duration::from_secs(30), || {
             format!("the call took {:?}", self.duration)
         })
     }

@@ -11,7 +11,7 @@ use toolgate::ir::{ErrorType, Status};
 use toolgate::runtime::approval::{ApprovalOutcome, FixedApprover};
 use toolgate::runtime::{Session, ToolCall};
 
-use crate::lab::{self, BoxError, Lab, Scratch, expect};
+use crate::lab::{self, BoxError, Lab, Scratch, ensure};
 
 /// The command: a background child and a foreground sleep; it writes both pids first.
 pub const COMMAND: &str = "sleep 300 & echo \"$$ $!\" > pids; sleep 300";
@@ -36,7 +36,7 @@ pub struct Report {
 impl Report {
     /// Whether the experiment showed what it should.
     pub fn check(&self) -> Result<(), String> {
-        expect(
+        ensure(
             (self.status, self.error_type) == (Status::Cancelled, Some(ErrorType::Cancelled)),
             || {
                 format!(
@@ -46,16 +46,16 @@ impl Report {
             },
         )?;
         // TERM, not the SIGKILL that follows the grace, ended the shell: the stop is graceful.
-        expect(self.exit_code == Some(143), || {
+        ensure(self.exit_code == Some(143), || {
             format!(
                 "the shell ended with exit code {:?}, not 143 (TERM)",
                 self.exit_code
             )
         })?;
-        expect(self.pids.len() == 2, || {
+        ensure(self.pids.len() == 2, || {
             format!("the command wrote pids {:?}", self.pids)
         })?;
-        expect(self.alive.is_empty() && self.leftovers.is_empty(), || {
+        ensure(self.alive.is_empty() && self.leftovers.is_empty(), || {
             format!(
                 "processes survived the stop: {:?}, in the workspace: {:?}",
                 self.alive, self.leftovers

@@ -19,7 +19,7 @@ use toolgate::runtime::journal::Settled;
 use toolgate::runtime::journal::sqlite::{JOURNAL_FILE, JournalReader};
 use toolgate::runtime::{Session, ToolCall};
 
-use crate::lab::{self, BoxError, Lab, Scratch, expect};
+use crate::lab::{self, BoxError, Lab, Scratch, ensure};
 
 /// Names the crashing process's scratch root; its presence makes a process the crashing one.
 pub const CHILD_ENV: &str = "TOOLGATE_EXPERIMENT7_ROOT";
@@ -55,20 +55,20 @@ pub struct Report {
 impl Report {
     /// Whether the experiment showed what it should.
     pub fn check(&self) -> Result<(), String> {
-        expect(self.journal_after_crash == (true, false), || {
+        ensure(self.journal_after_crash == (true, false), || {
             format!(
                 "after the crash the journal had (started, finished) = {:?}",
                 self.journal_after_crash
             )
         })?;
-        expect(self.settled == [Settled::UnknownOutcome], || {
+        ensure(self.settled == [Settled::UnknownOutcome], || {
             format!("recovery settled {:?}", self.settled)
         })?;
-        expect(
+        ensure(
             self.resubmitted == (Status::UnknownOutcome, Some(ErrorType::UnknownOutcome)),
             || format!("the resubmitted call ended {:?}", self.resubmitted),
         )?;
-        expect(
+        ensure(
             self.resubmitted_text.contains("Verify before repeating"),
             || {
                 format!(
@@ -77,7 +77,7 @@ impl Report {
                 )
             },
         )?;
-        expect(self.notes.len() == 1, || {
+        ensure(self.notes.len() == 1, || {
             format!("notes.log has {} lines: {:?}", self.notes.len(), self.notes)
         })
     }

@@ -9,7 +9,7 @@ use toolgate::ir::Status;
 use toolgate::runtime::artifacts::ArtifactStore;
 use toolgate::runtime::{Session, ToolCall, ToolResult, ToolRuntime};
 
-use crate::lab::{self, BoxError, Lab, Scratch, expect};
+use crate::lab::{self, BoxError, Lab, Scratch, ensure};
 
 /// Modules the simulated build compiles: about 64 bytes of log each.
 pub const MODULES: u64 = 1600;
@@ -40,13 +40,13 @@ pub struct Report {
 impl Report {
     /// Whether the experiment showed what it should.
     pub fn check(&self) -> Result<(), String> {
-        expect(self.status == Status::Success, || {
+        ensure(self.status == Status::Success, || {
             format!("the build ended {:?}", self.status)
         })?;
-        expect(self.log.len() >= 90_000, || {
+        ensure(self.log.len() >= 90_000, || {
             format!("the log is only {} bytes", self.log.len())
         })?;
-        expect(
+        ensure(
             self.artifact_id.is_some() && self.artifact_size == self.log.len() as u64,
             || {
                 format!(
@@ -57,14 +57,14 @@ impl Report {
                 )
             },
         )?;
-        expect(self.text.len() * 10 < self.log.len(), || {
+        ensure(self.text.len() * 10 < self.log.len(), || {
             format!(
                 "the model read {} bytes of a {}-byte log",
                 self.text.len(),
                 self.log.len()
             )
         })?;
-        expect(
+        ensure(
             self.stored == self.log.as_bytes() && self.paged == self.log && self.pages > 1,
             || {
                 format!(

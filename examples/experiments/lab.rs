@@ -124,6 +124,6 @@ pub fn shows(out: &mut dyn Write, conclusion: &str) -> std::io::Result<()> {
 }
 
 /// Turns a failed expectation into the experiment's error.
-pub fn expect(ok: bool, what: impl FnOnce() -> String) -> Result<(), String> {
+pub fn ensure(ok: bool, what: impl FnOnce() -> String) -> Result<(), String> {
     if ok { Ok(()) } else { Err(what()) }
 }
