@@ -99,6 +99,37 @@ async fn cancellation_reaches_the_process() {
     assert!(gone(&pid).await);
 }
 
+/// A stop sends TERM first, and the tool receives it: the shim's blocked signal mask must not
+/// leak into the tool (it did: TERM stayed blocked and every stop ended in SIGKILL).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stopped_tool_gets_term_before_kill() {
+    let f = Fixture::new();
+    let rt = f.builder().build().unwrap();
+    let cancel = CancellationToken::new();
+    let stop = cancel.clone();
+    let ready = f.path().join("ready");
+    tokio::spawn(async move {
+        while !ready.exists() {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        stop.cancel();
+    });
+    let command = "trap 'echo got TERM > term; exit 0' TERM; \
+                   grep SigBlk /proc/self/status > mask; touch ready; \
+                   while :; do sleep 0.05; done";
+    let r = rt
+        .execute(
+            vec![call("c", "shell", json!({"command": command}))],
+            &session(),
+            cancel,
+        )
+        .await
+        .unwrap();
+    assert_eq!(r[0].status(), Status::Cancelled);
+    assert_eq!(f.read("mask"), "SigBlk:\t0000000000000000\n");
+    assert_eq!(f.read("term"), "got TERM\n");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn retries_stay_inside_idempotency_and_budget() {
     let f = Fixture::new();

@@ -212,6 +212,12 @@ impl ChildSetup {
     }
 
     fn run(&mut self) -> io::Result<()> {
+        // The shim blocks the stop signals (and CHLD) to read them from its signalfd. A
+        // blocked mask survives fork and exec, so without this the tool could never receive
+        // TERM: every stop would wait out the grace and end in SIGKILL, and the tool's own
+        // `timeout`/`kill -TERM` of its children would do nothing. Setting the mask of this
+        // thread with a valid `how` cannot fail.
+        let _ = SigSet::empty().thread_set_mask();
         if let Err(e) = setsid() {
             return self.fail(setup::FAIL_SESSION, e);
         }

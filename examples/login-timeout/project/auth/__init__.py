@@ -1,0 +1,1 @@
+"""Authentication for the example web app: login sessions and their timeout."""
