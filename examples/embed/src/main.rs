@@ -78,6 +78,7 @@ impl OrderDesk {
         }
     }
 
+    /// The ledger, locked for one handler call.
     fn ledger(&self) -> Result<MutexGuard<'_, Ledger>, HandlerError> {
         // A poisoned lock means a handler panicked halfway through a booking: report it rather
         // than trust books that may be half-written.
@@ -90,6 +91,7 @@ impl OrderDesk {
     }
 }
 
+/// The error for an order id the ledger does not know.
 fn no_such_order(order_id: &str) -> HandlerError {
     HandlerError::new(
         ErrorType::ResourceNotFound,
@@ -218,6 +220,7 @@ async fn turn(
     Ok(())
 }
 
+/// Prints what the model reads of one result, then the structured result as the generated type.
 fn print_result(r: &ToolResult) {
     println!("<- {} reads:", r.call_id());
     for line in r.projection().text.lines() {
@@ -238,10 +241,10 @@ fn print_result(r: &ToolResult) {
                 o.order_id, o.customer, o.status, o.total_cents, o.refunded_cents
             )
         }),
-        "refund_order" => serde_json::from_value::<RefundOrderResult>(value).map(|r| {
+        "refund_order" => serde_json::from_value::<RefundOrderResult>(value).map(|refund| {
             format!(
                 "{} paid {} cents back on {}, {} cents left",
-                r.refund_id, r.refunded_cents, r.order_id, r.remaining_cents
+                refund.refund_id, refund.refunded_cents, refund.order_id, refund.remaining_cents
             )
         }),
         _ => return,
@@ -252,6 +255,7 @@ fn print_result(r: &ToolResult) {
     }
 }
 
+/// A call as the model would send it.
 fn call(id: &str, tool: &str, arguments: serde_json::Value) -> ToolCall {
     ToolCall::new(id, tool, arguments)
 }
