@@ -84,7 +84,8 @@ async fn login_timeout_example_fixes_the_bug_inside_the_card() {
         "=== turn 5 ===",
         "  | search_files: success",
         "  | apply_patch: denied USER_DENIED",
-        "  | run_tests: error PROCESS_ERROR",
+        // Failing tests are the result the model asked for, not a tool failure.
+        "  | run_tests: success\n  | 3 failed, 2 passed",
         "[approval] files this change may touch: auth/session.py",
         "=== for review ===",
     ] {

@@ -594,9 +594,11 @@ pub async fn run(opts: &Options, out: &mut dyn Write) -> Result<Report, BoxError
             )?;
         }
     }
-    for o in report.outcomes.iter().filter(|o| {
-        !matches!(o.status, Status::Success) && o.error_type != Some(ErrorType::ProcessError)
-    }) {
+    for o in report
+        .outcomes
+        .iter()
+        .filter(|o| !matches!(o.status, Status::Success))
+    {
         writeln!(
             out,
             "refused: {} {} ({} {})",
