@@ -13,7 +13,7 @@ use std::path::Path;
 use common::{Fixture, call, repo, run1};
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
-use toolgate::ir::{ErrorType, Status};
+use toolgate::ir::Status;
 use toolgate::runtime::{Session, ToolResult};
 
 fn session() -> Session {
@@ -72,7 +72,7 @@ fn report(r: &ToolResult) -> (Value, Vec<String>) {
 
 /// A suite that ran with failing tests is a success whose summary is the counts: the failures
 /// are the result (and nothing is retried).
-fn assert_failed_run(r: &ToolResult, summary: &str) {
+fn assert_failing_suite(r: &ToolResult, summary: &str) {
     assert_eq!(
         (r.status(), r.error_type(), r.summary()),
         (Status::Success, None, summary),
@@ -101,7 +101,7 @@ async fn pytest_suite() {
         call("t", "run_tests", json!({"runner": "pytest"})),
     )
     .await;
-    assert_failed_run(&r, "2 failed, 2 passed, 1 skipped");
+    assert_failing_suite(&r, "2 failed, 2 passed, 1 skipped");
     let (counts, details) = report(&r);
     assert_eq!(
         counts,
@@ -149,7 +149,7 @@ async fn cargo_test_suite() {
         call("t", "run_tests", json!({"runner": "cargo"})),
     )
     .await;
-    assert_failed_run(&r, "2 failed, 1 passed, 1 skipped");
+    assert_failing_suite(&r, "2 failed, 1 passed, 1 skipped");
     let (counts, details) = report(&r);
     assert_eq!(
         counts,
@@ -178,7 +178,7 @@ async fn go_test_suite() {
     copy_project("go_project", f.path());
     let rt = f.builder().build().unwrap();
     let r = run1(&rt, &session(), call("t", "run_go_tests", json!({}))).await;
-    assert_failed_run(&r, "1 failed, 1 passed, 1 skipped");
+    assert_failing_suite(&r, "1 failed, 1 passed, 1 skipped");
     let (counts, details) = report(&r);
     assert_eq!(
         counts,
@@ -203,7 +203,7 @@ async fn jest_suite() {
     copy_project("jest_project", f.path());
     let rt = f.builder().build().unwrap();
     let r = run1(&rt, &session(), call("t", "run_js_tests", json!({}))).await;
-    assert_failed_run(&r, "1 failed, 1 passed, 1 skipped");
+    assert_failing_suite(&r, "1 failed, 1 passed, 1 skipped");
     let (counts, details) = report(&r);
     assert_eq!(
         counts,
