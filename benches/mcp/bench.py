@@ -1,7 +1,7 @@
 """One client, three servers, the same trivial tool: `echo(text) -> text`.
 
     cargo build --release --bin toolgate --example bare_rmcp_echo
-    python3 benches/mcp/bench.py --calls 2000 --warmup 200
+    python3 benches/mcp/bench.py --calls 2000 --warmup 200 --rounds 5
 
 Servers (all over stdio, each started by the Python SDK's client, legacy handshake):
   toolgate  `toolgate serve` on benches/fixtures/mcp (the builtin echo: the whole governed
@@ -9,7 +9,7 @@ Servers (all over stdio, each started by the Python SDK's client, legacy handsha
   fastmcp   the Python SDK's high-level server (`MCPServer`, FastMCP's name in mcp 2.x)
   bare-rmcp the same tool on a bare rmcp server, no governance (examples/bare_rmcp_echo.rs)
 
-For each: warm-up calls, then N sequential calls; calls per second (client wall time), and the
+Each round starts each server afresh: warm-up calls, then N sequential calls; calls per second (client wall time), and the
 server process's CPU time per call from /proc/<pid>/stat (utime + stime, before and after). The
 client's own CPU per call is printed too: it bounds the calls/s any server can reach here.
 """
@@ -18,6 +18,7 @@ import argparse
 import json
 import os
 import resource
+import statistics
 import sys
 import time
 
@@ -88,6 +89,7 @@ def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--calls", type=int, default=2000)
     p.add_argument("--warmup", type=int, default=200)
+    p.add_argument("--rounds", type=int, default=5, help="interleaved rounds; medians are reported")
     p.add_argument("--profile", default="release", help="cargo profile folder under target/")
     p.add_argument("--json", action="store_true", help="print JSON instead of a table")
     a = p.parse_args()
@@ -101,10 +103,23 @@ def main():
         ("fastmcp", sys.executable, [os.path.join(REPO, "benches/mcp/fastmcp_echo.py")]),
         ("bare-rmcp", os.path.join(target, "examples", "bare_rmcp_echo"), []),
     ]
-    rows = [anyio.run(measure, n, c, args, a.calls, a.warmup) for n, c, args in servers]
+    # Rounds interleave the servers, so a burst of load from elsewhere on a shared machine
+    # lands on all three; each figure is the median over the rounds.
+    runs = {n: [] for n, _, _ in servers}
+    for _ in range(a.rounds):
+        for n, c, args in servers:
+            runs[n].append(anyio.run(measure, n, c, args, a.calls, a.warmup))
+    rows = []
+    for n, rs in runs.items():
+        row = {"server": n, "calls": a.calls, "rounds": a.rounds}
+        for k in ("calls_per_s", "server_cpu_us_per_call", "client_cpu_us_per_call", "wall_s"):
+            row[k] = statistics.median(r[k] for r in rs)
+            row[k + "_all"] = [r[k] for r in rs]
+        rows.append(row)
     if a.json:
         print(json.dumps(rows, indent=2))
         return
+    print(f"medians of {a.rounds} interleaved rounds of {a.calls} calls")
     print(f"{'server':<10} {'calls/s':>9} {'server CPU µs/call':>19} {'client CPU µs/call':>19}")
     for r in rows:
         print(
