@@ -132,7 +132,7 @@ fn a_journal_in_use_by_another_process_is_refused() {
     assert_eq!(
         e.to_string(),
         format!(
-            "{} is in use by another toolgate process (pid {pid}); one runtime writes a journal at a time",
+            "{} is in use by another toolgate process (pid {pid}); one runtime writes a journal at a time: stop that one, or give this one another state folder",
             path.display()
         )
     );
@@ -143,7 +143,7 @@ fn a_journal_in_use_by_another_process_is_refused() {
         (
             Some(2),
             format!(
-                "toolgate: {} is in use by another toolgate process (pid {pid}); one runtime writes a journal at a time\n",
+                "toolgate: {} is in use by another toolgate process (pid {pid}); one runtime writes a journal at a time: stop that one, or give this one another state folder\n",
                 path.display()
             )
         )

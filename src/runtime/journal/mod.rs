@@ -357,7 +357,7 @@ pub enum JournalError {
         detail: String,
     },
     /// Another toolgate runtime has the journal open for writing.
-    #[error("{} is in use by another toolgate process{holder}; one runtime writes a journal at a time", .path.display())]
+    #[error("{} is in use by another toolgate process{holder}; one runtime writes a journal at a time: stop that one, or give this one another state folder", .path.display())]
     InUse {
         /// The journal file.
         path: PathBuf,
