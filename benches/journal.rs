@@ -4,7 +4,9 @@
 //! - `per_call/{memory,sqlite}/slow_edit`: one side-effecting call at a time (a `local_write`
 //!   handler that returns at once). With SQLite its start and its finish are each committed with
 //!   `synchronous=FULL` before the pipeline goes on: two flushes per call.
-//! - `per_call/{memory,sqlite}/echo_handler`: a pure call; SQLite records it without waiting.
+//! - `per_call/{memory,sqlite}/slow_read`: a read-only call (no sleep); SQLite records it
+//!   without waiting, the in-memory journal not at all.
+//! - `per_call/{memory,sqlite}/echo_handler`: a pure call; no journal records it.
 //! - `sixteen_concurrent/{memory,sqlite}`: a turn of sixteen independent `slow_edit` calls (one
 //!   batch, each call on its own task): the writer groups their starts, then their finishes,
 //!   into shared commits. Divide by 16 for the cost per call.
@@ -150,7 +152,7 @@ fn bench(c: &mut Criterion) {
     let mut g = c.benchmark_group("per_call");
     g.sample_size(50).measurement_time(Duration::from_secs(5));
     for s in &setups {
-        for tool in ["slow_edit", "echo_handler"] {
+        for tool in ["slow_edit", "slow_read", "echo_handler"] {
             g.bench_function(format!("{}/{tool}", s.name), |b| {
                 b.iter_custom(|iters| {
                     tokio_rt.block_on(async {
@@ -158,6 +160,11 @@ fn bench(c: &mut Criterion) {
                         for _ in 0..iters {
                             let call = match tool {
                                 "slow_edit" => edit(0),
+                                "slow_read" => ToolCall::new(
+                                    next_id(),
+                                    tool,
+                                    json!({"path": "notes.txt", "ms": 0}),
+                                ),
                                 _ => ToolCall::new(next_id(), tool, json!({"text": "hello"})),
                             };
                             let r =
