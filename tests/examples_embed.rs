@@ -10,7 +10,6 @@
 mod support;
 
 use std::collections::BTreeMap;
-use std::path::Path;
 use std::process::Command;
 
 /// The flags the committed output was built with, from the repository root (as in
@@ -26,26 +25,6 @@ const BUILD: &[&str] = &[
     "--toolgate-path",
     "../../../..",
 ];
-
-fn cargo(dir: &Path, target: &Path, args: &[&str]) -> String {
-    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-    let out = Command::new(cargo)
-        .args(args)
-        .current_dir(dir)
-        .env("CARGO_TARGET_DIR", target)
-        .env_remove("RUSTFLAGS")
-        .env_remove("CARGO_ENCODED_RUSTFLAGS")
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "cargo {} failed:\n{}\n{}",
-        args.join(" "),
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
 
 #[test]
 fn embed_example_generated_output_is_current() {
@@ -92,7 +71,7 @@ fn embed_example_runs_its_calls_through_the_runtime() {
     let root = support::root();
     let dir = root.join("examples/embed");
     let target = root.join("target/generated-crates");
-    let out = cargo(&dir, &target, &["run", "--quiet"]);
+    let out = support::cargo(&dir, &target, &["run", "--quiet"]);
     let blocks = blocks(&out);
     let block = |id: &str| -> &Vec<String> {
         blocks
@@ -175,7 +154,7 @@ fn embed_example_runs_its_calls_through_the_runtime() {
         "{out}"
     );
 
-    cargo(
+    support::cargo(
         &dir,
         &target,
         &["clippy", "--quiet", "--all-targets", "--", "-D", "warnings"],

@@ -10,9 +10,6 @@
 
 mod support;
 
-use std::path::Path;
-use std::process::Command;
-
 use toolgate::emit::rust::{self, RustOptions, ToolgateDependency};
 
 #[path = "support/samples.rs"]
@@ -140,26 +137,6 @@ fn bound_handlers_run_with_typed_arguments() {
 }
 "#;
 
-fn cargo(dir: &Path, target: &Path, args: &[&str]) -> String {
-    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-    let out = Command::new(cargo)
-        .args(args)
-        .current_dir(dir)
-        .env("CARGO_TARGET_DIR", target)
-        .env_remove("RUSTFLAGS")
-        .env_remove("CARGO_ENCODED_RUSTFLAGS")
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "cargo {} failed:\n{}\n{}",
-        args.join(" "),
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
-
 #[test]
 fn generated_crate_builds_is_clippy_clean_and_conforms() {
     let root = support::root();
@@ -209,13 +186,13 @@ fn generated_crate_builds_is_clippy_clean_and_conforms() {
     std::fs::copy(root.join("Cargo.lock"), dir.path().join("Cargo.lock")).unwrap();
 
     let target = root.join("target/generated-crates");
-    cargo(dir.path(), &target, &["build", "--quiet"]);
-    cargo(
+    support::cargo(dir.path(), &target, &["build", "--quiet"]);
+    support::cargo(
         dir.path(),
         &target,
         &["clippy", "--quiet", "--all-targets", "--", "-D", "warnings"],
     );
-    let report = cargo(dir.path(), &target, &["test", "--quiet"]);
+    let report = support::cargo(dir.path(), &target, &["test", "--quiet"]);
     let passed: usize = report
         .lines()
         .filter_map(|l| l.strip_prefix("test result: ok. "))
@@ -230,9 +207,9 @@ fn build_rs_example_compiles_its_contracts_and_runs() {
     let root = support::root();
     let dir = root.join("examples/build-rs");
     let target = root.join("target/generated-crates");
-    let out = cargo(&dir, &target, &["run", "--quiet"]);
+    let out = support::cargo(&dir, &target, &["run", "--quiet"]);
     assert_eq!(out.trim(), r#"{"greeting":"HELLO, ADA!"}"#);
-    cargo(
+    support::cargo(
         &dir,
         &target,
         &["clippy", "--quiet", "--all-targets", "--", "-D", "warnings"],

@@ -3,6 +3,7 @@
 #![allow(dead_code)]
 
 use std::path::{Path, PathBuf};
+use std::process::Command;
 
 use toolgate::check;
 use toolgate::emit::rust::{RustOptions, ToolgateDependency};
@@ -77,4 +78,26 @@ pub fn snapshot_options(bundle: &Bundle) -> BuildOptions {
 /// Every file `toolgate build` writes for a bundle.
 pub fn build(bundle: &Bundle) -> OutputFiles {
     emit::build_files(bundle, &snapshot_options(bundle)).unwrap()
+}
+
+/// Runs cargo in `dir` with a shared target folder (so builds of generated and example crates
+/// reuse compiled dependencies); its stdout, or a failed assertion with both outputs.
+pub fn cargo(dir: &Path, target: &Path, args: &[&str]) -> String {
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let out = Command::new(cargo)
+        .args(args)
+        .current_dir(dir)
+        .env("CARGO_TARGET_DIR", target)
+        .env_remove("RUSTFLAGS")
+        .env_remove("CARGO_ENCODED_RUSTFLAGS")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "cargo {} failed:\n{}\n{}",
+        args.join(" "),
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
 }
