@@ -180,7 +180,13 @@ pub fn load(opts: &LoadOptions) -> Result<LoadedSpecs, LoadError> {
             if full.is_file() {
                 out.push(full);
             } else if full.is_dir() {
-                out.extend(expand_globs(&full, &["**/*.{yaml,yml}".to_owned()])?);
+                // A folder's own project files (this project's, or a nested one's) are not
+                // tool specs; naming such a file explicitly still reads it as one.
+                out.extend(
+                    expand_globs(&full, &["**/*.{yaml,yml}".to_owned()])?
+                        .into_iter()
+                        .filter(|f| !is_project_file(f)),
+                );
             } else if p.to_string_lossy().contains(['*', '?', '[', '{']) {
                 out.extend(expand_globs(&cwd, &[p.to_string_lossy().into_owned()])?);
             } else {
@@ -231,6 +237,12 @@ pub fn load(opts: &LoadOptions) -> Result<LoadedSpecs, LoadError> {
         errors,
         import: None,
     })
+}
+
+/// Whether a file is named like a project file (`toolgate.yaml` or `toolgate.yml`).
+fn is_project_file(path: &Path) -> bool {
+    path.file_name()
+        .is_some_and(|n| n == PROJECT_FILE || n == "toolgate.yml")
 }
 
 fn same_file(a: &Path, b: &Path, cwd: &Path) -> bool {
@@ -480,4 +492,34 @@ pub fn load_text(
 /// A zero-length range at the start of a file (for file-level diagnostics).
 pub fn file_start() -> TextRange {
     TextRange::new(0, 0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const SPEC: &str = "name: echo\ndescription: Echo the text back.\neffect: pure\n";
+
+    #[test]
+    fn a_folder_of_specs_skips_project_files_but_a_named_one_is_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let nested = dir.path().join("nested");
+        std::fs::create_dir_all(&nested).unwrap();
+        std::fs::write(dir.path().join("echo.yaml"), SPEC).unwrap();
+        std::fs::write(nested.join("toolgate.yaml"), "specs: [\"*.yaml\"]\n").unwrap();
+        std::fs::write(nested.join("toolgate.yml"), "specs: [\"*.yaml\"]\n").unwrap();
+        let opts = |paths: Vec<PathBuf>| LoadOptions {
+            paths,
+            config: None,
+            cwd: dir.path().to_path_buf(),
+        };
+
+        let loaded = load(&opts(vec![PathBuf::from(".")])).unwrap();
+        assert!(loaded.errors.is_empty(), "{:?}", loaded.errors);
+        assert_eq!(loaded.tool_count(), 1);
+
+        // Named explicitly, a file is read as a spec whatever its name (and fails as one).
+        let named = load(&opts(vec![PathBuf::from("nested/toolgate.yaml")])).unwrap();
+        assert_eq!(named.errors.len(), 1);
+    }
 }
