@@ -317,3 +317,53 @@ fn recover_and_resolve() {
         .collect();
     assert_eq!(a1, vec!["failed", "success"]);
 }
+
+/// Without `state_dir`, the journal lives outside the project (under `$XDG_STATE_HOME`), in a
+/// folder of its own per project, and `journal` finds it from the project folder.
+#[test]
+fn the_default_state_folder_is_outside_the_project() {
+    let p = Project::new();
+    let config = std::fs::read_to_string(p.path().join("toolgate.yaml")).unwrap();
+    let config = config.replace("state_dir: .toolgate\n", "");
+    std::fs::write(p.path().join("toolgate.yaml"), config).unwrap();
+    let state_home = tempfile::tempdir().unwrap();
+    let toolgate = |args: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_toolgate"))
+            .args(args)
+            .current_dir(p.path())
+            .env("XDG_STATE_HOME", state_home.path())
+            .output()
+            .unwrap()
+    };
+    let o = toolgate(&["run", "--calls", "calls.jsonl", "--session", "s"]);
+    assert!(
+        matches!(o.status.code(), Some(0 | 1)),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(!p.path().join(".toolgate").exists());
+    let projects: Vec<_> = std::fs::read_dir(state_home.path().join("toolgate"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert_eq!(projects.len(), 1, "{projects:?}");
+    let name = projects[0]
+        .file_name()
+        .unwrap()
+        .to_string_lossy()
+        .into_owned();
+    let folder = p.path().canonicalize().unwrap();
+    let folder = folder.file_name().unwrap().to_string_lossy().into_owned();
+    assert!(name.starts_with(&format!("{folder}-")), "{name}");
+    assert!(projects[0].join(JOURNAL_FILE).is_file());
+
+    let o = toolgate(&["journal", "list", "--format", "json"]);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let ops: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(ops.as_array().map(Vec::len), Some(3), "{ops}");
+}

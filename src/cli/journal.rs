@@ -159,17 +159,21 @@ fn journal_path(at: &Location) -> Result<PathBuf, Failed> {
         Some(p) => Some(cwd.join(p)),
         None => Some(cwd.join(crate::spec::load::PROJECT_FILE)).filter(|p| p.is_file()),
     };
+    let state_dir = |raw: &str, root: &Path| {
+        crate::ir::project::resolve_state_dir(raw, root).map_err(|e| Failed(e.to_string()))
+    };
     let Some(file) = file else {
-        return Ok(cwd.join(".toolgate").join(JOURNAL_FILE));
+        return Ok(state_dir(crate::ir::project::DEFAULT_STATE_DIR, &cwd)?.join(JOURNAL_FILE));
     };
     let mut sources = SourceMap::new();
     let id = read_source(&mut sources, &file, file.clone()).map_err(|d| Failed(d.message))?;
     let project: ProjectFile = parse_in(&sources, id).map_err(|d| Failed(d.message))?;
     let root = file.parent().unwrap_or(Path::new("."));
-    let state = project
-        .state_dir
-        .map_or_else(|| ".toolgate".to_owned(), |s| s.value);
-    Ok(root.join(state).join(JOURNAL_FILE))
+    let state = project.state_dir.map_or_else(
+        || crate::ir::project::DEFAULT_STATE_DIR.to_owned(),
+        |s| s.value,
+    );
+    Ok(state_dir(&state, root)?.join(JOURNAL_FILE))
 }
 
 fn reader(at: &Location) -> Result<JournalReader, Failed> {

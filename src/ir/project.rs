@@ -13,7 +13,8 @@ use crate::ir::vocab::{Decision, Effect};
 pub struct ProjectConfig {
     /// The workspace root, relative to the project folder (the folder of toolgate.yaml).
     pub workspace: String,
-    /// Where the journal and artifacts live, relative to the project folder.
+    /// Where the journal and artifacts live: a path relative to the project folder, or a
+    /// template ([`DEFAULT_STATE_DIR`]; see [`resolve_state_dir`]).
     pub state_dir: String,
     /// Named tool sets exposed together.
     #[serde(default, skip_serializing_if = "IndexMap::is_empty")]
@@ -162,5 +163,104 @@ pub fn default_permission(effect: Effect) -> Decision {
         | Effect::NetworkWrite
         | Effect::ExternalSideEffect
         | Effect::Destructive => Decision::Ask,
+    }
+}
+
+/// The `state_dir` used when toolgate.yaml names none: outside the workspace, so that a
+/// sandboxed tool allowed to write the workspace cannot reach the journal or the artifacts.
+pub const DEFAULT_STATE_DIR: &str = "{state_home}/toolgate/{project}";
+
+/// Why a `state_dir` cannot be placed.
+#[derive(Debug, thiserror::Error)]
+pub enum StateDirError {
+    /// `{state_home}` or `~` needs a home folder and none is set.
+    #[error(
+        "state_dir `{0}` needs a home folder, but neither XDG_STATE_HOME nor HOME is set; set HOME, or give `state_dir` in toolgate.yaml (or `--state-dir`) as a path"
+    )]
+    NoHome(String),
+}
+
+/// The state folder for a project folder: `{state_home}` (`$XDG_STATE_HOME`, else
+/// `~/.local/state`), `{project}` (the project folder's name and a hash of its path) and a
+/// leading `~/` are expanded; a relative path is taken from `root`.
+pub fn resolve_state_dir(
+    raw: &str,
+    root: &std::path::Path,
+) -> Result<std::path::PathBuf, StateDirError> {
+    let home = || {
+        std::env::var_os("HOME")
+            .filter(|h| !h.is_empty())
+            .map(std::path::PathBuf::from)
+    };
+    let mut text = raw.to_owned();
+    if text.contains("{state_home}") {
+        let state_home = std::env::var_os("XDG_STATE_HOME")
+            .map(std::path::PathBuf::from)
+            .filter(|p| p.is_absolute())
+            .or_else(|| home().map(|h| h.join(".local").join("state")))
+            .ok_or_else(|| StateDirError::NoHome(raw.to_owned()))?;
+        text = text.replace("{state_home}", &state_home.to_string_lossy());
+    }
+    if text.contains("{project}") {
+        text = text.replace("{project}", &project_key(root));
+    }
+    if let Some(rest) = text.strip_prefix("~/") {
+        let home = home().ok_or_else(|| StateDirError::NoHome(raw.to_owned()))?;
+        return Ok(home.join(rest));
+    }
+    Ok(root.join(text))
+}
+
+/// `<folder name>-<12 hex digits of the canonical path's hash>`: readable, and distinct for two
+/// projects with the same folder name.
+fn project_key(root: &std::path::Path) -> String {
+    let canonical = std::fs::canonicalize(root).unwrap_or_else(|_| root.to_path_buf());
+    let name: String = canonical
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "root".to_owned())
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.') {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    let hash = blake3::hash(canonical.as_os_str().as_encoded_bytes()).to_hex();
+    format!("{name}-{}", &hash[..12])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::Path;
+
+    #[test]
+    fn relative_state_dirs_are_taken_from_the_project_folder() {
+        let p = resolve_state_dir(".toolgate", Path::new("/srv/proj")).unwrap();
+        assert_eq!(p, Path::new("/srv/proj/.toolgate"));
+        let p = resolve_state_dir("/var/lib/tg", Path::new("/srv/proj")).unwrap();
+        assert_eq!(p, Path::new("/var/lib/tg"));
+    }
+
+    #[test]
+    fn the_default_is_outside_the_project_and_distinct_per_project() {
+        let Some(home) = std::env::var_os("HOME") else {
+            return;
+        };
+        let a = resolve_state_dir(DEFAULT_STATE_DIR, Path::new("/srv/a/proj")).unwrap();
+        let b = resolve_state_dir(DEFAULT_STATE_DIR, Path::new("/srv/b/proj")).unwrap();
+        assert!(!a.starts_with("/srv"), "{}", a.display());
+        assert_ne!(a, b);
+        let name = a.file_name().unwrap().to_string_lossy().into_owned();
+        assert!(
+            name.starts_with("proj-") && name.len() == "proj-".len() + 12,
+            "{name}"
+        );
+        if std::env::var_os("XDG_STATE_HOME").is_none() {
+            assert!(a.starts_with(Path::new(&home).join(".local/state/toolgate")));
+        }
     }
 }

@@ -71,6 +71,7 @@ registry! {
     EffectIdempotencyContradiction => rules::effect::effect_idempotency_contradiction::META,
     RuntimeKnownParameter => rules::effect::runtime_known_parameter::META,
     ProcessWithoutSandbox => rules::effect::process_without_sandbox::META,
+    StateFolderWritable => rules::effect::state_folder_writable::META,
     // Runtime policy.
     MissingTimeout => rules::policy::missing_timeout::META,
     UnboundedOutput => rules::policy::unbounded_output::META,

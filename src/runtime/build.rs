@@ -40,6 +40,9 @@ pub enum BuildError {
     /// The workspace cannot be opened.
     #[error(transparent)]
     Workspace(#[from] WorkspaceError),
+    /// The state folder cannot be placed.
+    #[error(transparent)]
+    StateDir(#[from] crate::ir::project::StateDirError),
     /// The journal cannot be opened (never replaced by a fresh one in silence).
     #[error(transparent)]
     Journal(#[from] JournalError),
@@ -234,10 +237,10 @@ impl RuntimeBuilder {
             .clone()
             .unwrap_or_else(|| self.project_root.join(&project.workspace));
         let workspace = Arc::new(Workspace::open(&workspace_dir)?);
-        let state_dir = self
-            .state_dir
-            .clone()
-            .unwrap_or_else(|| self.project_root.join(&project.state_dir));
+        let state_dir = match self.state_dir.clone() {
+            Some(dir) => dir,
+            None => crate::ir::project::resolve_state_dir(&project.state_dir, &self.project_root)?,
+        };
         let workspace_str = workspace.root().to_string_lossy().into_owned();
         let registry = Registry::build(&self.bundle, &workspace_str)?;
         if let Some(b) = &self.bindings {

@@ -299,7 +299,7 @@ pub fn resolve_project(
             .state_dir
             .as_ref()
             .map(|w| w.value.clone())
-            .unwrap_or_else(|| ".toolgate".into()),
+            .unwrap_or_else(|| crate::ir::project::DEFAULT_STATE_DIR.into()),
         toolsets,
         default_permissions,
         contexts,

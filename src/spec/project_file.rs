@@ -17,7 +17,7 @@ pub struct ProjectFile {
     /// The workspace root the tools act in (default `.`).
     #[serde(default)]
     pub workspace: Option<Spanned<String>>,
-    /// Where the journal and artifacts live (default `.toolgate`).
+    /// Where the journal and artifacts live (default `{state_home}/toolgate/{project}`, outside the workspace).
     #[serde(default)]
     pub state_dir: Option<Spanned<String>>,
     /// Named tool sets.

@@ -160,6 +160,10 @@ pub(crate) const SET_CHECKS: &[(Rule, SetCheck)] = &[
         effect::destructive_without_approval::check,
     ),
     (Rule::TooManyTools, provider::too_many_tools::check),
+    (
+        Rule::StateFolderWritable,
+        effect::state_folder_writable::check,
+    ),
     (Rule::ToolNameCollision, naming::tool_name_collision::check),
     (Rule::InconsistentNaming, naming::inconsistent_naming::check),
     (Rule::OverlappingTools, naming::overlapping_tools::check),

@@ -8,3 +8,4 @@ pub mod process_without_sandbox;
 pub mod retry_unsafe;
 pub mod runtime_known_parameter;
 pub mod sensitive_parameter_unmarked;
+pub mod state_folder_writable;
