@@ -3,7 +3,8 @@
 //! A non-idempotent tool (`append_line`) appends one line — its call's idempotency key — to a
 //! file; an idempotent one (`touch_marker`) writes a marker file. Each round runs a batch of
 //! calls with `toolgate run --session round-N` and `kill -9`s it at a random moment: half the
-//! rounds kill only toolgate (a process crash: the commands it started finish as orphans),
+//! rounds kill only toolgate (a process crash: each exec shim gets its parent-death signal and
+//! stops the command it started),
 //! half freeze it and kill it with every process under it (a machine crash: what had not
 //! happened never will). Then, as a harness would:
 //!

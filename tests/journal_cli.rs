@@ -281,13 +281,15 @@ fn recover_and_resolve() {
             "--as",
             "failed",
             "--note",
-            "no line in the log"
+            "no line in the log",
+            "--external-reference",
+            "runs.log"
         ]),
         "op-crashed (append_line call a1 of session s) is now failed: a resubmission of the call runs it again\n"
     );
     let shown = normalize(&p.ok(&["journal", "show", &op]));
     assert!(
-        shown.ends_with("settled TIME unknown_outcome by recovery: append_line is not idempotent and started before the crash: it may have taken effect; verify before repeating\nsettled TIME failed by person: no line in the log"),
+        shown.ends_with("settled TIME unknown_outcome by recovery: append_line is not idempotent and started before the crash: it may have taken effect; verify before repeating\nsettled TIME failed by person: no line in the log (reference runs.log)"),
         "{shown}"
     );
     let r = p.run();

@@ -556,3 +556,27 @@ async fn a_reconcile_hook_settles_what_recovery_cannot() {
         Some("note/7")
     );
 }
+
+/// A tool's `output.external_reference` names the field of its result that identifies what it
+/// made elsewhere; the journal records that value with the finished operation.
+#[tokio::test]
+async fn the_journal_records_the_external_reference_a_result_names() {
+    let f = Fixture::new();
+    let rt = builder(&f, bundle(), Arc::default(), Store::default())
+        .shim(common::shim())
+        .sqlite_journal()
+        .build()
+        .unwrap();
+    let r = run1(
+        &rt,
+        &session(),
+        call("t1", "open_ticket", json!({"n": "7"})),
+    )
+    .await;
+    assert_eq!(r.status(), Status::Success, "{}", r.summary());
+    drop(rt);
+    let reader = JournalReader::open(f.state.path().join(JOURNAL_FILE)).unwrap();
+    let ops = reader.by_call("t1").unwrap();
+    let finish = ops[0].finish.as_ref().unwrap();
+    assert_eq!(finish.external_reference.as_deref(), Some("T-7"));
+}

@@ -16,6 +16,7 @@ use serde_json::json;
 use tokio_util::sync::CancellationToken;
 use toolgate::ir::{ErrorType, McpServer, Status};
 use toolgate::runtime::exec::mcp::{McpExecutor, McpUpstreams};
+use toolgate::runtime::journal::derived_key;
 use toolgate::runtime::{Backend, MemoryJournal, RuntimeBuilder, Session, ToolCall, ToolRuntime};
 use toolgate::spec::load::LoadOptions;
 
@@ -97,6 +98,21 @@ fn setup(ws: &Path) -> Setup {
                 ws.to_string_lossy().into_owned(),
             ],
             inherit_env: vec!["PATH".to_owned()],
+            env: IndexMap::new(),
+            cwd: None,
+        },
+    );
+    servers.insert(
+        "meta".to_owned(),
+        McpServer {
+            command: vec![
+                "python3".to_owned(),
+                repo()
+                    .join("tests/mcp/meta_server.py")
+                    .to_string_lossy()
+                    .into_owned(),
+            ],
+            inherit_env: ["PATH", "HOME", "LANG"].map(str::to_owned).to_vec(),
             env: IndexMap::new(),
             cwd: None,
         },
@@ -387,6 +403,23 @@ async fn timeouts_cancel_the_upstream_request() {
     assert!(
         !pids.iter().any(|p| alive(*p)),
         "the upstream's processes outlived the cancellation: {pids:?}"
+    );
+    s.upstreams.close().await;
+}
+
+/// The idempotency key of a call reaches the upstream in the request's `_meta`, so a server that
+/// deduplicates can (the official Python SDK's server reports what it received).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_idempotency_key_reaches_the_upstream() {
+    require_git_server();
+    let ws = tempfile::tempdir().unwrap();
+    let s = setup(ws.path());
+    let session = Session::new("keys", "headless");
+    let r = call(&s, &session, "remote_seen_key", json!({})).await;
+    assert_eq!(r.status(), Status::Success, "{}", r.projection().text);
+    assert_eq!(
+        r.structured().unwrap()["key"],
+        json!(derived_key("keys", "c-remote_seen_key"))
     );
     s.upstreams.close().await;
 }

@@ -114,6 +114,9 @@ struct ResolveArgs {
     /// How you know (kept in the journal, shown to the model on replay).
     #[arg(long)]
     note: Option<String>,
+    /// The identifier of what the call made elsewhere (a ticket, a message id), if you found it.
+    #[arg(long)]
+    external_reference: Option<String>,
     #[command(flatten)]
     at: Location,
 }
@@ -426,7 +429,7 @@ fn resolve(a: ResolveArgs) -> Result<String, Failed> {
         outcome,
         by: SettledBy::Person,
         reason: a.note.unwrap_or_else(|| "checked by a person".into()),
-        external_reference: None,
+        external_reference: a.external_reference.clone(),
         at: now(),
     };
     let op = rt.block_on(async {

@@ -234,6 +234,10 @@ pub struct OutputPolicy {
     pub redact: Vec<String>,
     /// Whether common secret patterns (tokens, keys) are redacted.
     pub redact_secrets: bool,
+    /// A JSON Pointer into the structured result to the identifier of what the call made
+    /// elsewhere; the journal records the value there as the operation's external reference.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub external_reference: Option<String>,
 }
 
 /// How a tool runs.

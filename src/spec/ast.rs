@@ -314,6 +314,10 @@ pub struct OutputAst {
     /// Redact common secret patterns (default true).
     #[serde(default)]
     pub redact_secrets: Option<Spanned<bool>>,
+    /// A JSON Pointer into the structured result to the identifier of what the call made
+    /// elsewhere (an issue number, a message id), recorded in the journal.
+    #[serde(default)]
+    pub external_reference: Option<Spanned<String>>,
 }
 
 /// The `exec` key: exactly one backend.

@@ -917,6 +917,9 @@ impl ToolResolver<'_> {
                 redact.push(r.value.clone());
             }
         }
+        let external_reference = o
+            .and_then(|o| o.external_reference.as_ref())
+            .and_then(|p| self.check_external_reference(t, p));
         OutputPolicy {
             formatter: o
                 .and_then(|o| o.formatter.as_ref())
@@ -940,7 +943,63 @@ impl ToolResolver<'_> {
                 .and_then(|o| o.redact_secrets.as_ref())
                 .map(|v| v.value)
                 .unwrap_or(true),
+            external_reference,
         }
+    }
+
+    /// Checks `output.external_reference`: a JSON Pointer to a property the `result` schema
+    /// declares.
+    fn check_external_reference(&mut self, t: &ToolSpec, p: &Spanned<String>) -> Option<String> {
+        let Some(result) = &t.result else {
+            self.contract(
+                p.range,
+                "`external_reference` points into the structured result, but the tool has no `result` schema",
+                Some("add a `result` schema that declares the field, or remove `external_reference`".into()),
+            );
+            return None;
+        };
+        if !p.value.starts_with('/') {
+            self.contract(
+                p.range,
+                format!(
+                    "`external_reference` must be a JSON Pointer such as `/id`, not `{}`",
+                    p.value
+                ),
+                Some(format!("write `/{}`", p.value.trim_start_matches('/'))),
+            );
+            return None;
+        }
+        let mut node = result;
+        for token in p.value[1..].split('/') {
+            let token = token.replace("~1", "/").replace("~0", "~");
+            let props = node.get("properties");
+            match props.and_then(|props| props.get(&token)) {
+                Some(next) => node = next,
+                None => {
+                    let names: Vec<&str> = props
+                        .map(|props| {
+                            props
+                                .entries()
+                                .iter()
+                                .map(|(k, _)| k.name.as_str())
+                                .collect()
+                        })
+                        .unwrap_or_default();
+                    let help = if names.is_empty() {
+                        "point at a property the `result` schema declares".to_owned()
+                    } else {
+                        did_you_mean(&token, &names)
+                    };
+                    self.contract(
+                        p.range,
+                        format!("`external_reference` names `{token}`, which the `result` schema does not declare"),
+                        Some(help),
+                    );
+                    return None;
+                }
+            }
+        }
+        Some(p.value.clone())
     }
 
     fn resolve_errors(&mut self, t: &ToolSpec) -> IndexMap<ErrorType, String> {

@@ -41,9 +41,6 @@ use crate::ir::{ErrorType, ExecSpec, McpServer};
 use crate::runtime::exec::{ExecContext, ExecFailure, ExecFuture, Executor, RawOutcome};
 use crate::runtime::permission::AuthorizedCall;
 
-/// The `_meta` key carrying a call's idempotency key to the upstream.
-pub const IDEMPOTENCY_META_KEY: &str = "io.toolgate/idempotency-key";
-
 /// The `_meta` key in which a result names its toolgate error type (toolgate's own server sets
 /// it; an upstream toolgate's failures keep their type through a chain of servers).
 pub const ERROR_TYPE_META_KEY: &str = "io.toolgate/error_type";
@@ -305,7 +302,7 @@ impl Executor for McpExecutor {
             };
             let mut meta = RequestMetaObject::default();
             meta.insert(
-                IDEMPOTENCY_META_KEY.to_owned(),
+                crate::runtime::journal::IDEMPOTENCY_KEY_MCP_META.to_owned(),
                 Value::String(ctx.idempotency_key.clone()),
             );
             let mut params = CallToolRequestParams::new(tool.clone()).with_arguments(arguments);

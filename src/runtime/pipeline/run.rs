@@ -227,7 +227,7 @@ impl Inner {
                     .to_hex()
                     .to_string(),
                 output_size: r.output().map_or(0, |o| o.len() as u64),
-                external_reference: None,
+                external_reference: external_reference(def, &r),
                 artifact_ids: r.artifacts().iter().map(|a| a.id.clone()).collect(),
                 retry_count: r.attempts().saturating_sub(1),
                 result: value,
@@ -364,5 +364,15 @@ fn earlier_result(
             Some(result::replayed(subject, done, start.tool_version))
         }
         OperationState::Settled(Settled::Abandoned | Settled::Failed) => None,
+    }
+}
+
+/// The value the tool's `output.external_reference` points at in a successful result, as text.
+fn external_reference(def: &crate::ir::ToolDefinition, r: &ToolResult) -> Option<String> {
+    let pointer = def.output.external_reference.as_deref()?;
+    match r.structured()?.pointer(pointer)? {
+        serde_json::Value::Null => None,
+        serde_json::Value::String(s) => Some(s.clone()),
+        other => Some(other.to_string()),
     }
 }
