@@ -255,3 +255,23 @@ fn runs_from_a_bundle() {
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     assert_eq!(stdout(&o), "echo: success\nechoed\nhi\n");
 }
+
+/// The audit's reproduction: `envlink -> .env` is `.env` to the rules, so the secret stays
+/// unread however the path is spelled.
+#[test]
+fn a_link_to_a_secret_is_denied_like_the_secret() {
+    let f = Fixture::new();
+    f.write(".env", "API_KEY=SECRET\n");
+    std::os::unix::fs::symlink(".env", f.path().join("envlink")).unwrap();
+    for path in [".env", "envlink"] {
+        let args = format!(r#"{{"path": "{path}"}}"#);
+        let o = toolgate(&f, &["call", "read_file", "--args", &args]);
+        assert_eq!(o.status.code(), Some(1), "{path}: {}", stdout(&o));
+        assert!(
+            stdout(&o).starts_with("read_file: denied POLICY_DENIED\n"),
+            "{path}: {}",
+            stdout(&o)
+        );
+        assert!(!stdout(&o).contains("SECRET"), "{path}: {}", stdout(&o));
+    }
+}
