@@ -96,6 +96,13 @@ fn approvals_from_the_command_line() {
         &["call", "apply_patch", "--args", &args, "--approve", "deny"],
     );
     assert!(stdout(&o).starts_with("apply_patch: denied USER_DENIED\n"));
+    // The model reads a plain denial, not how the harness was started.
+    assert!(
+        stdout(&o).contains("The user denied this apply_patch call\n"),
+        "{}",
+        stdout(&o)
+    );
+    assert!(!stdout(&o).contains("--approve"), "{}", stdout(&o));
     // --approve allow in ci still cannot override "nobody can approve here".
     let o = toolgate(
         &f,

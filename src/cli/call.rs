@@ -146,8 +146,9 @@ pub(super) fn load(
             builder = builder.approver(Arc::new(FixedApprover(ApprovalOutcome::AllowOnce)))
         }
         Some(ApproveArg::Deny) => {
+            // No reason: the model reads a plain denial, not how the harness was invoked.
             builder = builder.approver(Arc::new(FixedApprover(ApprovalOutcome::Deny {
-                reason: Some("denied with --approve deny".into()),
+                reason: None,
             })));
         }
         None if interactive => builder = builder.approver(Arc::new(TerminalApprover)),
