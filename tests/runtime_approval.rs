@@ -358,3 +358,89 @@ async fn cancel_stops_the_turn() {
     );
     assert_eq!(results[1].summary(), "echo was cancelled before it started");
 }
+
+/// A permission rule that fails to evaluate denies, and the record names it: the rules up to
+/// it and the failing rule with its error.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_failing_rule_denies_and_is_on_the_chain() {
+    let f = Fixture::new();
+    f.write("project/toolgate.yaml", "specs: [\"*.yaml\"]\n");
+    f.write(
+        "project/quotient.yaml",
+        r#"name: quotient
+version: 1
+description: >-
+  A test tool whose deny rule divides by the argument n, so the rule cannot be evaluated for
+  n = 0. Echoes the text back.
+effect: pure
+idempotency: pure
+parameters:
+  type: object
+  properties:
+    text: {type: string, description: Text to echo., maxLength: 100}
+    n: {type: integer, description: The divisor.}
+  required: [text, n]
+  additionalProperties: false
+permissions:
+  rules:
+    - id: allow-all
+      allow: "true"
+      reason: Everything is allowed.
+    - id: big-quotient
+      deny: "10 / args.n > 5"
+      reason: Big quotients are refused.
+  examples:
+    - {args: {text: a, n: 1}, expect: deny}
+    - {args: {text: a, n: 5}, expect: allow}
+timeout: 1s
+exec: {builtin: echo}
+"#,
+    );
+    let project = f.path().join("project");
+    let rt = toolgate::runtime::RuntimeBuilder::from_specs(&toolgate::spec::load::LoadOptions {
+        paths: vec![project.clone()],
+        config: Some(project.join("toolgate.yaml")),
+        cwd: project.clone(),
+    })
+    .unwrap()
+    .workspace(f.path())
+    .state_dir(f.state.path())
+    .build()
+    .unwrap();
+    let s = Session::new("s", "interactive");
+    let r = run1(&rt, &s, call("c", "quotient", json!({"text": "a", "n": 0}))).await;
+    assert_eq!(r.error_type(), Some(ErrorType::PolicyDenied));
+    let p = rt.traces().pop().unwrap().permission.unwrap();
+    let chain: Vec<(&str, bool, bool)> = p
+        .chain
+        .iter()
+        .map(|r| (r.id.as_str(), r.matched, r.error.is_some()))
+        .collect();
+    assert_eq!(
+        chain,
+        vec![("allow-all", true, false), ("big-quotient", false, true)]
+    );
+}
+
+/// `s` on a process tool grants only the exact call, so nothing offers it a card: a card of
+/// `tree:.` would read as "any command".
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn no_card_is_proposed_where_cards_do_not_apply() {
+    let f = Fixture::new();
+    let approver = Scripted::new(ApprovalOutcome::Deny { reason: None });
+    let rt = f.builder().approver(approver.clone()).build().unwrap();
+    let s = Session::new("s", "interactive");
+    let r = run1(&rt, &s, call("c", "bash", json!({"command": "make build"}))).await;
+    assert_eq!(r.error_type(), Some(ErrorType::UserDenied));
+    assert_eq!(r.summary(), "The user denied this bash call");
+    let asked = approver.requests.lock().unwrap()[0].clone();
+    assert_eq!(asked.proposed_scope, None);
+    // A local write still gets its card.
+    let r = run1(&rt, &s, write_call("w", "a.txt")).await;
+    assert_eq!(r.error_type(), Some(ErrorType::UserDenied));
+    let asked = approver.requests.lock().unwrap()[1].clone();
+    assert_eq!(
+        asked.proposed_scope.unwrap().writes,
+        BTreeSet::from(["file:a.txt".to_owned()])
+    );
+}

@@ -96,6 +96,13 @@ fn approvals_from_the_command_line() {
         &["call", "apply_patch", "--args", &args, "--approve", "deny"],
     );
     assert!(stdout(&o).starts_with("apply_patch: denied USER_DENIED\n"));
+    // The model reads a plain denial, not how the harness was started.
+    assert!(
+        stdout(&o).contains("The user denied this apply_patch call\n"),
+        "{}",
+        stdout(&o)
+    );
+    assert!(!stdout(&o).contains("--approve"), "{}", stdout(&o));
     // --approve allow in ci still cannot override "nobody can approve here".
     let o = toolgate(
         &f,
@@ -254,4 +261,24 @@ fn runs_from_a_bundle() {
         .unwrap();
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     assert_eq!(stdout(&o), "echo: success\nechoed\nhi\n");
+}
+
+/// The audit's reproduction: `envlink -> .env` is `.env` to the rules, so the secret stays
+/// unread however the path is spelled.
+#[test]
+fn a_link_to_a_secret_is_denied_like_the_secret() {
+    let f = Fixture::new();
+    f.write(".env", "API_KEY=SECRET\n");
+    std::os::unix::fs::symlink(".env", f.path().join("envlink")).unwrap();
+    for path in [".env", "envlink"] {
+        let args = format!(r#"{{"path": "{path}"}}"#);
+        let o = toolgate(&f, &["call", "read_file", "--args", &args]);
+        assert_eq!(o.status.code(), Some(1), "{path}: {}", stdout(&o));
+        assert!(
+            stdout(&o).starts_with("read_file: denied POLICY_DENIED\n"),
+            "{path}: {}",
+            stdout(&o)
+        );
+        assert!(!stdout(&o).contains("SECRET"), "{path}: {}", stdout(&o));
+    }
 }

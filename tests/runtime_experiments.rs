@@ -240,3 +240,48 @@ async fn exp4_edits_of_one_file_serialize_edits_of_two_do_not() {
     );
     assert_eq!(run(&rt, &s, vec![]).await.len(), 0);
 }
+
+/// Experiment 4 with two spellings of one file: `alias` is a link to `src`, so `src/a.py` and
+/// `alias/a.py` are one resource. The edits serialize, and the second, built on the old hash,
+/// is refused instead of silently undoing the first.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn exp4_two_spellings_of_one_file_serialize() {
+    let f = Fixture::new();
+    f.write("src/a.py", "TIMEOUT = 5\nRETRIES = 1\n");
+    std::os::unix::fs::symlink("src", f.path().join("alias")).unwrap();
+    let rt = f
+        .builder()
+        .approver(Scripted::new(ApprovalOutcome::AllowOnce))
+        .build()
+        .unwrap();
+    let s = Session::new("s", "interactive");
+    let hash = blake3::hash(b"TIMEOUT = 5\nRETRIES = 1\n")
+        .to_hex()
+        .to_string();
+    let patch = |id: &str, path: &str, old: &str, new: &str| {
+        call(
+            id,
+            "apply_patch",
+            json!({"path": path, "expected_hash": hash, "edits": [{"old_text": old, "new_text": new}]}),
+        )
+    };
+    let exec = rt
+        .run(
+            vec![
+                patch("e1", "src/a.py", "TIMEOUT = 5", "TIMEOUT = 30"),
+                patch("e2", "alias/a.py", "RETRIES = 1", "RETRIES = 3"),
+            ],
+            &s,
+            Default::default(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(exec.plan.batches, vec![vec![0], vec![1]]);
+    assert_eq!(exec.plan.edges[0].reason, "#1 writes file:src/a.py");
+    assert_eq!(exec.results[0].status(), Status::Success);
+    assert_eq!(
+        exec.results[1].error_type(),
+        Some(ErrorType::PreconditionFailed)
+    );
+    assert_eq!(f.read("src/a.py"), "TIMEOUT = 30\nRETRIES = 1\n");
+}

@@ -419,3 +419,200 @@ async fn large_output_becomes_an_artifact_that_read_artifact_pages() {
     .await;
     assert_eq!(r.error_type(), Some(ErrorType::ResourceNotFound));
 }
+
+/// A link that stays inside the workspace is judged by what it leads to: `envlink -> .env` is
+/// `.env` to the permission rules, the resource keys and the tool, and the model is told why.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn inside_links_are_judged_by_their_target() {
+    let f = Fixture::new();
+    f.write(".env", "API_KEY=SECRET\n");
+    f.write("src/login.py", "TIMEOUT = 5\n");
+    let link = |target: &str, at: &str| std::os::unix::fs::symlink(target, f.path().join(at));
+    link(".env", "envlink").unwrap();
+    link("../.env", "src/up").unwrap();
+    link("src", "alias").unwrap();
+    let approver = Scripted::new(ApprovalOutcome::AllowOnce);
+    let rt = f.builder().approver(approver.clone()).build().unwrap();
+    let s = session();
+    for path in ["envlink", "src/up", "./alias/../envlink"] {
+        let r = run1(&rt, &s, call("c", "read_file", json!({"path": path}))).await;
+        assert_eq!(
+            (r.status(), r.error_type()),
+            (Status::Denied, Some(ErrorType::PolicyDenied)),
+            "{path}"
+        );
+        assert!(!r.projection().text.contains("SECRET"), "{path}");
+        assert!(
+            r.summary().ends_with("leads to `.env`."),
+            "{path}: {}",
+            r.summary()
+        );
+    }
+    // Writes are judged the same way; the secret and the link stay as they were.
+    let hash = blake3::hash(b"API_KEY=SECRET\n").to_hex().to_string();
+    let r = run1(
+        &rt,
+        &s,
+        call(
+            "c",
+            "apply_patch",
+            json!({"path": "envlink", "expected_hash": hash, "edits": [{"old_text": "SECRET", "new_text": "x"}]}),
+        ),
+    )
+    .await;
+    assert_eq!(r.error_type(), Some(ErrorType::PolicyDenied));
+    let r = run1(
+        &rt,
+        &s,
+        call(
+            "c",
+            "write_file",
+            json!({"path": "envlink", "content": "x", "overwrite": true}),
+        ),
+    )
+    .await;
+    assert_eq!(r.error_type(), Some(ErrorType::PolicyDenied));
+    assert_eq!(f.read(".env"), "API_KEY=SECRET\n");
+    assert!(f.path().join("envlink").is_symlink());
+    assert_eq!(
+        approver.asked(),
+        0,
+        "a denied call is never offered for approval"
+    );
+
+    // An allowed read through a link says which file it read.
+    let r = run1(
+        &rt,
+        &s,
+        call("c", "read_file", json!({"path": "alias/login.py"})),
+    )
+    .await;
+    assert!(r.is_success(), "{}", r.projection().text);
+    assert!(
+        r.output()
+            .unwrap()
+            .contains("[src/login.py: lines 1-1 of 1")
+    );
+}
+
+/// A link as a write target: the write goes through it to the file it leads to (which the
+/// rules and the approver saw), and the link stays a link. A link that leads nowhere is
+/// refused: writing "through" it would replace the link instead.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn writes_through_an_inside_link_reach_its_target() {
+    let f = Fixture::new();
+    f.write("src/a.py", "TIMEOUT = 5\n");
+    std::os::unix::fs::symlink("src/a.py", f.path().join("a_link.py")).unwrap();
+    std::os::unix::fs::symlink("src/missing.py", f.path().join("dangling.py")).unwrap();
+    let approver = Scripted::new(ApprovalOutcome::AllowOnce);
+    let rt = f.builder().approver(approver.clone()).build().unwrap();
+    let s = session();
+    let r = run1(
+        &rt,
+        &s,
+        call(
+            "w",
+            "write_file",
+            json!({"path": "a_link.py", "content": "TIMEOUT = 30\n", "overwrite": true}),
+        ),
+    )
+    .await;
+    assert!(r.is_success(), "{}", r.projection().text);
+    assert_eq!(r.structured().unwrap()["path"], "src/a.py");
+    assert_eq!(f.read("src/a.py"), "TIMEOUT = 30\n");
+    assert!(f.path().join("a_link.py").is_symlink());
+    let asked = approver.requests.lock().unwrap()[0].clone();
+    assert!(
+        asked.arguments.contains(r#""path":"src/a.py""#),
+        "{}",
+        asked.arguments
+    );
+
+    let hash = blake3::hash(b"TIMEOUT = 30\n").to_hex().to_string();
+    let r = run1(
+        &rt,
+        &s,
+        call(
+            "p",
+            "apply_patch",
+            json!({"path": "a_link.py", "expected_hash": hash, "edits": [{"old_text": "30", "new_text": "60"}]}),
+        ),
+    )
+    .await;
+    assert!(r.is_success(), "{}", r.projection().text);
+    assert_eq!(f.read("src/a.py"), "TIMEOUT = 60\n");
+    assert!(f.path().join("a_link.py").is_symlink());
+
+    let r = run1(
+        &rt,
+        &s,
+        call(
+            "d",
+            "write_file",
+            json!({"path": "dangling.py", "content": "x\n"}),
+        ),
+    )
+    .await;
+    assert_eq!(
+        (r.error_type(), r.summary()),
+        (
+            Some(ErrorType::SemanticValidationError),
+            "path: `dangling.py` is a symbolic link whose target does not exist"
+        )
+    );
+    assert!(f.path().join("dangling.py").is_symlink());
+    assert!(!f.path().join("src/missing.py").exists());
+}
+
+/// A link that appears after validation, inside the workspace, is not followed: the builtin
+/// was handed the path the rules judged, and that path now leads elsewhere.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_link_that_appears_after_validation_is_refused() {
+    struct LinkToEnv(std::path::PathBuf);
+    impl Hook for LinkToEnv {
+        fn points(&self) -> &[HookPoint] {
+            &[HookPoint::BeforeExecute]
+        }
+        fn on(&self, _view: &CallView<'_>, _a: &mut Annotations) {
+            std::fs::remove_file(self.0.join("notes.txt")).unwrap();
+            std::os::unix::fs::symlink(".env", self.0.join("notes.txt")).unwrap();
+        }
+    }
+    let f = Fixture::new();
+    f.write(".env", "API_KEY=SECRET\n");
+    f.write("notes.txt", "hello\n");
+    let rt = f
+        .builder()
+        .hook(Arc::new(LinkToEnv(f.path().to_path_buf())))
+        .build()
+        .unwrap();
+    let r = run1(
+        &rt,
+        &session(),
+        call("c", "read_file", json!({"path": "notes.txt"})),
+    )
+    .await;
+    assert_eq!(r.error_type(), Some(ErrorType::SandboxViolation));
+    assert!(!r.projection().text.contains("SECRET"));
+    assert!(
+        r.summary().contains("now leads to `.env`"),
+        "{}",
+        r.summary()
+    );
+}
+
+/// glob through a linked folder lists the files there by their resolved paths.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn glob_through_an_inside_link() {
+    let f = Fixture::new();
+    f.write("src/a.py", "x\n");
+    std::os::unix::fs::symlink("src", f.path().join("alias")).unwrap();
+    let rt = f.builder().build().unwrap();
+    let r = run1(
+        &rt,
+        &session(),
+        call("c", "glob", json!({"pattern": "alias/*.py"})),
+    )
+    .await;
+    assert_eq!(r.structured().unwrap()["paths"], json!(["src/a.py"]));
+}

@@ -14,11 +14,13 @@ use tokio_util::sync::CancellationToken;
 
 use crate::check::{self, CheckedProject};
 use crate::lint::report::{Summary, human};
-use crate::runtime::approval::{
-    ApprovalFuture, ApprovalOutcome, ApprovalRequest, Approver, FixedApprover,
-};
+use crate::runtime::approval::{ApprovalOutcome, FixedApprover};
 use crate::runtime::{RuntimeBuilder, Session, ToolCall, ToolResult, ToolRuntime};
 use crate::spec::load::LoadOptions;
+
+mod terminal;
+
+use terminal::TerminalApprover;
 
 /// How `ask` decisions are answered without a person.
 #[derive(Clone, Copy, Debug, ValueEnum)]
@@ -146,11 +148,12 @@ pub(super) fn load(
             builder = builder.approver(Arc::new(FixedApprover(ApprovalOutcome::AllowOnce)))
         }
         Some(ApproveArg::Deny) => {
+            // No reason: the model reads a plain denial, not how the harness was invoked.
             builder = builder.approver(Arc::new(FixedApprover(ApprovalOutcome::Deny {
-                reason: Some("denied with --approve deny".into()),
+                reason: None,
             })));
         }
-        None if interactive => builder = builder.approver(Arc::new(TerminalApprover)),
+        None if interactive => builder = builder.approver(Arc::new(TerminalApprover::stdio())),
         None => {}
     }
     let runtime = builder.build().map_err(|e| Failed(e.to_string()))?;
@@ -269,45 +272,4 @@ pub fn run(a: CallArgs) -> miette::Result<u8> {
 pub(super) fn fail(message: &str) -> miette::Result<u8> {
     eprintln!("toolgate: {}", message.trim_end());
     Ok(super::EXIT_ERROR)
-}
-
-/// Asks the person at the terminal: the request on stderr, the answer from stdin.
-struct TerminalApprover;
-
-impl Approver for TerminalApprover {
-    fn request<'a>(&'a self, req: &'a ApprovalRequest) -> ApprovalFuture<'a> {
-        let mut prompt = format!("\ntoolgate: {} ({}) needs approval", req.tool, req.effect);
-        if let Some(r) = &req.reason {
-            prompt.push_str(&format!(": {r}"));
-        }
-        prompt.push_str(&format!("\n  arguments: {}\n", req.arguments));
-        if let Some(card) = &req.proposed_scope {
-            let keys: Vec<&str> = card.writes.iter().map(String::as_str).collect();
-            prompt.push_str(&format!(
-                "  approval card (for the session): {}\n",
-                keys.join(", ")
-            ));
-        }
-        prompt.push_str("Allow? [o]nce, for the [s]ession, [d]eny, [c]ancel: ");
-        let card = req.proposed_scope.clone();
-        Box::pin(async move {
-            eprint!("{prompt}");
-            let (tx, rx) = tokio::sync::oneshot::channel();
-            // A plain thread: a read that the approval timeout abandons must not hold up exit.
-            std::thread::spawn(move || {
-                let mut line = String::new();
-                let n = std::io::stdin().read_line(&mut line).unwrap_or(0);
-                let _ = tx.send((n, line));
-            });
-            match rx.await {
-                Ok((0, _)) | Err(_) => ApprovalOutcome::Unavailable,
-                Ok((_, line)) => match line.trim().to_ascii_lowercase().as_str() {
-                    "o" | "once" | "y" | "yes" => ApprovalOutcome::AllowOnce,
-                    "s" | "session" => ApprovalOutcome::AllowForSession { scope: card },
-                    "c" | "cancel" => ApprovalOutcome::Cancel,
-                    _ => ApprovalOutcome::Deny { reason: None },
-                },
-            }
-        })
-    }
 }

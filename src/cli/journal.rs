@@ -325,7 +325,11 @@ fn show_text(op: &OperationRecord) -> String {
         .chain
         .iter()
         .map(|r| {
-            let m = if r.matched { "matched" } else { "no match" };
+            let m = match (&r.error, r.matched) {
+                (Some(_), _) => "failed to evaluate",
+                (None, true) => "matched",
+                (None, false) => "no match",
+            };
             format!("{} ({} {m})", r.id, r.decision)
         })
         .collect();

@@ -28,6 +28,9 @@ pub struct RuleOutcome {
     pub decision: Decision,
     /// Whether it matched.
     pub matched: bool,
+    /// Why the rule could not be evaluated, when it could not (the decision is then a deny).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
 }
 
 /// Where a decision came from.
@@ -76,6 +79,8 @@ pub struct PolicyEvalError {
     /// Why.
     #[source]
     pub source: EvalError,
+    /// The rules evaluated until then, ending with the failing one (its `error` set).
+    pub chain: Vec<RuleOutcome>,
 }
 
 impl CompiledPolicy {
@@ -106,14 +111,27 @@ impl CompiledPolicy {
         let mut chain = Vec::with_capacity(self.rules.len());
         let mut best: Option<&PermissionRule> = None;
         for (rule, program) in &self.rules {
-            let matched = ev.condition(program).map_err(|source| PolicyEvalError {
-                id: rule.id.clone(),
-                source,
-            })?;
+            let matched = match ev.condition(program) {
+                Ok(m) => m,
+                Err(source) => {
+                    chain.push(RuleOutcome {
+                        id: rule.id.clone(),
+                        decision: rule.decision,
+                        matched: false,
+                        error: Some(source.to_string()),
+                    });
+                    return Err(PolicyEvalError {
+                        id: rule.id.clone(),
+                        source,
+                        chain,
+                    });
+                }
+            };
             chain.push(RuleOutcome {
                 id: rule.id.clone(),
                 decision: rule.decision,
                 matched,
+                error: None,
             });
             if matched && best.is_none_or(|b| rule.decision > b.decision) {
                 best = Some(rule);
@@ -142,6 +160,7 @@ impl CompiledPolicy {
         let ev = Evaluator::new(bindings).map_err(|source| PolicyEvalError {
             id: String::new(),
             source,
+            chain: Vec::new(),
         })?;
         self.decide(&ev)
     }
@@ -233,6 +252,10 @@ mod tests {
             context: "ci",
             workspace: "/",
         });
-        assert!(r.is_err());
+        let e = r.unwrap_err();
+        assert_eq!(e.id, "x");
+        assert_eq!(e.chain.len(), 1);
+        assert_eq!((e.chain[0].id.as_str(), e.chain[0].matched), ("x", false));
+        assert!(e.chain[0].error.is_some());
     }
 }

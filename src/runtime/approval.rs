@@ -49,7 +49,9 @@ pub struct ApprovalRequest {
     pub asked_by: DecisionSource,
     /// Every rule and whether it matched.
     pub chain: Vec<RuleOutcome>,
-    /// The card proposed for an allow-for-session: the resources this call writes.
+    /// The card proposed for an allow-for-session: the resources this call writes. `None` when
+    /// an allow-for-session grants only this exact call (a tool whose effect takes no cards, see
+    /// [`card_applies`], or one that declares no writes).
     pub proposed_scope: Option<ApprovalScope>,
 }
 
@@ -207,9 +209,10 @@ impl GrantBook {
     }
 }
 
-/// Cards name files; only tools that change nothing but declared local resources can be
-/// trusted to stay inside one.
-fn card_applies(effect: Effect) -> bool {
+/// Whether an allow-for-session of a tool with this effect can be a card. Cards name files;
+/// only tools that change nothing but declared local resources can be trusted to stay inside
+/// one. For any other effect the session grant is the exact call.
+pub fn card_applies(effect: Effect) -> bool {
     effect == Effect::LocalWrite
 }
 

@@ -72,7 +72,8 @@ pub struct CallView<'a> {
     pub tool: &'a str,
     /// The tool's effect, once the tool is known.
     pub effect: Option<Effect>,
-    /// The arguments as the model wrote them.
+    /// The arguments as the model wrote them; from `AfterValidate` on, with workspace path
+    /// parameters resolved (symbolic links followed) — what the rules and the tool see.
     pub arguments: &'a Value,
     /// The permission record, once decided.
     pub permission: Option<&'a PermissionRecord>,

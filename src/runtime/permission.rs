@@ -19,7 +19,7 @@ use crate::cel::Evaluator;
 use crate::ir::{AskMode, ContextPolicy, Decision, ErrorType, Status, ToolDefinition};
 use crate::policy::{DecisionSource, PolicyDecision, RuleOutcome};
 use crate::runtime::approval::{
-    ApprovalOutcome, ApprovalRequest, ApprovalScope, Approver, Grant, GrantQuery,
+    ApprovalOutcome, ApprovalRequest, ApprovalScope, Approver, Grant, GrantQuery, card_applies,
 };
 use crate::runtime::registry::CompiledTool;
 use crate::runtime::scheduler::Footprint;
@@ -210,7 +210,8 @@ pub fn evaluate(
                     "permission rule `{}` could not be evaluated ({}), so the call is refused",
                     e.id, e.source
                 )),
-                chain: Vec::new(),
+                // The rules up to the one that failed, that one marked with its error.
+                chain: e.chain,
             })
         }
         _ => PolicyDecision {
@@ -339,9 +340,11 @@ pub async fn authorize(
         reason: reason.clone(),
         asked_by: decision.source.clone(),
         chain: decision.chain.clone(),
-        proposed_scope: (!checked.footprint.writes.is_empty()).then(|| ApprovalScope {
-            writes: checked.footprint.writes.clone(),
-        }),
+        proposed_scope: (card_applies(def.effect) && !checked.footprint.writes.is_empty()).then(
+            || ApprovalScope {
+                writes: checked.footprint.writes.clone(),
+            },
+        ),
     };
     let timeout = Duration::from_millis(policy.approval_timeout_ms);
     let answer = tokio::select! {

@@ -3,9 +3,11 @@
 //! For each call, in call order:
 //!
 //! 1. hooks `BeforeValidate`; [`Registry::lookup`] → UNKNOWN_TOOL with alternatives;
-//! 2. [`validate::schema_check`] → INVALID_ARGUMENTS; [`validate::semantic_check`] (CEL rules,
-//!    workspace path policy; also the resource footprint and idempotency key) →
-//!    SEMANTIC_VALIDATION_ERROR; hooks `AfterValidate`;
+//! 2. [`validate::schema_check`] → INVALID_ARGUMENTS; [`validate::resolve_paths`] (the workspace
+//!    path policy; path arguments are replaced by their resolved form, so every later stage and
+//!    the tool agree on the file); [`validate::semantic_check`] (CEL rules, the path findings;
+//!    also the resource footprint and idempotency key) → SEMANTIC_VALIDATION_ERROR; hooks
+//!    `AfterValidate`;
 //! 3. hooks `BeforePermission` (may only tighten); [`permission::evaluate`] and
 //!    [`permission::authorize`] (session grants, the [`Approver`] under the context's rules) →
 //!    an [`AuthorizedCall`] or DENIED/CANCELLED; hooks `AfterPermission`.
@@ -126,7 +128,8 @@ pub(crate) struct CallMeta {
     pub(crate) index: usize,
     pub(crate) call_id: String,
     pub(crate) tool: String,
-    /// The arguments as the model sent them (for hooks, and the trace of refused calls).
+    /// The arguments as the model sent them; from validation on, with workspace paths resolved
+    /// (for hooks, and the trace of refused calls).
     pub(crate) arguments: Value,
     pub(crate) started: Instant,
     pub(crate) start_time: SystemTime,
@@ -336,17 +339,23 @@ impl Inner {
             tool: &def.name,
             definition: Some(def),
         };
-        let valid = match validate::schema_check(resolved) {
+        let mut valid = match validate::schema_check(resolved) {
             Ok(v) => v,
             Err(r) => {
                 return Prepared::done(result::refused(subject, r.error_type, r.message, r.hint));
             }
         };
+        // From here on the arguments carry resolved paths: what the rules, the hooks, the
+        // approver and the tool see is the file that will be touched.
+        validate::resolve_paths(&mut valid, &self.workspace);
+        if !tool.path_params.is_empty() {
+            meta.arguments.clone_from(valid.arguments());
+        }
         // CEL evaluation is synchronous and its context is not Send: everything that needs it
         // happens in this block, before the approval is awaited.
         let staged = {
             let ev = if tool.uses_cel {
-                let args = &valid.resolved.call.arguments;
+                let args = valid.arguments();
                 let b = Bindings {
                     args,
                     tool_name: &def.name,
@@ -370,7 +379,7 @@ impl Inner {
             } else {
                 None
             };
-            match validate::semantic_check(valid, ev.as_ref(), &self.workspace) {
+            match validate::semantic_check(valid, ev.as_ref()) {
                 Ok(mut checked) => {
                     checked.call_key = checked.idempotency_key.clone().unwrap_or_else(|| {
                         crate::runtime::journal::derived_key(session.id(), &meta.call_id)
@@ -394,6 +403,7 @@ impl Inner {
                 return Prepared::done(result::refused(subject, r.error_type, r.message, r.hint));
             }
         };
+        let links = validate::links_note(&checked.links);
         let env = PermissionEnv {
             approver: self.approver.as_deref(),
             contexts: &self.project.contexts,
@@ -423,7 +433,12 @@ impl Inner {
                     0,
                     None,
                 );
-                let r = result::refused(subject, refusal.error_type, refusal.message, None);
+                let message = if refusal.status == crate::ir::Status::Denied {
+                    format!("{}{links}", refusal.message)
+                } else {
+                    refusal.message
+                };
+                let r = result::refused(subject, refusal.error_type, message, None);
                 Prepared::Done(Box::new((r, Some(refusal.record))))
             }
         }

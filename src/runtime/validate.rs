@@ -1,8 +1,12 @@
 //! Validation: the model's arguments are untrusted input (chapter §6).
 //!
 //! [`schema_check`] turns a [`ResolvedCall`] into [`ValidArgs`] or INVALID_ARGUMENTS listing
-//! every schema error at its argument path; [`semantic_check`] turns [`ValidArgs`] into a
-//! [`CheckedCall`] — the spec's CEL `validate` rules, then the workspace path policy — or
+//! every schema error at its argument path. [`resolve_paths`] applies the workspace path policy
+//! to every path parameter and puts the *resolved* path (symbolic links inside the workspace
+//! followed) into the arguments, so everything after it — the CEL rules, the permission rules,
+//! the resource keys, the approver and the tool — judges and touches the same file, however the
+//! model spelled it. [`semantic_check`] then turns [`ValidArgs`] into a [`CheckedCall`] — the
+//! spec's CEL `validate` rules and the path violations together — or
 //! SEMANTIC_VALIDATION_ERROR. A checked call also carries what later stages need from the same
 //! CEL pass: its resource footprint, its idempotency key and its canonical form.
 
@@ -22,6 +26,43 @@ use crate::runtime::workspace::{PathViolation, Workspace};
 #[derive(Clone, Debug)]
 pub struct ValidArgs {
     pub(crate) resolved: ResolvedCall,
+    /// Path parameters the policy refused (set by [`resolve_paths`]): parameter and violation.
+    path_violations: Vec<(String, PathViolation)>,
+    /// Paths that reach their file through a symbolic link (set by [`resolve_paths`]).
+    links: Vec<LinkedPath>,
+}
+
+impl ValidArgs {
+    /// The arguments: as the model wrote them, with path parameters resolved once
+    /// [`resolve_paths`] has run.
+    pub fn arguments(&self) -> &Value {
+        &self.resolved.call.arguments
+    }
+}
+
+/// A path argument that reaches its file through a symbolic link inside the workspace.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LinkedPath {
+    /// What the model wrote.
+    pub written: String,
+    /// The file it leads to (what the rules judged and the tool received).
+    pub resolved: String,
+}
+
+/// What the model reads about its paths that went through links, for a refusal: why a rule
+/// about `.env` applies to `envlink`. Empty when no path did.
+pub fn links_note(links: &[LinkedPath]) -> String {
+    if links.is_empty() {
+        return String::new();
+    }
+    let each: Vec<String> = links
+        .iter()
+        .map(|l| format!("`{}` leads to `{}`", l.written, l.resolved))
+        .collect();
+    format!(
+        " Paths are judged by the file they lead to: {}.",
+        each.join(", ")
+    )
 }
 
 /// A call that passed every validation; ready for the permission decision.
@@ -36,6 +77,8 @@ pub struct CheckedCall {
     pub(crate) call_key: String,
     pub(crate) canonical_args: String,
     pub(crate) args_hash: String,
+    /// Path arguments that went through a symbolic link.
+    pub(crate) links: Vec<LinkedPath>,
 }
 
 impl CheckedCall {
@@ -71,7 +114,11 @@ pub fn schema_check(resolved: ResolvedCall) -> Result<ValidArgs, Rejection> {
     let tool = &resolved.tool;
     let args = &resolved.call.arguments;
     if tool.parameters.is_valid(args) {
-        return Ok(ValidArgs { resolved });
+        return Ok(ValidArgs {
+            resolved,
+            path_violations: Vec::new(),
+            links: Vec::new(),
+        });
     }
     let problems: Vec<String> = tool
         .parameters
@@ -97,19 +144,64 @@ pub fn schema_check(resolved: ResolvedCall) -> Result<ValidArgs, Rejection> {
     })
 }
 
-/// The semantic stage: CEL rules and the path policy (all problems are reported together),
-/// plus the footprint, idempotency key and canonical form. `ev` is `None` only for tools with
-/// no CEL at all.
+/// The path policy: every path parameter is checked and, when it passes, replaced in the
+/// arguments by its resolved workspace-relative form (`./alias/login.py` → `src/login.py`). A
+/// refused path stays as written, for the CEL rules to judge, and is reported by
+/// [`semantic_check`].
+pub fn resolve_paths(valid: &mut ValidArgs, workspace: &Workspace) {
+    let ValidArgs {
+        resolved,
+        path_violations,
+        links,
+    } = valid;
+    let args = &mut resolved.call.arguments;
+    for param in &resolved.tool.path_params {
+        let values: Vec<&mut String> = match args.get_mut(&param.name) {
+            Some(Value::String(s)) if !param.list => vec![s],
+            Some(Value::Array(items)) if param.list => items
+                .iter_mut()
+                .filter_map(|v| match v {
+                    Value::String(s) => Some(s),
+                    _ => None,
+                })
+                .collect(),
+            _ => Vec::new(),
+        };
+        for v in values {
+            match workspace.check(v) {
+                Ok(p) => {
+                    let lexical = crate::cel::functions::normalize(v);
+                    if lexical.as_deref() != Some(p.as_str()) {
+                        links.push(LinkedPath {
+                            written: v.clone(),
+                            resolved: p.as_str().to_owned(),
+                        });
+                    }
+                    *v = p.as_str().to_owned();
+                }
+                Err(violation) => path_violations.push((param.name.clone(), violation)),
+            }
+        }
+    }
+}
+
+/// The semantic stage: CEL rules and the path policy's findings (all problems are reported
+/// together), plus the footprint, idempotency key and canonical form. `ev` is `None` only for
+/// tools with no CEL at all; it must be built over [`ValidArgs::arguments`] after
+/// [`resolve_paths`].
 pub fn semantic_check(
     valid: ValidArgs,
     ev: Option<&Evaluator<'_>>,
-    workspace: &Workspace,
 ) -> Result<CheckedCall, Rejection> {
-    let ResolvedCall { call, tool } = valid.resolved;
+    let ValidArgs {
+        resolved: ResolvedCall { call, tool },
+        path_violations,
+        links,
+    } = valid;
     let mut problems = Vec::new();
     let mut hint = None;
     // Whether a failed rule already stated the lexical path policy (`path.within_workspace`);
-    // then the path check below adds only what CEL cannot see: symbolic links.
+    // then the path findings below add only what CEL cannot see: symbolic links.
     let mut lexical_reported = false;
     if let Some(ev) = ev {
         for (rule, program) in &tool.validate {
@@ -127,34 +219,27 @@ pub fn semantic_check(
             }
         }
     }
-    for param in &tool.path_params {
-        let values: Vec<&str> = match call.arguments.get(&param.name) {
-            Some(Value::String(s)) if !param.list => vec![s.as_str()],
-            Some(Value::Array(items)) if param.list => {
-                items.iter().filter_map(Value::as_str).collect()
-            }
-            _ => Vec::new(),
-        };
-        for v in values {
-            let Err(violation) = workspace.check(v) else {
-                continue;
-            };
-            if lexical_reported && !matches!(violation, PathViolation::Symlink(_)) {
-                continue;
-            }
-            problems.push(format!("{}: {violation}", param.name));
-            if hint.is_none() {
-                hint = Some(
-                    "Use a path relative to the workspace root, such as src/main.rs; symbolic links must not lead outside it."
-                        .to_owned(),
-                );
-            }
+    for (param, violation) in path_violations {
+        let by_link = matches!(
+            violation,
+            PathViolation::Symlink(_) | PathViolation::BrokenLink(_) | PathViolation::NotUtf8(_)
+        );
+        if lexical_reported && !by_link {
+            continue;
+        }
+        problems.push(format!("{param}: {violation}"));
+        if hint.is_none() {
+            hint = Some(
+                "Use a path relative to the workspace root, such as src/main.rs; symbolic links must lead to something inside it."
+                    .to_owned(),
+            );
         }
     }
     if !problems.is_empty() {
+        let note = links_note(&links);
         return Err(Rejection {
             error_type: ErrorType::SemanticValidationError,
-            message: problems.join("\n"),
+            message: format!("{}{note}", problems.join("\n")),
             hint,
         });
     }
@@ -176,6 +261,7 @@ pub fn semantic_check(
         call_key: String::new(),
         canonical_args,
         args_hash,
+        links,
     })
 }
 

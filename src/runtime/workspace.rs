@@ -2,10 +2,14 @@
 //!
 //! Two layers, because a check alone can be raced. At validation, [`Workspace::check`] refuses a
 //! path that is absolute, climbs out with `..`, or resolves through a symbolic link to somewhere
-//! outside — a model-facing SEMANTIC_VALIDATION_ERROR before anything runs. At use, builtin tools
-//! open files only through the workspace's `cap_std::fs::Dir`, which resolves every path beneath
-//! the root (openat2 `RESOLVE_BENEATH` on Linux, a checked manual walk elsewhere): a symlink
-//! swapped in between the check and the open makes the open fail instead of escaping.
+//! outside — a model-facing SEMANTIC_VALIDATION_ERROR before anything runs — and otherwise
+//! *resolves* it: symbolic links inside the workspace are followed, so `envlink` (a link to
+//! `.env`) becomes `.env`. The pipeline puts the resolved path into the call, so the rules,
+//! the resource keys and the tool all see the file that will actually be touched, whatever the
+//! spelling. At use, builtin tools open files only through the workspace's `cap_std::fs::Dir`,
+//! which resolves every path beneath the root (openat2 `RESOLVE_BENEATH` on Linux, a checked
+//! manual walk elsewhere): a symlink swapped in between the check and the open makes the open
+//! fail instead of escaping.
 
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
@@ -55,9 +59,16 @@ pub enum PathViolation {
     /// A symbolic link on the way leads outside.
     #[error("`{0}` leads outside the workspace through a symbolic link")]
     Symlink(String),
+    /// A symbolic link on the way leads to nothing (its target is missing, or links loop).
+    #[error("`{0}` is a symbolic link whose target does not exist")]
+    BrokenLink(String),
+    /// The resolved path is not UTF-8, so it cannot be given to the rules or the tool.
+    #[error("`{0}` resolves to a path that is not valid UTF-8")]
+    NotUtf8(String),
 }
 
-/// A workspace-relative path that passed the policy: normalized, `.` for the root.
+/// A workspace-relative path that passed the policy: resolved beneath the root (no `.`, `..` or
+/// symbolic link in it, as far as it exists), `.` for the root.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct WorkspacePath(String);
 
@@ -98,26 +109,58 @@ impl Workspace {
         &self.dir
     }
 
-    /// Checks a model-supplied path: lexically, then by resolving it beneath the root without
-    /// letting a symlink lead out. A path that does not exist yet passes when its deepest
-    /// existing ancestor does.
+    /// Checks a model-supplied path and resolves it: lexically first, then beneath the root,
+    /// following symbolic links as long as they stay inside. A path that does not exist yet
+    /// resolves its deepest existing ancestor and keeps the rest as written, so `alias/new.rs`
+    /// (with `alias` a link to `src`) is `src/new.rs`. Refused: absolute paths, `..` out of the
+    /// root, links that lead outside, and links that lead nowhere (a write through one would
+    /// replace the link, not create its target).
     pub fn check(&self, path: &str) -> Result<WorkspacePath, PathViolation> {
         let rel = lexical(path)?;
-        let mut probe: Option<&Path> = Some(Path::new(&rel));
-        while let Some(p) = probe {
-            let target = if p.as_os_str().is_empty() {
+        let mut probe = Path::new(&rel);
+        // The components below the deepest ancestor that resolves, innermost first.
+        let mut rest: Vec<&std::ffi::OsStr> = Vec::new();
+        let base = loop {
+            let target = if probe.as_os_str().is_empty() {
                 Path::new(".")
             } else {
-                p
+                probe
             };
             match self.dir.canonicalize(target) {
-                Ok(_) => return Ok(WorkspacePath(rel)),
+                Ok(base) => break base,
                 Err(e) if is_escape(&e) => return Err(PathViolation::Symlink(path.to_owned())),
                 // Missing (or not a folder): judge the parent, which the path would be created in.
-                Err(_) => probe = p.parent(),
+                Err(_) => match (probe.file_name(), probe.parent()) {
+                    (Some(name), Some(parent)) => {
+                        rest.push(name);
+                        probe = parent;
+                    }
+                    // Not even the root resolves (the workspace is gone): the open will fail.
+                    _ => return Ok(WorkspacePath(rel)),
+                },
             }
+        };
+        // The first missing component may be a link that leads nowhere: following it on use
+        // would create (or replace) something the rules never saw.
+        if let Some(first) = rest.last()
+            && self
+                .dir
+                .symlink_metadata(base.join(first))
+                .is_ok_and(|m| m.file_type().is_symlink())
+        {
+            return Err(PathViolation::BrokenLink(path.to_owned()));
         }
-        Ok(WorkspacePath(rel))
+        // `canonicalize(".")` is `.`; a resolved path has no `.` in it.
+        let mut resolved: PathBuf = base
+            .components()
+            .filter(|c| !matches!(c, std::path::Component::CurDir))
+            .collect();
+        resolved.extend(rest.iter().rev());
+        match resolved.to_str() {
+            Some("") => Ok(WorkspacePath(".".to_owned())),
+            Some(s) => Ok(WorkspacePath(s.to_owned())),
+            None => Err(PathViolation::NotUtf8(path.to_owned())),
+        }
     }
 
     /// The absolute path of a checked path, for subprocess working directories.
@@ -129,11 +172,45 @@ impl Workspace {
         }
     }
 
+    /// Locks the folder a file is in, exclusively, until the guard is dropped: a read-check-write
+    /// (apply_patch's hash check, write_file's "does it exist") is then atomic against every
+    /// other writer that takes the lock — other calls of this process and other toolgate
+    /// processes alike (an advisory `flock` on the folder, which a rename into it does not
+    /// replace). The folder must exist. Blocks until the lock is free.
+    pub fn lock_folder_of(&self, p: &WorkspacePath) -> io::Result<FolderLock> {
+        let parent = p
+            .as_path()
+            .parent()
+            .filter(|p| !p.as_os_str().is_empty())
+            .unwrap_or(Path::new("."));
+        // Opened for reading, not as a `Dir` (an O_PATH descriptor, which cannot be locked).
+        let folder = self
+            .dir
+            .open_with(parent, OpenOptions::new().read(true))?
+            .into_std();
+        if !folder.metadata()?.is_dir() {
+            return Err(io::Error::from(io::ErrorKind::NotADirectory));
+        }
+        folder.lock()?;
+        Ok(FolderLock(folder))
+    }
+
     /// Replaces (or creates) a file atomically beneath the root: a temporary file in the same
     /// folder, fsync, rename. Missing parent folders are created. The old file's permissions
-    /// are kept.
+    /// are kept. A symbolic link is never replaced: checked paths are resolved, so one here
+    /// appeared after the check.
     pub fn write_atomic(&self, p: &WorkspacePath, bytes: &[u8]) -> io::Result<()> {
         let path = p.as_path();
+        if self
+            .dir
+            .symlink_metadata(path)
+            .is_ok_and(|m| m.file_type().is_symlink())
+        {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "it became a symbolic link after the call was checked; it was not replaced",
+            ));
+        }
         let parent = path.parent().filter(|p| !p.as_os_str().is_empty());
         if let Some(parent) = parent {
             self.dir.create_dir_all(parent)?;
@@ -164,6 +241,17 @@ impl Workspace {
             let _ = self.dir.remove_file(&tmp);
         }
         result
+    }
+}
+
+/// An exclusive lock on a workspace folder ([`Workspace::lock_folder_of`]); released on drop.
+#[derive(Debug)]
+pub struct FolderLock(std::fs::File);
+
+impl Drop for FolderLock {
+    fn drop(&mut self) {
+        // Closing the descriptor releases the lock too; unlocking first just says so.
+        let _ = self.0.unlock();
     }
 }
 
@@ -244,12 +332,82 @@ mod tests {
         std::os::unix::fs::symlink("src", ws.path().join("alias")).unwrap();
         let w = Workspace::open(ws.path()).unwrap();
         assert_eq!(w.check("src/new.rs").unwrap().as_str(), "src/new.rs");
-        assert_eq!(w.check("alias/x.rs").unwrap().as_str(), "alias/x.rs");
+        assert_eq!(w.check("new.rs").unwrap().as_str(), "new.rs");
+        assert_eq!(w.check("new/x.rs").unwrap().as_str(), "new/x.rs");
+        assert_eq!(w.check("alias/x.rs").unwrap().as_str(), "src/x.rs");
         assert_eq!(
             w.check("out/secret"),
             Err(PathViolation::Symlink("out/secret".into()))
         );
         assert_eq!(w.check(".").unwrap().as_str(), ".");
+        assert_eq!(w.check("./src/../alias").unwrap().as_str(), "src");
+    }
+
+    /// Links inside the workspace resolve to what they lead to, whatever the spelling; links
+    /// that lead nowhere are refused.
+    #[test]
+    fn inside_links_resolve_to_their_targets() {
+        let ws = tempfile::tempdir().unwrap();
+        let root = ws.path();
+        std::fs::create_dir_all(root.join("src/deep")).unwrap();
+        std::fs::write(root.join(".env"), "SECRET=1\n").unwrap();
+        std::fs::write(root.join("src/login.py"), "x\n").unwrap();
+        let link = |target: &str, at: &str| std::os::unix::fs::symlink(target, root.join(at));
+        link(".env", "envlink").unwrap();
+        link("../../.env", "src/deep/up").unwrap();
+        link("src", "alias").unwrap();
+        link("alias", "alias2").unwrap();
+        link("missing.txt", "dangling").unwrap();
+        link("loop", "loop").unwrap();
+        let w = Workspace::open(root).unwrap();
+        let resolved = |p: &str| w.check(p).map(|p| p.as_str().to_owned());
+        assert_eq!(resolved("envlink").unwrap(), ".env");
+        assert_eq!(resolved("src/deep/up").unwrap(), ".env");
+        assert_eq!(resolved("alias/login.py").unwrap(), "src/login.py");
+        assert_eq!(resolved("alias2/login.py").unwrap(), "src/login.py");
+        assert_eq!(resolved("alias2/new/x.py").unwrap(), "src/new/x.py");
+        // A file used as a folder: resolved as far as it goes; the open reports the rest.
+        assert_eq!(resolved("src/login.py/x").unwrap(), "src/login.py/x");
+        assert_eq!(
+            resolved("dangling"),
+            Err(PathViolation::BrokenLink("dangling".into()))
+        );
+        assert_eq!(
+            resolved("loop/x"),
+            Err(PathViolation::BrokenLink("loop/x".into()))
+        );
+    }
+
+    #[test]
+    fn atomic_write_never_replaces_a_link() {
+        let ws = tempfile::tempdir().unwrap();
+        std::fs::write(ws.path().join("target.txt"), "old").unwrap();
+        std::os::unix::fs::symlink("target.txt", ws.path().join("link")).unwrap();
+        let w = Workspace::open(ws.path()).unwrap();
+        // A path checked before the link appeared.
+        let stale = WorkspacePath("link".to_owned());
+        assert!(w.write_atomic(&stale, b"new").is_err());
+        assert!(ws.path().join("link").is_symlink());
+        assert_eq!(
+            std::fs::read_to_string(ws.path().join("target.txt")).unwrap(),
+            "old"
+        );
+    }
+
+    #[test]
+    fn folder_lock_excludes_a_second_holder() {
+        let ws = tempfile::tempdir().unwrap();
+        std::fs::create_dir(ws.path().join("src")).unwrap();
+        let w = Workspace::open(ws.path()).unwrap();
+        let p = w.check("src/a.py").unwrap();
+        let held = w.lock_folder_of(&p).unwrap();
+        let other = std::fs::File::open(ws.path().join("src")).unwrap();
+        assert!(matches!(
+            other.try_lock(),
+            Err(std::fs::TryLockError::WouldBlock)
+        ));
+        drop(held);
+        other.try_lock().unwrap();
     }
 
     #[test]

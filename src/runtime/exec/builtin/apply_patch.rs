@@ -2,7 +2,9 @@
 //! when the file still hashes to `expected_hash` (else PRECONDITION_FAILED), so a stale or
 //! replayed patch never clobbers newer content — conditionally idempotent. Each `old_text` must
 //! occur exactly once (else SEMANTIC_VALIDATION_ERROR); all edits apply or none. Returns the new
-//! hash and a unified diff.
+//! hash and a unified diff. The check and the write happen under the folder's lock
+//! ([`Workspace::lock_folder_of`](crate::runtime::workspace::Workspace::lock_folder_of)), so two
+//! patches built on one hash never both apply, whatever the scheduler did.
 
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -28,6 +30,13 @@ pub(super) fn run(args: &Value, cx: &BuiltinContext) -> Step<RawOutcome> {
     let a: Args = parse_args(args, "apply_patch")?;
     let p = checked(cx, &a.path)?;
     let path = shown(&p).to_owned();
+    // The hash check and the write are one step against every other writer of this folder;
+    // a missing folder means a missing file, which the read reports.
+    let _lock = match cx.workspace.lock_folder_of(&p) {
+        Ok(lock) => Some(lock),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+        Err(e) => return Err(io_failure(&e, &a.path)),
+    };
     let bytes = cx
         .workspace
         .dir()

@@ -23,7 +23,7 @@ use crate::ir::{ErrorType, OutputPolicy};
 use crate::runtime::artifacts::ArtifactStore;
 use crate::runtime::exec::{ExecContext, ExecFailure, ExecFuture, Executor, RawOutcome};
 use crate::runtime::permission::AuthorizedCall;
-use crate::runtime::workspace::{Workspace, WorkspacePath, classify_io};
+use crate::runtime::workspace::{PathViolation, Workspace, WorkspacePath, classify_io};
 
 /// A builtin tool.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -153,12 +153,30 @@ fn parse_args<T: DeserializeOwned>(args: &Value, tool: &str) -> Step<T> {
 }
 
 /// Checks a path argument again at use (validation already did; the workspace may have changed).
+/// The pipeline hands builtins resolved paths, which resolve to themselves; one that now
+/// resolves elsewhere went through a symbolic link that appeared after the rules judged it, so
+/// it is refused rather than followed to a file nobody checked.
 fn checked(cx: &BuiltinContext, path: &str) -> Step<WorkspacePath> {
+    let p = beneath(cx, path)?;
+    if crate::cel::functions::normalize(path).as_deref() != Some(p.as_str()) {
+        return Err(ExecFailure::new(
+            ErrorType::SandboxViolation,
+            format!(
+                "`{path}` now leads to `{}` through a symbolic link that appeared after the call was checked; nothing was done",
+                p.as_str()
+            ),
+        ));
+    }
+    Ok(p)
+}
+
+/// Checks and resolves a path that was not a path parameter (glob's literal prefix): the
+/// policy applies, a link inside the workspace is followed.
+fn beneath(cx: &BuiltinContext, path: &str) -> Step<WorkspacePath> {
     cx.workspace.check(path).map_err(|v| {
-        let t = if matches!(v, crate::runtime::workspace::PathViolation::Symlink(_)) {
-            ErrorType::SandboxViolation
-        } else {
-            ErrorType::SemanticValidationError
+        let t = match v {
+            PathViolation::Symlink(_) | PathViolation::BrokenLink(_) => ErrorType::SandboxViolation,
+            _ => ErrorType::SemanticValidationError,
         };
         ExecFailure::new(t, v.to_string())
     })

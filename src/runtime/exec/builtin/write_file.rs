@@ -1,6 +1,8 @@
 //! `write_file`: create a file, or replace one when `overwrite` says so; atomic (temp file,
 //! fsync, rename) beneath the workspace root. Writing the content a file already has succeeds
-//! without `overwrite`, so a replayed call is harmless (the contract says idempotent).
+//! without `overwrite`, so a replayed call is harmless (the contract says idempotent). The path
+//! arrives resolved: a symbolic link inside the workspace is written through (its target is
+//! replaced, the link stays), and the rules judged that target.
 
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -21,6 +23,16 @@ pub(super) fn run(args: &Value, cx: &BuiltinContext) -> Step<RawOutcome> {
     let a: Args = parse_args(args, "write_file")?;
     let p = checked(cx, &a.path)?;
     let dir = cx.workspace.dir();
+    // "Does it exist, and with what" and the write are one step against every other writer of
+    // the folder (created first: the write would create it anyway).
+    if let Some(parent) = p.as_path().parent().filter(|p| !p.as_os_str().is_empty()) {
+        dir.create_dir_all(parent)
+            .map_err(|e| io_failure(&e, &a.path))?;
+    }
+    let _lock = cx
+        .workspace
+        .lock_folder_of(&p)
+        .map_err(|e| io_failure(&e, &a.path))?;
     let existing = match dir.symlink_metadata(p.as_path()) {
         Ok(m) => Some(m),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
