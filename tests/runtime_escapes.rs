@@ -1,5 +1,6 @@
 //! Escape attempts from the sandbox of process tools: writing outside the workspace, reading a
-//! path outside the read roots, opening a network socket, fork bombs, a 10 GB write. Each is
+//! path outside the read roots, opening a network socket, fork bombs, a 10 GB write, a secret
+//! in the output. Each is
 //! contained and reported (SANDBOX_VIOLATION, or TIMEOUT with the containment in the message)
 //! with the protections in force. On a kernel without what the profile needs, each asserts
 //! that the call failed closed instead.
@@ -240,4 +241,64 @@ async fn escape_10gb_write_stops_at_the_file_size_limit() {
     let size = std::fs::metadata(f.path().join("big.bin")).unwrap().len();
     assert_eq!(size, 16 * 1024 * 1024);
     assert!(r.protections().contains(&Protection::ResourceLimits));
+}
+
+/// A token in a tool's output reaches the model nowhere: not in the summary (which quotes the
+/// command line), the output, the structured result, the projection or the result's JSON. The
+/// artifact keeps the raw bytes (owner-only); read_artifact shows them redacted.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn escape_secret_in_the_output_is_redacted_wherever_the_model_reads() {
+    let f = Fixture::new();
+    let rt = f.builder().build().unwrap();
+    let token = format!("ghp_{}", "aB3dE5gH7j".repeat(4)[..36].to_owned());
+    let r = run1(&rt, &session(), shell(&format!("echo {token}"))).await;
+    if !fully_sandboxed(&r) {
+        return;
+    }
+    assert_eq!(r.status(), Status::Success, "{}", r.projection().text);
+    assert_eq!(r.summary(), "`echo [REDACTED]` exited with code 0");
+    assert_eq!(r.output(), Some("[REDACTED]\n"));
+    assert_eq!(r.structured().unwrap()["command"], "echo [REDACTED]");
+    assert!(r.projection().text.contains("[REDACTED]"));
+    let everything = format!(
+        "{}\n{}\n{}",
+        serde_json::to_string(&r).unwrap(),
+        r.projection().text,
+        serde_json::to_string(&r.projection().structured).unwrap()
+    );
+    assert!(!everything.contains(&token), "{everything}");
+
+    // Above the artifact threshold (64 KiB): the file keeps it, the model does not see it.
+    let r = run1(
+        &rt,
+        &session(),
+        shell(&format!("echo {token}; seq 1 20000")),
+    )
+    .await;
+    assert_eq!(r.status(), Status::Success, "{}", r.projection().text);
+    let a = &r.artifacts()[0];
+    let stored = std::fs::read_to_string(
+        f.state
+            .path()
+            .join("artifacts/objects")
+            .join(&a.id[7..9])
+            .join(&a.id[9..]),
+    )
+    .unwrap();
+    assert!(stored.starts_with(&format!("{token}\n1\n")));
+    assert!(!serde_json::to_string(&r).unwrap().contains(&token));
+    assert!(!r.projection().text.contains(&token));
+    let page = run1(
+        &rt,
+        &session(),
+        call(
+            "p",
+            "read_artifact",
+            json!({"artifact_id": a.id, "start_line": 1, "end_line": 2}),
+        ),
+    )
+    .await;
+    assert_eq!(page.structured().unwrap()["text"], "[REDACTED]\n1\n");
+    assert!(!page.projection().text.contains(&token));
+    assert!(!serde_json::to_string(&page).unwrap().contains(&token));
 }

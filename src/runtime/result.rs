@@ -397,6 +397,8 @@ pub(crate) fn executed(e: Executed<'_>) -> ToolResult {
         ));
         raw.structured = None;
     }
+    // The summary is model-facing like the output, whatever the outcome: a formatter's
+    // summary quotes the command line and the output's first lines.
     let (status, error_type, summary) = match &failure {
         None => (
             Status::Success,
@@ -406,8 +408,9 @@ pub(crate) fn executed(e: Executed<'_>) -> ToolResult {
                 None => format!("{} succeeded", def.name),
             }),
         ),
-        Some((t, m)) => (status_for(*t), Some(*t), redactor.text(m)),
+        Some((t, m)) => (status_for(*t), Some(*t), m.clone()),
     };
+    let summary = redactor.text(&summary);
     let mut r = base(e.subject, status, error_type, summary);
     r.exit_code = raw.exit_code;
     r.attempts = e.attempts;
