@@ -1,6 +1,6 @@
 //! Escape attempts from the sandbox of process tools: writing outside the workspace, reading a
-//! path outside the read roots, opening a network socket, fork bombs, a 10 GB write, a secret
-//! in the output. Each is
+//! path outside the read roots, opening a network socket, fork bombs, a 10 GB write, a busy
+//! loop, a huge allocation, hoarded descriptors, a secret in the output. Each is
 //! contained and reported (SANDBOX_VIOLATION, or TIMEOUT with the containment in the message)
 //! with the protections in force. On a kernel without what the profile needs, each asserts
 //! that the call failed closed instead.
@@ -301,4 +301,97 @@ async fn escape_secret_in_the_output_is_redacted_wherever_the_model_reads() {
     assert_eq!(page.structured().unwrap()["text"], "[REDACTED]\n1\n");
     assert!(!page.projection().text.contains(&token));
     assert!(!serde_json::to_string(&page).unwrap().contains(&token));
+}
+
+/// A busy loop meets the CPU limit: SIGXCPU at the soft limit names it (the hard limit, a
+/// second later, would be a bare SIGKILL).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn escape_busy_loop_stops_at_the_cpu_limit() {
+    let f = Fixture::new();
+    let rt = f.builder().build().unwrap();
+    let r = run1(
+        &rt,
+        &session(),
+        call(
+            "c",
+            "shell_tight",
+            json!({"command": "python3 -c 'while True: pass'"}),
+        ),
+    )
+    .await;
+    if !fully_sandboxed(&r) {
+        return;
+    }
+    assert_eq!(
+        (r.status(), r.summary()),
+        (
+            Status::SandboxViolation,
+            "`python3 -c 'while True: pass'` exceeded the CPU time limit (1 s) and was stopped"
+        ),
+        "{}",
+        r.projection().text
+    );
+    assert!(r.protections().contains(&Protection::ResourceLimits));
+}
+
+/// A 2 GiB allocation under the 1 GiB address-space limit fails inside the tool; the result
+/// names the limit.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn escape_huge_allocation_fails_at_the_memory_limit() {
+    let f = Fixture::new();
+    let rt = f.builder().build().unwrap();
+    let r = run1(
+        &rt,
+        &session(),
+        call(
+            "c",
+            "shell_tight",
+            json!({"command": "python3 -c 'x = bytearray(2 * 1024**3)'"}),
+        ),
+    )
+    .await;
+    if !fully_sandboxed(&r) {
+        return;
+    }
+    assert_eq!(
+        (r.status(), r.summary()),
+        (
+            Status::SandboxViolation,
+            "`python3 -c 'x = bytearray(2 * 1024**3)'` failed at the memory (address space) limit (1 GiB) of its sandbox: MemoryError"
+        ),
+        "{}",
+        r.projection().text
+    );
+    assert!(r.output().unwrap().contains("MemoryError"));
+}
+
+/// Opening more files than the limit fails with EMFILE inside the tool; the result names the
+/// limit.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn escape_descriptor_hoarding_fails_at_the_open_files_limit() {
+    let f = Fixture::new();
+    let rt = f.builder().build().unwrap();
+    let r = run1(
+        &rt,
+        &session(),
+        call(
+            "c",
+            "shell_tight",
+            json!({"command": "python3 -c 'fs = [open(\"/dev/null\") for _ in range(1000)]'"}),
+        ),
+    )
+    .await;
+    if !fully_sandboxed(&r) {
+        return;
+    }
+    assert_eq!(
+        r.status(),
+        Status::SandboxViolation,
+        "{}",
+        r.projection().text
+    );
+    assert_eq!(
+        r.summary(),
+        "`python3 -c 'fs = [open(\"/dev/null\") for _ in range(1000)]'` failed at the open files limit (256) of its sandbox: OSError: [Errno 24] Too many open files: '/dev/null'"
+    );
 }

@@ -198,7 +198,7 @@ pub fn default_hint(error: ErrorType) -> &'static str {
         }
         ErrorType::Cancelled => "The call was stopped on request. Do not retry it unless asked to.",
         ErrorType::SandboxViolation => {
-            "The sandbox blocked an access outside the allowed area. Stay inside the workspace; this is not retried."
+            "The sandbox blocked an access outside the allowed area, or stopped the process at a resource limit. Stay inside the workspace and within the limits (do less per call); this is not retried."
         }
         ErrorType::ProcessError => {
             "The process failed; read its output for the cause before retrying."

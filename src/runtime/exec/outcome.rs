@@ -1,7 +1,7 @@
 //! From what a process did to the attempt's [`RawOutcome`]: secret values redacted, the
 //! tool's formatter applied, and the failure classified — setup, a stop, the sandbox (an
-//! rlimit's signal, the process cap, a Landlock or network refusal told apart by its message)
-//! or the formatter's verdict.
+//! rlimit's signal, the process cap; a memory or open-files limit, a Landlock or network
+//! refusal told apart by its message) or the formatter's verdict.
 
 use crate::ir::{ErrorType, OutputPolicy};
 use crate::runtime::exec::RawOutcome;
@@ -141,6 +141,14 @@ fn classify(
         ));
     }
     let verdict = verdict?;
+    if s.protections.contains(&Protection::ResourceLimits)
+        && let Some((limit, line)) = sandbox::refused(&plan.rlimits, text)
+    {
+        return violation(format!(
+            "`{}` failed at {limit} of its sandbox: {line}",
+            req.display
+        ));
+    }
     if let Some((p, line)) = sandbox_denial(text, &s.protections) {
         let what = match p {
             Protection::NoNetwork => "a network access (no network in this sandbox)",

@@ -33,7 +33,7 @@ use serde::{Deserialize, Serialize};
 use crate::ir::SandboxProfile;
 
 pub use probe::{CgroupSupport, KernelFeatures, PidsController, probe};
-pub(crate) use rlimit::exceeded;
+pub(crate) use rlimit::{exceeded, refused};
 pub use shim::{SHIM_ARG, ShimReport, run_shim};
 
 /// A protection in force around a tool process.
