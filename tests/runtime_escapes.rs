@@ -1,13 +1,15 @@
 //! Escape attempts from the sandbox of process tools: writing outside the workspace, reading a
-//! path outside the read roots, opening a network socket, fork bombs, a 10 GB write. Each is
-//! contained and reported (SANDBOX_VIOLATION, or TIMEOUT with the containment in the message)
-//! with the protections in force. On a kernel without what the profile needs, each asserts
-//! that the call failed closed instead.
+//! path outside the read roots, opening a network socket, signalling or connecting outside the
+//! tree, hijacking the shim's report, fork bombs, a 10 GB write, a busy loop, a huge
+//! allocation, a descriptor leak, and a secret in the output. Each is contained and reported
+//! (SANDBOX_VIOLATION, or TIMEOUT with the containment in the message) with the protections in
+//! force. On a kernel without what the profile needs, each asserts that the call failed closed
+//! instead.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod common;
 
-use common::sandbox::{all_gone, fully_sandboxed, shell, unique};
+use common::sandbox::{all_gone, fully_sandboxed, has_scopes, shell, unique};
 use common::{Fixture, call, run1};
 use pretty_assertions::assert_eq;
 use serde_json::json;
@@ -240,4 +242,292 @@ async fn escape_10gb_write_stops_at_the_file_size_limit() {
     let size = std::fs::metadata(f.path().join("big.bin")).unwrap().len();
     assert_eq!(size, 16 * 1024 * 1024);
     assert!(r.protections().contains(&Protection::ResourceLimits));
+}
+
+/// The shim's report once went to a file in /tmp named in the shim's argv, which the tool can
+/// read: a symlink there made the shim (outside the sandbox) overwrite any file the user can
+/// write. Now it goes through a pipe the tool never holds. The tool tries the old attack, a
+/// report forged through the shim's descriptors, and looks for an inherited report pipe.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn escape_through_the_shims_report_clobbers_nothing_and_forges_nothing() {
+    let f = Fixture::new();
+    let rt = f.builder().build().unwrap();
+    let out = outside();
+    let victim = out.path().join("victim.txt");
+    std::fs::write(&victim, "precious\n").unwrap();
+    let v = victim.display();
+    let script = format!(
+        r#"plan=$(tr '\0' '\n' < /proc/$PPID/cmdline | sed -n 3p)
+r=$(printf '%s' "$plan" | grep -o '"report":"[^"]*"' | cut -d'"' -f4)
+if [ -n "$r" ]; then ln -sf {v} "$r" && echo "linked $r"; fi
+for fd in /proc/$PPID/fd/*; do ( printf '{{"exit_code":0}}' > "$fd" ) 2>/dev/null && echo "wrote $fd"; done
+fds=; for p in /proc/$$/fd/*; do fds="$fds ${{p##*/}}"; done; echo "fds:$fds"
+exit 3"#
+    );
+    let r = run1(&rt, &session(), shell(&script)).await;
+    if !fully_sandboxed(&r) {
+        return;
+    }
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious\n");
+    // The real report, not a forged one: the tool's own exit code.
+    assert_eq!(
+        (r.status(), r.exit_code()),
+        (Status::Error, Some(3)),
+        "{}",
+        r.projection().text
+    );
+    let output = r.output().unwrap();
+    assert!(
+        !output.contains("linked") && !output.contains("wrote"),
+        "{output}"
+    );
+    // Its stdio, and the folder the glob read: no report pipe, nothing else inherited.
+    assert!(output.contains("fds: 0 1 2 3\n"), "{output}");
+}
+
+/// Landlock's signal scope (ABI 6): a process outside the tool's tree cannot be signalled.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn escape_signal_to_a_process_outside_the_tree_is_refused() {
+    let f = Fixture::new();
+    let rt = f.builder().build().unwrap();
+    let mut bystander = std::process::Command::new("sleep")
+        .arg("60")
+        .spawn()
+        .unwrap();
+    let r = run1(
+        &rt,
+        &session(),
+        shell(&format!("kill -TERM {}", bystander.id())),
+    )
+    .await;
+    let alive = bystander.try_wait().unwrap().is_none();
+    let _ = bystander.kill();
+    let _ = bystander.wait();
+    if !fully_sandboxed(&r) {
+        return;
+    }
+    if !has_scopes() {
+        assert!(!r.protections().contains(&Protection::SignalScope));
+        return;
+    }
+    assert!(alive, "the tool killed a process outside its tree");
+    assert_eq!(
+        r.status(),
+        Status::SandboxViolation,
+        "{}",
+        r.projection().text
+    );
+    assert!(
+        r.summary()
+            .starts_with("the sandbox blocked a signal to a process outside the tool's sandbox: ")
+            && r.summary().contains("Operation not permitted"),
+        "{}",
+        r.summary()
+    );
+    assert!(r.protections().contains(&Protection::SignalScope));
+    // Its own children it still signals.
+    let r = run1(
+        &rt,
+        &session(),
+        shell("sleep 30 & kill -TERM $! && wait $!; echo \"child ended: $?\""),
+    )
+    .await;
+    assert_eq!(
+        (r.status(), r.output()),
+        (Status::Success, Some("child ended: 143\n"))
+    );
+}
+
+/// Landlock's abstract Unix socket scope (ABI 6): a socket made outside the sandbox is out of
+/// reach under a profile without network (seccomp lets `AF_UNIX` through).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn escape_abstract_unix_socket_outside_the_sandbox_is_refused() {
+    use std::os::linux::net::SocketAddrExt;
+    let f = Fixture::new();
+    let rt = f.builder().build().unwrap();
+    let name = unique("tg-abstract");
+    let addr = std::os::unix::net::SocketAddr::from_abstract_name(name.as_bytes()).unwrap();
+    let listener = std::os::unix::net::UnixListener::bind_addr(&addr).unwrap();
+    let r = run1(
+        &rt,
+        &session(),
+        shell(&format!(
+            "python3 -c \"import socket; s = socket.socket(socket.AF_UNIX); s.connect('\\0{name}'); print('connected')\""
+        )),
+    )
+    .await;
+    drop(listener);
+    if !fully_sandboxed(&r) {
+        return;
+    }
+    if !has_scopes() {
+        assert!(!r.protections().contains(&Protection::AbstractSocketScope));
+        return;
+    }
+    assert_eq!(
+        r.status(),
+        Status::SandboxViolation,
+        "{}",
+        r.projection().text
+    );
+    assert!(!r.output().unwrap_or("").contains("connected"));
+    assert!(
+        r.summary().contains("Operation not permitted"),
+        "{}",
+        r.summary()
+    );
+    assert!(r.protections().contains(&Protection::AbstractSocketScope));
+}
+
+/// A busy loop meets the CPU limit: SIGXCPU at the soft limit names it (the hard limit, a
+/// second later, would be a bare SIGKILL).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn escape_busy_loop_stops_at_the_cpu_limit() {
+    let f = Fixture::new();
+    let rt = f.builder().build().unwrap();
+    let r = run1(
+        &rt,
+        &session(),
+        call(
+            "c",
+            "shell_tight",
+            json!({"command": "python3 -c 'while True: pass'"}),
+        ),
+    )
+    .await;
+    if !fully_sandboxed(&r) {
+        return;
+    }
+    assert_eq!(
+        (r.status(), r.summary()),
+        (
+            Status::SandboxViolation,
+            "`python3 -c 'while True: pass'` exceeded the CPU time limit (1 s) and was stopped"
+        ),
+        "{}",
+        r.projection().text
+    );
+    assert!(r.protections().contains(&Protection::ResourceLimits));
+}
+
+/// A 2 GiB allocation under the 1 GiB address-space limit fails inside the tool; the result
+/// names the limit.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn escape_huge_allocation_fails_at_the_memory_limit() {
+    let f = Fixture::new();
+    let rt = f.builder().build().unwrap();
+    let r = run1(
+        &rt,
+        &session(),
+        call(
+            "c",
+            "shell_tight",
+            json!({"command": "python3 -c 'x = bytearray(2 * 1024**3)'"}),
+        ),
+    )
+    .await;
+    if !fully_sandboxed(&r) {
+        return;
+    }
+    assert_eq!(
+        (r.status(), r.summary()),
+        (
+            Status::SandboxViolation,
+            "`python3 -c 'x = bytearray(2 * 1024**3)'` failed at the memory (address space) limit (1 GiB) of its sandbox: MemoryError"
+        ),
+        "{}",
+        r.projection().text
+    );
+    assert!(r.output().unwrap().contains("MemoryError"));
+}
+
+/// Opening more files than the limit fails with EMFILE inside the tool; the result names the
+/// limit.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn escape_descriptor_hoarding_fails_at_the_open_files_limit() {
+    let f = Fixture::new();
+    let rt = f.builder().build().unwrap();
+    let r = run1(
+        &rt,
+        &session(),
+        call(
+            "c",
+            "shell_tight",
+            json!({"command": "python3 -c 'fs = [open(\"/dev/null\") for _ in range(1000)]'"}),
+        ),
+    )
+    .await;
+    if !fully_sandboxed(&r) {
+        return;
+    }
+    assert_eq!(
+        r.status(),
+        Status::SandboxViolation,
+        "{}",
+        r.projection().text
+    );
+    assert_eq!(
+        r.summary(),
+        "`python3 -c 'fs = [open(\"/dev/null\") for _ in range(1000)]'` failed at the open files limit (256) of its sandbox: OSError: [Errno 24] Too many open files: '/dev/null'"
+    );
+}
+
+/// A token in a tool's output reaches the model nowhere: not in the summary (which quotes the
+/// command line), the output, the structured result, the projection or the result's JSON. The
+/// artifact keeps the raw bytes (owner-only); read_artifact shows them redacted.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn escape_secret_in_the_output_is_redacted_wherever_the_model_reads() {
+    let f = Fixture::new();
+    let rt = f.builder().build().unwrap();
+    let token = format!("ghp_{}", "aB3dE5gH7j".repeat(4)[..36].to_owned());
+    let r = run1(&rt, &session(), shell(&format!("echo {token}"))).await;
+    if !fully_sandboxed(&r) {
+        return;
+    }
+    assert_eq!(r.status(), Status::Success, "{}", r.projection().text);
+    assert_eq!(r.summary(), "`echo [REDACTED]` exited with code 0");
+    assert_eq!(r.output(), Some("[REDACTED]\n"));
+    assert_eq!(r.structured().unwrap()["command"], "echo [REDACTED]");
+    assert!(r.projection().text.contains("[REDACTED]"));
+    let everything = format!(
+        "{}\n{}\n{}",
+        serde_json::to_string(&r).unwrap(),
+        r.projection().text,
+        serde_json::to_string(&r.projection().structured).unwrap()
+    );
+    assert!(!everything.contains(&token), "{everything}");
+
+    // Above the artifact threshold (64 KiB): the file keeps it, the model does not see it.
+    let r = run1(
+        &rt,
+        &session(),
+        shell(&format!("echo {token}; seq 1 20000")),
+    )
+    .await;
+    assert_eq!(r.status(), Status::Success, "{}", r.projection().text);
+    let a = &r.artifacts()[0];
+    let stored = std::fs::read_to_string(
+        f.state
+            .path()
+            .join("artifacts/objects")
+            .join(&a.id[7..9])
+            .join(&a.id[9..]),
+    )
+    .unwrap();
+    assert!(stored.starts_with(&format!("{token}\n1\n")));
+    assert!(!serde_json::to_string(&r).unwrap().contains(&token));
+    assert!(!r.projection().text.contains(&token));
+    let page = run1(
+        &rt,
+        &session(),
+        call(
+            "p",
+            "read_artifact",
+            json!({"artifact_id": a.id, "start_line": 1, "end_line": 2}),
+        ),
+    )
+    .await;
+    assert_eq!(page.structured().unwrap()["text"], "[REDACTED]\n1\n");
+    assert!(!page.projection().text.contains(&token));
+    assert!(!serde_json::to_string(&page).unwrap().contains(&token));
 }

@@ -344,3 +344,67 @@ async fn results_and_traces_list_protections() {
     );
     assert_eq!(rt.traces()[0].protections, workspace_write_protections());
 }
+
+/// A fake shim (bash) that writes `report` to the pipe the runtime gave it, at the number its
+/// plan names, and runs nothing.
+fn fake_shim(dir: &std::path::Path, name: &str, report: &str) -> std::path::PathBuf {
+    use std::os::unix::fs::PermissionsExt;
+    let path = dir.join(name);
+    let script = format!(
+        "#!/bin/bash\nfd=$(printf '%s' \"$2\" | sed -n 's/.*\"report_fd\":\\([0-9]*\\).*/\\1/p')\n[ -n \"$fd\" ] && printf '%s' '{report}' >&\"$fd\"\nexit 0\n"
+    );
+    std::fs::write(&path, script).unwrap();
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    path
+}
+
+/// The runtime takes exactly one well-formed report from the shim's pipe, and lists exactly the
+/// protections it names (of those planned); anything else is a call that failed for want of a
+/// report, never a success.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_shims_report_is_one_well_formed_report_or_none() {
+    let f = Fixture::new();
+    let dir = tempfile::tempdir().unwrap();
+    let one = r#"{"exit_code":0,"signal":null,"spawn_error":null,"sandbox_error":null,"stopped":false,"killed":false,"landlock":null,"applied":["process_group","no_network","landlock"],"leftovers":0}"#;
+    let honest = fake_shim(dir.path(), "honest", one);
+    let rt = f.builder().shim(&honest).build().unwrap();
+    let r = run1(&rt, &session(), shell("true")).await;
+    if !fully_sandboxed(&r) {
+        return;
+    }
+    assert_eq!(r.status(), Status::Success, "{}", r.projection().text);
+    // Only what the shim put in force, in the plan's order.
+    assert_eq!(
+        r.protections(),
+        [
+            Protection::ProcessGroup,
+            Protection::Landlock,
+            Protection::NoNetwork
+        ]
+    );
+    for (name, report) in [
+        ("twice", format!("{one}{one}")),
+        (
+            "extra",
+            one.replace("\"leftovers\":0", "\"leftovers\":0,\"forged\":1"),
+        ),
+        ("garbage", "not a report".to_owned()),
+        ("silent", String::new()),
+    ] {
+        let shim = fake_shim(dir.path(), name, &report);
+        let rt = f.builder().shim(&shim).build().unwrap();
+        let r = run1(&rt, &session(), shell("true")).await;
+        assert_eq!(
+            r.error_type(),
+            Some(ErrorType::RuntimeException),
+            "{name}: {}",
+            r.projection().text
+        );
+        assert!(
+            r.summary().contains("ended without a report"),
+            "{name}: {}",
+            r.summary()
+        );
+        assert!(r.protections().is_empty(), "{name}");
+    }
+}

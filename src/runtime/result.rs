@@ -198,7 +198,7 @@ pub fn default_hint(error: ErrorType) -> &'static str {
         }
         ErrorType::Cancelled => "The call was stopped on request. Do not retry it unless asked to.",
         ErrorType::SandboxViolation => {
-            "The sandbox blocked an access outside the allowed area. Stay inside the workspace; this is not retried."
+            "The sandbox blocked an access outside the allowed area, or stopped the process at a resource limit. Stay inside the workspace and within the limits (do less per call); this is not retried."
         }
         ErrorType::ProcessError => {
             "The process failed; read its output for the cause before retrying."
@@ -397,6 +397,8 @@ pub(crate) fn executed(e: Executed<'_>) -> ToolResult {
         ));
         raw.structured = None;
     }
+    // The summary is model-facing like the output, whatever the outcome: a formatter's
+    // summary quotes the command line and the output's first lines.
     let (status, error_type, summary) = match &failure {
         None => (
             Status::Success,
@@ -406,8 +408,9 @@ pub(crate) fn executed(e: Executed<'_>) -> ToolResult {
                 None => format!("{} succeeded", def.name),
             }),
         ),
-        Some((t, m)) => (status_for(*t), Some(*t), redactor.text(m)),
+        Some((t, m)) => (status_for(*t), Some(*t), m.clone()),
     };
+    let summary = redactor.text(&summary);
     let mut r = base(e.subject, status, error_type, summary);
     r.exit_code = raw.exit_code;
     r.attempts = e.attempts;

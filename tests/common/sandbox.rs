@@ -65,18 +65,29 @@ pub fn shell(command: &str) -> toolgate::runtime::ToolCall {
 /// the profile fail closed, which `fails_closed_without_kernel_support` covers).
 pub fn workspace_write_protections() -> Vec<Protection> {
     let kill = probe().cgroup.as_ref().is_some_and(|c| c.kill);
+    let scopes = has_scopes();
     [
         Protection::ProcessGroup,
         Protection::Subreaper,
         Protection::CgroupKill,
         Protection::Landlock,
+        Protection::SignalScope,
         Protection::NoNetwork,
+        Protection::AbstractSocketScope,
         Protection::ResourceLimits,
         Protection::ProcessLimit,
     ]
     .into_iter()
     .filter(|p| kill || *p != Protection::CgroupKill)
+    .filter(|p| scopes || !matches!(p, Protection::SignalScope | Protection::AbstractSocketScope))
     .collect()
+}
+
+/// Whether this kernel's Landlock has scopes (ABI 6: signals, abstract Unix sockets).
+pub fn has_scopes() -> bool {
+    probe()
+        .landlock_abi
+        .is_some_and(|abi| abi >= toolgate::runtime::exec::sandbox::SCOPE_ABI)
 }
 
 /// Whether this kernel has everything workspace-write needs; when it does not, the test

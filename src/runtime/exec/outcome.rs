@@ -1,7 +1,7 @@
 //! From what a process did to the attempt's [`RawOutcome`]: secret values redacted, the
 //! tool's formatter applied, and the failure classified — setup, a stop, the sandbox (an
-//! rlimit's signal, the process cap, a Landlock or network refusal told apart by its message)
-//! or the formatter's verdict.
+//! rlimit's signal, the process cap; a memory or open-files limit, a Landlock, signal or
+//! network refusal told apart by its message) or the formatter's verdict.
 
 use crate::ir::{ErrorType, OutputPolicy};
 use crate::runtime::exec::RawOutcome;
@@ -11,12 +11,24 @@ use crate::runtime::exec::spawn::Spawned;
 use crate::runtime::format::{self, FormatInput};
 use crate::runtime::output::Redactor;
 
-/// Markers of an access the sandbox refused, by the protection that refuses it.
-const DENIAL_MARKERS: &[(Protection, &str)] = &[
-    (Protection::Landlock, "Permission denied"),
-    (Protection::Landlock, "EACCES"),
-    (Protection::NoNetwork, "Operation not permitted"),
-    (Protection::NoNetwork, "EPERM"),
+/// Markers of an access the sandbox refused, by the protection that refuses it: the words
+/// that must all be on one line, tried in this order.
+const DENIAL_MARKERS: &[(Protection, &[&str])] = &[
+    (Protection::Landlock, &["Permission denied"]),
+    (Protection::Landlock, &["EACCES"]),
+    // A refused `kill` says "Operation not permitted" too: the signal scope, not the network.
+    (
+        Protection::SignalScope,
+        &["kill", "Operation not permitted"],
+    ),
+    (Protection::SignalScope, &["kill", "EPERM"]),
+    (Protection::NoNetwork, &["Operation not permitted"]),
+    (Protection::NoNetwork, &["EPERM"]),
+    (
+        Protection::AbstractSocketScope,
+        &["Operation not permitted"],
+    ),
+    (Protection::AbstractSocketScope, &["EPERM"]),
 ];
 
 /// The first output line that shows a protection in force refusing an access.
@@ -24,7 +36,7 @@ fn sandbox_denial<'a>(text: &'a str, protections: &[Protection]) -> Option<(Prot
     text.lines().find_map(|l| {
         DENIAL_MARKERS
             .iter()
-            .find(|(p, m)| protections.contains(p) && l.contains(m))
+            .find(|(p, words)| protections.contains(p) && words.iter().all(|w| l.contains(w)))
             .map(|(p, _)| (*p, l.trim()))
     })
 }
@@ -141,9 +153,21 @@ fn classify(
         ));
     }
     let verdict = verdict?;
+    if s.protections.contains(&Protection::ResourceLimits)
+        && let Some((limit, line)) = sandbox::refused(&plan.rlimits, text)
+    {
+        return violation(format!(
+            "`{}` failed at {limit} of its sandbox: {line}",
+            req.display
+        ));
+    }
     if let Some((p, line)) = sandbox_denial(text, &s.protections) {
         let what = match p {
             Protection::NoNetwork => "a network access (no network in this sandbox)",
+            Protection::SignalScope => "a signal to a process outside the tool's sandbox",
+            Protection::AbstractSocketScope => {
+                "a connection to an abstract Unix socket outside the tool's sandbox"
+            }
             _ => "a file access outside the sandbox's roots",
         };
         return violation(format!("the sandbox blocked {what}: {line}"));
@@ -163,5 +187,20 @@ mod tests {
             Some((Protection::Landlock, "bash: /etc/x: Permission denied"))
         );
         assert_eq!(sandbox_denial(text, &[Protection::NoNetwork]), None);
+        let kill = "bash: line 1: kill: (4242) - Operation not permitted";
+        let both = [Protection::NoNetwork, Protection::SignalScope];
+        assert_eq!(
+            sandbox_denial(kill, &both),
+            Some((Protection::SignalScope, kill))
+        );
+        let socket = "PermissionError: [Errno 1] Operation not permitted";
+        assert_eq!(
+            sandbox_denial(socket, &both),
+            Some((Protection::NoNetwork, socket))
+        );
+        assert_eq!(
+            sandbox_denial(socket, &[Protection::AbstractSocketScope]),
+            Some((Protection::AbstractSocketScope, socket))
+        );
     }
 }

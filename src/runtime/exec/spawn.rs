@@ -4,7 +4,8 @@
 //! Cleared environment (only the allowlist of [`CommandRequest::env`]), null stdin unless the
 //! spec gives one, the shim in its own process group, `kill_on_drop`. The per-execution
 //! cgroups are made here before the shim starts and removed here after it ends. Output is
-//! captured by [`capture`] (head, tail, hash, spill to the artifact store).
+//! captured by [`capture`] (head, tail, hash, spill to the artifact store). The shim's report
+//! comes back through a pipe only the shim holds ([`report`]), read once it ended.
 //!
 //! Stopping (timeout or cancel, through the token): SIGTERM to the shim, which TERMs the tree,
 //! waits [`TERM_GRACE_MS`] and KILLs it. If the shim itself does not end within
@@ -22,8 +23,9 @@ use crate::runtime::artifacts::{ArtifactOrigin, ArtifactRedaction, ArtifactRef};
 use crate::runtime::exec::capture::{Captured, SpillTo, capture};
 use crate::runtime::exec::command::CommandRequest;
 use crate::runtime::exec::sandbox::cgroup::ExecCgroups;
+use crate::runtime::exec::sandbox::report;
 use crate::runtime::exec::sandbox::shim::{ShimPlan, shim_args};
-use crate::runtime::exec::sandbox::{Protection, SandboxPlan, ShimReport};
+use crate::runtime::exec::sandbox::{Protection, SandboxPlan};
 
 /// Time between SIGTERM and SIGKILL when a tool is stopped: long enough for a test runner to
 /// flush its report, short enough that the whole stop fits the pipeline's 2 s grace.
@@ -140,15 +142,22 @@ pub async fn spawn(req: SpawnRequest<'_>) -> Spawned {
             );
         }
     };
-    let report_path = std::env::temp_dir().join(format!(
-        "toolgate-shim-{}.json",
-        uuid::Uuid::now_v7().simple()
-    ));
+    let (report_reader, report_end) = match report::channel() {
+        Ok(c) => c,
+        Err(e) => {
+            return failed(
+                ErrorType::RuntimeException,
+                format!("could not make the exec shim's report pipe: {e}"),
+            );
+        }
+    };
     let shim_plan = ShimPlan {
         parent: std::process::id(),
         read_roots: plan.read_roots.clone(),
         write_roots: plan.write_roots.clone(),
         landlock: plan.landlock,
+        scope_signals: plan.scope_signals,
+        scope_abstract_sockets: plan.scope_abstract_sockets,
         deny_network: plan.deny_network,
         rlimits: plan.rlimits.clone(),
         cgroup_v2: cgroups.v2().map(Path::to_path_buf),
@@ -157,11 +166,11 @@ pub async fn spawn(req: SpawnRequest<'_>) -> Spawned {
             && (cgroups.v1_pids().is_some() || cgroups.v2().is_some()),
         best_effort: plan.best_effort,
         grace_ms: TERM_GRACE_MS,
-        report: report_path.clone(),
+        report_fd: report_end.fd(),
     };
     let cmd = req.command;
-    let mut child = match tokio::process::Command::new(req.shim)
-        .args(shim_args(&shim_plan, &cmd.program, &cmd.args))
+    let mut shim = tokio::process::Command::new(req.shim);
+    shim.args(shim_args(&shim_plan, &cmd.program, &cmd.args))
         .current_dir(&cmd.cwd)
         .env_clear()
         .envs(cmd.env.iter().map(|(k, v)| (k, v)))
@@ -173,9 +182,13 @@ pub async fn spawn(req: SpawnRequest<'_>) -> Spawned {
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .process_group(0)
-        .kill_on_drop(true)
-        .spawn()
-    {
+        .kill_on_drop(true);
+    report_end.pass_to(&mut shim);
+    let spawned = shim.spawn();
+    // Closes our copy of the report pipe's write end: the shim's is then the only one, and
+    // the reader sees the end of the report when the shim ends.
+    drop(shim);
+    let mut child = match spawned {
         Ok(c) => c,
         Err(e) => {
             return failed(
@@ -233,8 +246,11 @@ pub async fn spawn(req: SpawnRequest<'_>) -> Spawned {
     let stdout = join_capture(out).await;
     let stderr = join_capture(err).await;
     drain_guard.abort();
-    let report = ShimReport::read(&report_path);
-    let _ = std::fs::remove_file(&report_path);
+    // The shim has ended: its report is in the pipe, or there is none.
+    let report = tokio::task::spawn_blocking(move || report_reader.receive())
+        .await
+        .ok()
+        .flatten();
     let forks_refused = cgroups.forks_refused();
     // Removal waits (briefly) for the kernel to empty the cgroups: not on an async worker.
     let _ = tokio::task::spawn_blocking(move || cgroups.remove()).await;
@@ -262,17 +278,8 @@ pub async fn spawn(req: SpawnRequest<'_>) -> Spawned {
         (None, Some(e)) => Some((ErrorType::ProcessError, e.clone())),
         (None, None) => None,
     };
-    let protections = plan
-        .protections
-        .iter()
-        .copied()
-        .filter(|p| match p {
-            Protection::Landlock => report.landlock.is_some(),
-            Protection::CgroupKill => report.cgroup_joined,
-            Protection::ProcessLimit => report.process_cap_joined,
-            _ => true,
-        })
-        .collect();
+    // Exactly what the shim put in force (best effort may have gone without some of it).
+    let protections: Vec<Protection> = report.in_force(&plan.protections);
     Spawned {
         setup_failure,
         exit_code: report.exit_code,

@@ -1,5 +1,7 @@
 //! Landlock: the tool may read beneath the read roots and read and write beneath the writable
-//! roots; every other file system access is refused with EACCES.
+//! roots; every other file system access is refused with EACCES. On ABI 6 and later, scopes
+//! also keep its signals, and its connections to abstract Unix sockets, inside its own
+//! sandbox (EPERM otherwise).
 //!
 //! The ruleset is built in the shim before it forks (opening each root as an `O_PATH` fd);
 //! only `restrict_self` runs in the child between fork and exec.
@@ -7,9 +9,9 @@
 use std::path::PathBuf;
 
 use landlock::{
-    ABI, Access, AccessFs, CompatLevel, Compatible, LandlockStatus, RestrictSelf,
+    ABI, Access, AccessFs, BitFlags, CompatLevel, Compatible, LandlockStatus, RestrictSelf,
     RestrictionStatus, Ruleset, RulesetAttr, RulesetCreated, RulesetCreatedAttr, RulesetStatus,
-    path_beneath_rules,
+    Scope, path_beneath_rules,
 };
 
 /// The ABI toolgate's rules are written for: file access rights through Linux 6.10 (truncate,
@@ -28,19 +30,56 @@ pub(super) fn abi() -> Option<u32> {
     }
 }
 
-/// The ruleset for a plan's roots, ready for `restrict_self` in the child.
-pub(super) fn ruleset(
-    read: &[PathBuf],
-    write: &[PathBuf],
-) -> Result<RulesetCreated, landlock::RulesetError> {
-    Ruleset::default()
-        // An access right this kernel cannot handle is dropped (and reported as partial
-        // enforcement) rather than refusing the whole ruleset.
-        .set_compatibility(CompatLevel::BestEffort)
-        .handle_access(AccessFs::from_all(TARGET_ABI))?
-        .create()?
-        .add_rules(path_beneath_rules(read, AccessFs::from_read(TARGET_ABI)))?
-        .add_rules(path_beneath_rules(write, AccessFs::from_all(TARGET_ABI)))
+/// What a ruleset restricts.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(super) struct Restrictions<'a> {
+    /// The read-only and the writable roots (`None`: file access is not restricted).
+    pub(super) roots: Option<(&'a [PathBuf], &'a [PathBuf])>,
+    /// Signals only to processes inside the sandbox.
+    pub(super) signals: bool,
+    /// Connections only to abstract Unix sockets made inside the sandbox.
+    pub(super) abstract_sockets: bool,
+}
+
+impl Restrictions<'_> {
+    /// Whether there is anything to restrict.
+    pub(super) fn any(&self) -> bool {
+        self.roots.is_some() || self.signals || self.abstract_sockets
+    }
+
+    fn scopes(&self) -> BitFlags<Scope> {
+        let mut s = BitFlags::empty();
+        if self.signals {
+            s |= Scope::Signal;
+        }
+        if self.abstract_sockets {
+            s |= Scope::AbstractUnixSocket;
+        }
+        s
+    }
+}
+
+/// The ruleset, ready for `restrict_self` in the child. Scopes are asked for only when the
+/// kernel has them (the plan checked the probe; the caller checks [`abi`] again), so a scope
+/// is never silently dropped.
+pub(super) fn ruleset(r: &Restrictions<'_>) -> Result<RulesetCreated, landlock::RulesetError> {
+    // An access right this kernel cannot handle is dropped (and reported as partial
+    // enforcement) rather than refusing the whole ruleset.
+    let mut ruleset = Ruleset::default().set_compatibility(CompatLevel::BestEffort);
+    if r.roots.is_some() {
+        ruleset = ruleset.handle_access(AccessFs::from_all(TARGET_ABI))?;
+    }
+    let scopes = r.scopes();
+    if !scopes.is_empty() {
+        ruleset = ruleset.scope(scopes)?;
+    }
+    let mut created = ruleset.create()?;
+    if let Some((read, write)) = r.roots {
+        created = created
+            .add_rules(path_beneath_rules(read, AccessFs::from_read(TARGET_ABI)))?
+            .add_rules(path_beneath_rules(write, AccessFs::from_all(TARGET_ABI)))?;
+    }
+    Ok(created)
 }
 
 /// How much of a ruleset the kernel enforces.

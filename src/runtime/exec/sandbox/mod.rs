@@ -12,6 +12,7 @@
 //!    force, and every result carries them.
 //! 3. [`shim`] is toolgate re-executed per tool process (`toolgate __exec-shim PLAN -- ARGV`):
 //!    subreaper, parent-death signal, the cgroup, rlimits, Landlock, seccomp, then the tool.
+//!    It reports what it put in force through a pipe only it holds ([`report`]).
 //!    [`cgroup`] creates and removes the per-execution cgroups on the parent's side.
 //!
 //! `#[cfg(target_os = "linux")]` appears only in this folder; elsewhere the probe finds
@@ -19,8 +20,11 @@
 
 pub mod cgroup;
 #[cfg(target_os = "linux")]
+mod child;
+#[cfg(target_os = "linux")]
 mod landlock;
 pub mod probe;
+pub mod report;
 mod rlimit;
 #[cfg(target_os = "linux")]
 mod seccomp;
@@ -33,7 +37,7 @@ use serde::{Deserialize, Serialize};
 use crate::ir::SandboxProfile;
 
 pub use probe::{CgroupSupport, KernelFeatures, PidsController, probe};
-pub(crate) use rlimit::exceeded;
+pub(crate) use rlimit::{exceeded, refused};
 pub use shim::{SHIM_ARG, ShimReport, run_shim};
 
 /// A protection in force around a tool process.
@@ -67,6 +71,11 @@ pub enum Protection {
     Landlock,
     /// seccomp: no IPv4/IPv6 (or other non-Unix) sockets.
     NoNetwork,
+    /// Landlock scope (ABI 6): the tool can signal only processes inside its own sandbox.
+    SignalScope,
+    /// Landlock scope (ABI 6): the tool cannot connect to abstract Unix sockets made outside
+    /// its sandbox.
+    AbstractSocketScope,
 }
 
 impl Protection {
@@ -80,6 +89,8 @@ impl Protection {
             Protection::ResourceLimits => "resource_limits",
             Protection::Landlock => "landlock",
             Protection::NoNetwork => "no_network",
+            Protection::SignalScope => "signal_scope",
+            Protection::AbstractSocketScope => "abstract_socket_scope",
         }
     }
 }
@@ -135,6 +146,10 @@ pub struct SandboxPlan {
     pub landlock: bool,
     /// Whether the no-network seccomp filter is applied.
     pub deny_network: bool,
+    /// Whether Landlock keeps the tool's signals inside its sandbox.
+    pub scope_signals: bool,
+    /// Whether Landlock keeps the tool from abstract Unix sockets made outside its sandbox.
+    pub scope_abstract_sockets: bool,
     /// The rlimits.
     pub rlimits: Rlimits,
     /// The cgroups.
@@ -166,6 +181,9 @@ pub struct SandboxUnavailable {
     /// The missing features.
     pub missing: Vec<String>,
 }
+
+/// The first Landlock ABI with scopes (signals, abstract Unix sockets).
+pub const SCOPE_ABI: u32 = 6;
 
 /// Whether a list of roots covers the whole file system (Landlock would restrict nothing).
 fn is_everything(roots: &[PathBuf]) -> bool {
@@ -213,6 +231,8 @@ pub fn plan(
             write_roots: Vec::new(),
             landlock: false,
             deny_network: false,
+            scope_signals: false,
+            scope_abstract_sockets: false,
             rlimits: Rlimits::default(),
             cgroup: CgroupPlan {
                 v2_parent,
@@ -244,12 +264,28 @@ pub fn plan(
         missing.push("Landlock (read-only and writable roots)".to_owned());
     }
 
+    // Landlock's scopes (ABI 6, Linux 6.12) come with the rest of the sandbox where the kernel
+    // has them. Like the file access rights of a newer ABI, they are not a profile setting: an
+    // older kernel runs the profile without them (they are then absent from the result's list)
+    // rather than refusing it.
+    let scopes = kernel.landlock_abi.is_some_and(|abi| abi >= SCOPE_ABI);
+    let scope_signals = landlock && scopes;
+    if scope_signals {
+        protections.push(Protection::SignalScope);
+    }
+
     let wants_seccomp = !profile.network;
     let deny_network = wants_seccomp && kernel.seccomp;
     if deny_network {
         protections.push(Protection::NoNetwork);
     } else if wants_seccomp {
         missing.push("seccomp (the no-network filter)".to_owned());
+    }
+    // An abstract Unix socket is a way out to services on the host (a D-Bus, an X server)
+    // that seccomp's family filter lets through, so a profile without network closes it too.
+    let scope_abstract_sockets = wants_seccomp && scopes;
+    if scope_abstract_sockets {
+        protections.push(Protection::AbstractSocketScope);
     }
 
     let l = &profile.limits;
@@ -299,6 +335,8 @@ pub fn plan(
         write_roots: if landlock { write_roots } else { Vec::new() },
         landlock,
         deny_network,
+        scope_signals,
+        scope_abstract_sockets,
         rlimits,
         cgroup,
         best_effort: profile.best_effort,

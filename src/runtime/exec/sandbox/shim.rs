@@ -9,22 +9,26 @@
 //! Then it waits. SIGTERM (the runtime's timeout or cancel, or the parent's death) stops the
 //! tool: SIGTERM to the whole tree, [`ShimPlan::grace_ms`] to exit, then `cgroup.kill` and a
 //! SIGKILL sweep of every descendant found in /proc. When the tool exits by itself, what it
-//! left running is killed the same way. Last, it writes a [`ShimReport`] to the file the
-//! parent named and exits with the tool's code.
+//! left running is killed the same way. Last, it sends a [`ShimReport`] — the tool's end and
+//! the protections it actually put in force — through the pipe the parent gave it (see
+//! [`report`](super::report)) and exits with the tool's code.
 //!
 //! The shim is single-threaded, so the child code between fork and exec may use anything that
 //! is already built (no allocation happens there).
 
+use std::os::fd::RawFd;
 use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
-use super::Rlimits;
+use super::report::ReportSender;
+use super::{Protection, Rlimits};
 
 /// The hidden first argument that turns `toolgate` into the shim.
 pub const SHIM_ARG: &str = "__exec-shim";
 
-/// What the parent tells the shim (argv\[2\], JSON).
+/// What the parent tells the shim (argv\[2\], JSON). Anything in it is readable by the tool
+/// (`/proc/$PPID/cmdline`), so it names nothing the tool could use.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ShimPlan {
     /// The parent's pid: if it is gone before the shim is set up, the shim does not start the
@@ -36,6 +40,10 @@ pub struct ShimPlan {
     pub write_roots: Vec<PathBuf>,
     /// Whether Landlock is applied.
     pub landlock: bool,
+    /// Whether Landlock keeps the tool's signals inside its sandbox.
+    pub scope_signals: bool,
+    /// Whether Landlock keeps the tool from abstract Unix sockets made outside its sandbox.
+    pub scope_abstract_sockets: bool,
     /// Whether the no-network seccomp filter is applied.
     pub deny_network: bool,
     /// rlimits.
@@ -51,12 +59,13 @@ pub struct ShimPlan {
     pub best_effort: bool,
     /// Time between SIGTERM and SIGKILL, in milliseconds.
     pub grace_ms: u64,
-    /// Where the report goes.
-    pub report: PathBuf,
+    /// The inherited descriptor of the report pipe's write end.
+    pub report_fd: RawFd,
 }
 
 /// What the shim tells the parent when it is done.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct ShimReport {
     /// The tool's exit code.
     pub exit_code: Option<i32>,
@@ -70,21 +79,51 @@ pub struct ShimReport {
     pub stopped: bool,
     /// The tree needed SIGKILL after the grace period.
     pub killed: bool,
-    /// Landlock's enforcement (`fully enforced` / `partially enforced`).
+    /// Landlock's enforcement of the file system rules (`fully enforced` / `partially
+    /// enforced`).
     pub landlock: Option<String>,
-    /// Whether the tool joined the v2 cgroup.
-    pub cgroup_joined: bool,
-    /// Whether the tool joined the cgroup that holds the process cap.
-    pub process_cap_joined: bool,
+    /// The protections the shim put in force around the tool.
+    pub applied: Vec<Protection>,
     /// Descendants still running when the tool ended, killed by the shim.
     pub leftovers: u32,
 }
 
 impl ShimReport {
-    /// Reads a report file (absent or unreadable: `None`).
-    pub fn read(path: &std::path::Path) -> Option<ShimReport> {
-        let bytes = std::fs::read(path).ok()?;
-        serde_json::from_slice(&bytes).ok()
+    /// The longest message a report carries (bytes), so that a report stays well inside a
+    /// pipe's buffer (usually in one atomic write).
+    pub const MAX_MESSAGE: usize = 512;
+
+    /// Whether the shim put a protection in force.
+    pub fn has(&self, p: Protection) -> bool {
+        self.applied.contains(&p)
+    }
+
+    /// The protections of a plan that the shim reports in force, in the plan's order: what a
+    /// result lists. A planned protection the shim did not apply (best effort) is left out,
+    /// and so is anything the report claims beyond the plan.
+    pub fn in_force(&self, planned: &[Protection]) -> Vec<Protection> {
+        planned.iter().copied().filter(|p| self.has(*p)).collect()
+    }
+
+    /// The report with its messages cut to [`ShimReport::MAX_MESSAGE`].
+    pub(crate) fn bounded(&self) -> ShimReport {
+        let cut = |m: &Option<String>| {
+            m.as_ref().map(|m| {
+                if m.len() <= Self::MAX_MESSAGE {
+                    return m.clone();
+                }
+                let mut end = Self::MAX_MESSAGE;
+                while !m.is_char_boundary(end) {
+                    end -= 1;
+                }
+                format!("{}…", &m[..end])
+            })
+        };
+        ShimReport {
+            spawn_error: cut(&self.spawn_error),
+            sandbox_error: cut(&self.sandbox_error),
+            ..self.clone()
+        }
     }
 }
 
@@ -108,7 +147,22 @@ pub fn run_shim() -> ! {
         .map(|a| a.to_string_lossy().into_owned())
         .collect();
     let code = match parse(&args) {
-        Ok((plan, program, tool_args)) => imp::run(&plan, program, tool_args),
+        // First, before anything forks: the report pipe becomes the shim's alone. Without it
+        // the parent could not learn what ran, so nothing does.
+        Ok((plan, program, tool_args)) => match ReportSender::take(plan.report_fd) {
+            Some(sender) => {
+                let (code, report) = imp::run(&plan, program, tool_args);
+                sender.send(&report);
+                code
+            }
+            None => {
+                eprintln!(
+                    "toolgate exec shim: no report pipe at fd {}",
+                    plan.report_fd
+                );
+                126
+            }
+        },
         Err(e) => {
             eprintln!("toolgate exec shim: {e}");
             // 126 is the shell's "found but cannot run" code.
@@ -135,15 +189,17 @@ mod imp;
 
 #[cfg(not(target_os = "linux"))]
 mod imp {
-    use super::{ShimPlan, ShimReport};
+    use super::{Protection, ShimPlan, ShimReport};
 
     /// Without Linux's subreaper, cgroups, Landlock and seccomp the plan never asks for them
-    /// (the probe finds none); the shim only runs the tool and reports.
-    pub(super) fn run(plan: &ShimPlan, program: &str, args: &[String]) -> i32 {
+    /// (the probe finds none); the shim only runs the tool, in the process group the parent
+    /// made for the shim, and reports.
+    pub(super) fn run(_plan: &ShimPlan, program: &str, args: &[String]) -> (i32, ShimReport) {
         let mut report = ShimReport::default();
         let code = match std::process::Command::new(program).args(args).status() {
             Ok(s) => {
                 report.exit_code = s.code();
+                report.applied = vec![Protection::ProcessGroup];
                 s.code().unwrap_or(1)
             }
             Err(e) => {
@@ -151,11 +207,7 @@ mod imp {
                 127
             }
         };
-        let _ = std::fs::write(
-            &plan.report,
-            serde_json::to_vec(&report).unwrap_or_default(),
-        );
-        code
+        (code, report)
     }
 }
 
@@ -170,6 +222,8 @@ mod tests {
             read_roots: vec!["/".into()],
             write_roots: vec!["/tmp".into()],
             landlock: true,
+            scope_signals: true,
+            scope_abstract_sockets: true,
             deny_network: true,
             rlimits: Rlimits::default(),
             cgroup_v2: None,
@@ -177,12 +231,83 @@ mod tests {
             process_cap: false,
             best_effort: false,
             grace_ms: 500,
-            report: "/tmp/r.json".into(),
+            report_fd: 7,
         };
         let argv = shim_args(&plan, "echo", &["a; rm -rf /".into(), "--x".into()]);
         assert_eq!(argv[0], SHIM_ARG);
         let (p, prog, rest) = parse(&argv[1..]).unwrap();
         assert_eq!((p, prog, rest), (plan, "echo", &argv[4..]));
         assert!(parse(&["{}".into()]).is_err());
+    }
+
+    #[test]
+    fn a_result_lists_what_the_shim_applied_of_the_plan() {
+        use Protection::*;
+        let planned = [
+            ProcessGroup,
+            Subreaper,
+            CgroupKill,
+            Landlock,
+            SignalScope,
+            NoNetwork,
+            AbstractSocketScope,
+            ResourceLimits,
+            ProcessLimit,
+        ];
+        // Best effort: seccomp and the rlimits failed, the rest held.
+        let report = ShimReport {
+            applied: vec![
+                ProcessGroup,
+                Subreaper,
+                Landlock,
+                SignalScope,
+                AbstractSocketScope,
+                CgroupKill,
+                ProcessLimit,
+            ],
+            ..ShimReport::default()
+        };
+        assert_eq!(
+            report.in_force(&planned),
+            vec![
+                ProcessGroup,
+                Subreaper,
+                CgroupKill,
+                Landlock,
+                SignalScope,
+                AbstractSocketScope,
+                ProcessLimit
+            ]
+        );
+        // Nothing beyond the plan, whatever the report says.
+        assert_eq!(
+            report.in_force(&[ProcessGroup, NoNetwork]),
+            vec![ProcessGroup]
+        );
+        assert_eq!(ShimReport::default().in_force(&planned), vec![]);
+    }
+
+    #[test]
+    fn long_messages_are_cut_to_fit_one_pipe_write() {
+        let report = ShimReport {
+            spawn_error: Some("é".repeat(5000)),
+            sandbox_error: Some("short".into()),
+            ..ShimReport::default()
+        };
+        let b = report.bounded();
+        let cut = b.spawn_error.unwrap();
+        assert!(cut.ends_with('…') && cut.len() <= ShimReport::MAX_MESSAGE + '…'.len_utf8());
+        assert_eq!(b.sandbox_error.as_deref(), Some("short"));
+        // Worst case: every byte a control character that JSON escapes in six.
+        let sized = ShimReport {
+            spawn_error: Some("\u{1}".repeat(5000)),
+            sandbox_error: Some("\u{1}".repeat(5000)),
+            applied: vec![Protection::ProcessGroup; 9],
+            landlock: Some("partially enforced".into()),
+            ..report.clone()
+        };
+        assert!(
+            serde_json::to_vec(&sized.bounded()).unwrap().len() <= super::super::report::MAX_REPORT
+        );
     }
 }

@@ -1,16 +1,14 @@
-//! The Linux shim (see the parent module): the one place where toolgate needs `unsafe` —
-//! `Command::pre_exec`, whose closure runs in the child between fork and exec.
+//! The Linux shim (see the parent module): builds what the child needs, forks it with
+//! `Command::pre_exec` (the `unsafe` here; what the child does is in
+//! [`child`](super::super::child)), then waits, stops and reaps.
 #![allow(unsafe_code)]
 
 use std::collections::HashMap;
-use std::io;
-use std::os::fd::{AsFd, OwnedFd};
+use std::os::fd::AsFd;
 use std::os::unix::process::CommandExt;
-use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use ::landlock::RulesetCreated;
 use nix::errno::Errno;
 use nix::fcntl::OFlag;
 use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
@@ -18,11 +16,11 @@ use nix::sys::prctl;
 use nix::sys::signal::{SigSet, Signal, kill, killpg};
 use nix::sys::signalfd::{SfdFlags, SignalFd};
 use nix::sys::wait::{WaitPidFlag, WaitStatus, waitpid};
-use nix::unistd::{Pid, getpid, getppid, pipe2, read, setsid, write};
-use seccompiler::BpfProgram;
+use nix::unistd::{Pid, getpid, getppid, pipe2};
 
-use super::super::landlock::{self, Enforcement};
-use super::super::{Rlimits, rlimit, seccomp};
+use super::super::child::{ChildSetup, Layers, applied, read_status, setup};
+use super::super::landlock::{self, Restrictions};
+use super::super::{Protection, SCOPE_ABI, seccomp};
 use super::{ShimPlan, ShimReport};
 
 /// Signals that stop the tool: the runtime's timeout or cancel (TERM), the parent's death
@@ -39,33 +37,14 @@ const REAP_DEADLINE_MS: u64 = 2_000;
 /// How often the shim re-sweeps while it waits for killed descendants to go.
 const SWEEP_INTERVAL_MS: u16 = 10;
 
-/// One byte from the child, before exec, on how its setup went: flags on success, a code at
-/// 0xF0 and above on failure.
-mod setup {
-    pub(super) const LANDLOCK_MASK: u8 = 0b11;
-    pub(super) const LANDLOCK_FULL: u8 = 2;
-    pub(super) const LANDLOCK_PARTIAL: u8 = 1;
-    pub(super) const LANDLOCK_NONE: u8 = 0;
-    pub(super) const CGROUP_JOINED: u8 = 0b100;
-    pub(super) const PIDS_JOINED: u8 = 0b1000;
-    pub(super) const FAIL_CGROUP: u8 = 0xEF;
-    pub(super) const FAIL_SESSION: u8 = 0xF0;
-    pub(super) const FAIL_RLIMIT: u8 = 0xF1;
-    pub(super) const FAIL_LANDLOCK: u8 = 0xF2;
-    pub(super) const FAIL_SECCOMP: u8 = 0xF3;
-    pub(super) const PARENT_GONE: u8 = 0xF4;
-}
-
-/// Runs the shim; returns its exit code after writing the report.
-pub(super) fn run(plan: &ShimPlan, program: &str, args: &[String]) -> i32 {
+/// Runs the shim; returns its exit code and the report.
+pub(super) fn run(plan: &ShimPlan, program: &str, args: &[String]) -> (i32, ShimReport) {
+    // Not dumpable: a process of the same user can then neither ptrace the shim nor open its
+    // descriptors (the report pipe) through /proc/<shim>/fd. The tool's exec resets it.
+    let _ = prctl::set_dumpable(false);
     let mut report = ShimReport::default();
     let code = supervise(plan, program, args, &mut report);
-    // Nobody to tell if this fails: the parent then sees no report and says so.
-    let _ = std::fs::write(
-        &plan.report,
-        serde_json::to_vec(&report).unwrap_or_default(),
-    );
-    code
+    (code, report)
 }
 
 fn refuse(report: &mut ShimReport, what: String) -> i32 {
@@ -98,9 +77,31 @@ fn supervise(plan: &ShimPlan, program: &str, args: &[String], report: &mut ShimR
         Err(e) => return refuse(report, format!("could not watch signals: {e}")),
     };
 
-    let ruleset = if plan.landlock {
-        match landlock::ruleset(&plan.read_roots, &plan.write_roots) {
-            Ok(r) => Some(r),
+    let mut wanted = Restrictions {
+        roots: plan
+            .landlock
+            .then_some((&plan.read_roots[..], &plan.write_roots[..])),
+        signals: plan.scope_signals,
+        abstract_sockets: plan.scope_abstract_sockets,
+    };
+    // The plan asks for scopes only when the probe saw them; check this kernel again, since
+    // the Landlock crate would drop a scope it cannot handle without a word.
+    if wanted.signals || wanted.abstract_sockets {
+        let abi = landlock::abi().unwrap_or(0);
+        if abi < SCOPE_ABI {
+            if !plan.best_effort {
+                return refuse(
+                    report,
+                    format!("Landlock scopes need ABI {SCOPE_ABI}; this kernel has ABI {abi}"),
+                );
+            }
+            wanted.signals = false;
+            wanted.abstract_sockets = false;
+        }
+    }
+    let ruleset = if wanted.any() {
+        match landlock::ruleset(&wanted) {
+            Ok(r) => Some((r, Layers::of(&wanted))),
             Err(_) if plan.best_effort => None,
             Err(e) => return refuse(report, format!("Landlock ruleset: {e}")),
         }
@@ -153,7 +154,7 @@ fn supervise(plan: &ShimPlan, program: &str, args: &[String], report: &mut ShimR
     let child = match child {
         Ok(c) => c,
         Err(e) => {
-            let what = match status {
+            let what = match status.map(|(kind, _)| kind) {
                 Some(setup::FAIL_SESSION) => "could not start a new session".to_owned(),
                 Some(setup::FAIL_RLIMIT) => "could not set the resource limits".to_owned(),
                 Some(setup::FAIL_LANDLOCK) => {
@@ -173,110 +174,16 @@ fn supervise(plan: &ShimPlan, program: &str, args: &[String], report: &mut ShimR
             return refuse(report, format!("{what}: {e}"));
         }
     };
-    let status = status.unwrap_or(0);
-    report.landlock = match status & setup::LANDLOCK_MASK {
-        setup::LANDLOCK_FULL => Some(Enforcement::Full.as_str().to_owned()),
-        setup::LANDLOCK_PARTIAL => Some(Enforcement::Partial.as_str().to_owned()),
-        _ => None,
+    // The child execs only after it reported OK (a failure fails the spawn above).
+    let flags = match status {
+        Some((setup::OK, flags)) => flags,
+        _ => 0,
     };
-    report.cgroup_joined = status & setup::CGROUP_JOINED != 0;
-    report.process_cap_joined = status & setup::PIDS_JOINED != 0;
+    (report.applied, report.landlock) = applied(flags);
     let tool = Pid::from_raw(i32::try_from(child.id()).unwrap_or(i32::MAX));
     // std's Child neither waits nor kills on drop; the loop below reaps it with waitpid.
     drop(child);
     wait_for(plan, tool, &signals, report)
-}
-
-/// What the child does between fork and exec.
-struct ChildSetup {
-    shim: Pid,
-    status: OwnedFd,
-    ruleset: Option<RulesetCreated>,
-    filter: Option<BpfProgram>,
-    rlimits: Rlimits,
-    best_effort: bool,
-    cgroup_v2: Option<std::path::PathBuf>,
-    cgroup_v1_pids: Option<std::path::PathBuf>,
-    process_cap: bool,
-}
-
-/// Moves the calling process into a cgroup.
-fn join(dir: &Path) -> bool {
-    std::fs::write(dir.join("cgroup.procs"), std::process::id().to_string()).is_ok()
-}
-
-impl ChildSetup {
-    fn fail(&self, code: u8, e: impl Into<io::Error>) -> io::Result<()> {
-        let _ = write(self.status.as_fd(), &[code]);
-        Err(e.into())
-    }
-
-    fn run(&mut self) -> io::Result<()> {
-        // The shim blocks the stop signals (and CHLD) to read them from its signalfd. A
-        // blocked mask survives fork and exec, so without this the tool could never receive
-        // TERM: every stop would wait out the grace and end in SIGKILL, and the tool's own
-        // `timeout`/`kill -TERM` of its children would do nothing. Setting the mask of this
-        // thread with a valid `how` cannot fail.
-        let _ = SigSet::empty().thread_set_mask();
-        if let Err(e) = setsid() {
-            return self.fail(setup::FAIL_SESSION, e);
-        }
-        // The tool dies with the shim; the re-check closes the race with a shim that died
-        // before the signal was armed.
-        let _ = prctl::set_pdeathsig(Signal::SIGKILL);
-        if getppid() != self.shim {
-            return self.fail(setup::PARENT_GONE, Errno::ESRCH);
-        }
-        // The tool joins the cgroups, not the shim: `cgroup.kill` then spares the shim, which
-        // still has to reap and report.
-        let mut flags = 0;
-        let v2 = self.cgroup_v2.as_deref().is_some_and(join);
-        if v2 {
-            flags |= setup::CGROUP_JOINED;
-        }
-        let capped = match (&self.cgroup_v1_pids, &self.cgroup_v2) {
-            (Some(v1), _) => join(v1),
-            (None, Some(_)) => v2,
-            (None, None) => false,
-        };
-        if self.process_cap && capped {
-            flags |= setup::PIDS_JOINED;
-        } else if self.process_cap && !self.best_effort {
-            return self.fail(setup::FAIL_CGROUP, Errno::EACCES);
-        }
-        if let Err(e) = rlimit::apply(&self.rlimits) {
-            return self.fail(setup::FAIL_RLIMIT, e);
-        }
-        if let Some(ruleset) = self.ruleset.take() {
-            flags |= match landlock::restrict(ruleset) {
-                Ok(Enforcement::Full) => setup::LANDLOCK_FULL,
-                Ok(Enforcement::Partial) => setup::LANDLOCK_PARTIAL,
-                Ok(Enforcement::None) | Err(_) if self.best_effort => setup::LANDLOCK_NONE,
-                Ok(Enforcement::None) => return self.fail(setup::FAIL_LANDLOCK, Errno::ENOSYS),
-                Err(e) => return self.fail(setup::FAIL_LANDLOCK, io::Error::other(e)),
-            };
-        }
-        if let Some(filter) = &self.filter
-            && let Err(e) = seccomp::apply(filter)
-            && !self.best_effort
-        {
-            return self.fail(setup::FAIL_SECCOMP, io::Error::other(e));
-        }
-        let _ = write(self.status.as_fd(), &[flags]);
-        Ok(())
-    }
-}
-
-fn read_status(fd: &OwnedFd) -> Option<u8> {
-    let mut b = [0u8; 1];
-    loop {
-        match read(fd.as_fd(), &mut b) {
-            Ok(1) => return Some(b[0]),
-            Ok(_) => return None,
-            Err(Errno::EINTR) => continue,
-            Err(_) => return None,
-        }
-    }
 }
 
 /// Waits for the tool, stops it on a stop signal (TERM, grace, KILL), kills what it leaves
@@ -378,7 +285,7 @@ fn reap(tool: Pid, ended: &mut Option<WaitStatus>) -> bool {
 /// group, and every descendant of the shim found in /proc.
 fn kill_tree(plan: &ShimPlan, report: &ShimReport, tool: Pid, shim: Pid, sig: Signal) {
     if sig == Signal::SIGKILL
-        && report.cgroup_joined
+        && report.has(Protection::CgroupKill)
         && let Some(dir) = &plan.cgroup_v2
     {
         let _ = std::fs::write(dir.join("cgroup.kill"), "1");

@@ -66,6 +66,8 @@ fn workspace_write_on_a_full_kernel_uses_everything() {
             ],
             landlock: true,
             deny_network: true,
+            scope_signals: true,
+            scope_abstract_sockets: true,
             rlimits: Rlimits {
                 cpu_seconds: Some(600),
                 address_space: Some(4 << 30),
@@ -83,12 +85,59 @@ fn workspace_write_on_a_full_kernel_uses_everything() {
                 Protection::Subreaper,
                 Protection::CgroupKill,
                 Protection::Landlock,
+                Protection::SignalScope,
                 Protection::NoNetwork,
+                Protection::AbstractSocketScope,
                 Protection::ResourceLimits,
                 Protection::ProcessLimit,
             ],
             missing: vec![],
         }
+    );
+}
+
+#[test]
+fn landlock_before_abi_6_runs_without_scopes_and_says_so() {
+    let mut k = full_kernel();
+    k.landlock_abi = Some(5);
+    // Not best effort, and still runs: scopes are the kernel's, like Landlock's newer rights.
+    let p = plan(
+        Some(("workspace-write", &workspace_write(false))),
+        Path::new(WS),
+        &k,
+    )
+    .unwrap();
+    assert_eq!(
+        (p.scope_signals, p.scope_abstract_sockets, p.missing.clone()),
+        (false, false, vec![])
+    );
+    assert!(!p.has(Protection::SignalScope) && !p.has(Protection::AbstractSocketScope));
+    assert!(p.has(Protection::Landlock));
+}
+
+#[test]
+fn no_network_without_file_rules_still_scopes_abstract_sockets() {
+    let offline = SandboxProfile {
+        read: vec!["/".into()],
+        write: vec!["/".into()],
+        network: false,
+        best_effort: false,
+        limits: ResourceLimits::default(),
+    };
+    let p = plan(Some(("offline", &offline)), Path::new(WS), &full_kernel()).unwrap();
+    assert_eq!(
+        (p.landlock, p.scope_signals, p.scope_abstract_sockets),
+        (false, false, true)
+    );
+    assert_eq!(
+        p.protections,
+        vec![
+            Protection::ProcessGroup,
+            Protection::Subreaper,
+            Protection::CgroupKill,
+            Protection::NoNetwork,
+            Protection::AbstractSocketScope,
+        ]
     );
 }
 
