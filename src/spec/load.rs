@@ -8,7 +8,7 @@
 
 use std::path::{Path, PathBuf};
 
-use globset::{Glob, GlobSetBuilder};
+use globset::{GlobBuilder, GlobSetBuilder};
 use rayon::prelude::*;
 
 use crate::diagnostic::{Diagnostic, Severity};
@@ -182,11 +182,7 @@ pub fn load(opts: &LoadOptions) -> Result<LoadedSpecs, LoadError> {
             } else if full.is_dir() {
                 // A folder's own project files (this project's, or a nested one's) are not
                 // tool specs; naming such a file explicitly still reads it as one.
-                out.extend(
-                    expand_globs(&full, &["**/*.{yaml,yml}".to_owned()])?
-                        .into_iter()
-                        .filter(|f| !is_project_file(f)),
-                );
+                out.extend(expand_globs(&full, &["**/*.{yaml,yml}".to_owned()])?);
             } else if p.to_string_lossy().contains(['*', '?', '[', '{']) {
                 out.extend(expand_globs(&cwd, &[p.to_string_lossy().into_owned()])?);
             } else {
@@ -417,15 +413,21 @@ impl ToolSpec {
     }
 }
 
-/// Expands globs relative to `base` into sorted file paths. Brace alternatives are supported
-/// (`*.{yaml,yml}`); the walk starts at each glob's literal prefix and never follows symlinks.
+/// Expands globs relative to `base` into sorted file paths. `*` matches within one folder and
+/// `**` across folders; brace alternatives are supported (`*.{yaml,yml}`); files named like a
+/// project file are skipped unless named literally. The walk starts at each glob's literal
+/// prefix and never follows symlinks.
 pub fn expand_globs(base: &Path, globs: &[String]) -> Result<Vec<PathBuf>, LoadError> {
     let mut out = Vec::new();
     for pattern in globs {
-        let glob = Glob::new(pattern).map_err(|e| LoadError::Glob {
-            pattern: pattern.clone(),
-            message: e.kind().to_string(),
-        })?;
+        // As in a shell, `*` stays within one folder; `**` crosses folders.
+        let glob = GlobBuilder::new(pattern)
+            .literal_separator(true)
+            .build()
+            .map_err(|e| LoadError::Glob {
+                pattern: pattern.clone(),
+                message: e.kind().to_string(),
+            })?;
         let mut set = GlobSetBuilder::new();
         set.add(glob);
         let set = set.build().map_err(|e| LoadError::Glob {
@@ -446,8 +448,10 @@ pub fn expand_globs(base: &Path, globs: &[String]) -> Result<Vec<PathBuf>, LoadE
             continue;
         }
         walk(&start, 0, &mut |p: &Path| {
+            // A project file a pattern happens to match (a nested project's) is not a spec.
             if let Ok(rel) = p.strip_prefix(base)
                 && set.is_match(rel)
+                && !is_project_file(p)
             {
                 out.push(p.to_path_buf());
             }
@@ -517,6 +521,17 @@ mod tests {
         let loaded = load(&opts(vec![PathBuf::from(".")])).unwrap();
         assert!(loaded.errors.is_empty(), "{:?}", loaded.errors);
         assert_eq!(loaded.tool_count(), 1);
+
+        // `*` stays in its folder: the nested spec is not matched, and neither are the
+        // nested project files under `**`.
+        std::fs::write(nested.join("inner.yaml"), SPEC.replace("echo", "inner")).unwrap();
+        let flat = expand_globs(dir.path(), &["*.yaml".to_owned()]).unwrap();
+        assert_eq!(flat, vec![dir.path().join("echo.yaml")]);
+        let deep = expand_globs(dir.path(), &["**/*.{yaml,yml}".to_owned()]).unwrap();
+        assert_eq!(
+            deep,
+            vec![dir.path().join("echo.yaml"), nested.join("inner.yaml")]
+        );
 
         // Named explicitly, a file is read as a spec whatever its name (and fails as one).
         let named = load(&opts(vec![PathBuf::from("nested/toolgate.yaml")])).unwrap();
