@@ -1,6 +1,7 @@
-//! Exec benchmarks: starting `true` through the runtime — the pipeline, the exec shim (a second
-//! exec of the toolgate binary), the sandbox and output capture — against starting it
-//! directly. Goal: the runtime within 1.3× of a direct spawn.
+//! Exec benchmarks: starting `true` through the runtime — the pipeline, the exec shim
+//! (`toolgate-shim`, a second exec; and `toolgate` itself as the shim, for comparison), the
+//! sandbox and output capture — against starting it directly. Goal: the runtime within 1.3× of
+//! a direct spawn.
 //!
 //! Run with `cargo bench --bench exec`. Output volume (1 GiB through a tool: peak RSS and
 //! throughput) is measured by `benches/exec_output.sh`, since it needs a release binary and
@@ -21,7 +22,7 @@ fn repo() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
-fn runtime(ws: &std::path::Path, state: &std::path::Path) -> ToolRuntime {
+fn runtime(ws: &std::path::Path, state: &std::path::Path, shim: &str) -> ToolRuntime {
     RuntimeBuilder::from_specs(&LoadOptions {
         paths: vec![repo().join("benches/fixtures")],
         config: Some(repo().join("benches/fixtures/toolgate.yaml")),
@@ -30,7 +31,7 @@ fn runtime(ws: &std::path::Path, state: &std::path::Path) -> ToolRuntime {
     .unwrap()
     .workspace(ws)
     .state_dir(state)
-    .shim(env!("CARGO_BIN_EXE_toolgate"))
+    .shim(shim)
     .build()
     .unwrap()
 }
@@ -38,7 +39,8 @@ fn runtime(ws: &std::path::Path, state: &std::path::Path) -> ToolRuntime {
 fn spawn_true(c: &mut Criterion) {
     let ws = tempfile::tempdir().unwrap();
     let state = tempfile::tempdir().unwrap();
-    let rt = runtime(ws.path(), state.path());
+    let lean = runtime(ws.path(), state.path(), env!("CARGO_BIN_EXE_toolgate-shim"));
+    let whole = runtime(ws.path(), state.path(), env!("CARGO_BIN_EXE_toolgate"));
     let tokio = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -74,9 +76,11 @@ fn spawn_true(c: &mut Criterion) {
             })
         });
     });
-    for (name, tool) in [
-        ("runtime/no_profile", "true_plain"),
-        ("runtime/workspace_write", "true_sandboxed"),
+    for (name, rt, tool) in [
+        ("runtime/no_profile", &lean, "true_plain"),
+        ("runtime/workspace_write", &lean, "true_sandboxed"),
+        // The same call with `toolgate` itself re-executed as the shim.
+        ("runtime/no_profile_toolgate_as_shim", &whole, "true_plain"),
     ] {
         g.bench_function(name, |b| {
             b.iter_custom(|n| {

@@ -68,6 +68,40 @@ async fn timeout_kills_the_process_group() {
     );
 }
 
+/// `toolgate` itself serves as the shim too (`toolgate __exec-shim`), for harnesses that ship
+/// only the one binary: the same timeout kills the same background process.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_toolgate_binary_serves_as_the_shim_too() {
+    let f = Fixture::new();
+    let rt = f
+        .builder()
+        .shim(env!("CARGO_BIN_EXE_toolgate"))
+        .build()
+        .unwrap();
+    let r = run1(
+        &rt,
+        &session(),
+        call("c", "sleeper", json!({"pidfile": "pid"})),
+    )
+    .await;
+    assert_eq!(r.error_type(), Some(ErrorType::Timeout), "{}", r.summary());
+    let pid = f.read("pid").trim().to_owned();
+    assert!(
+        gone(&pid).await,
+        "background process {pid} survived the timeout"
+    );
+}
+
+/// Run by hand, `toolgate-shim` says what it is for and exits 2.
+#[test]
+fn the_shim_binary_refuses_to_run_by_hand() {
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_toolgate-shim"))
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("not run by hand"));
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn cancellation_reaches_the_process() {
     let f = Fixture::new();

@@ -221,9 +221,10 @@ impl RuntimeBuilder {
         self
     }
 
-    /// The toolgate binary that process tools run under as the exec shim (default: this
-    /// executable, or `TOOLGATE_SHIM`). Needed when the running program is not toolgate and
-    /// does not dispatch `toolgate::runtime::exec::sandbox::run_shim` itself.
+    /// The program process tools run under as the exec shim: `toolgate-shim` or `toolgate`
+    /// (default: `TOOLGATE_SHIM`, else `toolgate-shim` beside this executable, else this
+    /// executable). Needed when neither is beside the running program and it does not dispatch
+    /// `toolgate::runtime::exec::sandbox::run_shim` itself.
     pub fn shim(mut self, program: impl AsRef<Path>) -> Self {
         self.shim = Some(program.as_ref().to_path_buf());
         self

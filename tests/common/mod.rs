@@ -47,10 +47,10 @@ pub fn bundle() -> Arc<Bundle> {
         .clone()
 }
 
-/// The toolgate binary, which process tools run under as their exec shim (the test binary
-/// itself cannot be re-executed as one).
+/// The exec shim process tools run under: `toolgate-shim`, as the runtime finds it beside
+/// `toolgate` (the test binary itself cannot be re-executed as one).
 pub fn shim() -> PathBuf {
-    PathBuf::from(env!("CARGO_BIN_EXE_toolgate"))
+    PathBuf::from(env!("CARGO_BIN_EXE_toolgate-shim"))
 }
 
 /// A temporary workspace and state folder.
