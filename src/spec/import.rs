@@ -78,7 +78,9 @@ fn native_type(item: &Node, format: ImportFormat) -> Option<String> {
     let t = item.get("type").and_then(Node::as_str)?;
     let native = match format {
         ImportFormat::Anthropic => t != "custom",
-        ImportFormat::Openai => !matches!(t, "function" | "custom") && item.get("function").is_none(),
+        ImportFormat::Openai => {
+            !matches!(t, "function" | "custom") && item.get("function").is_none()
+        }
         ImportFormat::Mcp => false,
     };
     native.then(|| t.to_owned())
@@ -304,7 +306,8 @@ mod tests {
         assert_eq!(t[0].1.native.as_deref(), Some("bash_20250124"));
         assert_eq!(t[1].1.native, None);
 
-        let openai = r#"[{"type": "web_search"}, {"type": "function", "name": "f", "parameters": {}}]"#;
+        let openai =
+            r#"[{"type": "web_search"}, {"type": "function", "name": "f", "parameters": {}}]"#;
         let t = import(openai, ImportFormat::Openai);
         assert_eq!(t[0].1.native.as_deref(), Some("web_search"));
         assert_eq!(t[0].0.name.as_ref().unwrap().value, "web_search");

@@ -298,6 +298,9 @@ fn suggest_names(tool: &str, values: &[String]) -> String {
             !(is_verb(w) || GENERIC.contains(&w.as_str()) || agent_or_participle)
         })
         .collect();
+    // A tool named for its operation (`read_file`) switched by ways of doing it (`slice`):
+    // the variants keep the operation's name.
+    let tool_is_operation = split_identifier(tool).first().is_some_and(|w| is_verb(w));
     let names: Vec<String> = values
         .iter()
         .take(4)
@@ -306,6 +309,9 @@ fn suggest_names(tool: &str, values: &[String]) -> String {
             let Some((first, rest)) = vw.split_first() else {
                 return format!("`{tool}`");
             };
+            if tool_is_operation && !is_verb(first) {
+                return format!("`{tool}_{}`", vw.join("_"));
+            }
             let names_object = vw
                 .iter()
                 .any(|w| nouns.iter().any(|n| n == w || singular(n) == w));
@@ -379,6 +385,10 @@ mod tests {
         assert_eq!(
             suggest_names("projects_write", &vals(&["add_project_item"])),
             "`add_project_item`"
+        );
+        assert_eq!(
+            suggest_names("read_file", &vals(&["slice", "indentation"])),
+            "`read_file_slice`, `read_file_indentation`"
         );
         assert_eq!(
             suggest_names("str_replace_based_edit_tool", &vals(&["view"])),

@@ -116,17 +116,22 @@ pub(crate) fn check_list(ctx: &mut LintContext, tools: &[ToolView]) {
         if missing.len() > SHOWN {
             shown.push(format!("and {} more", missing.len() - SHOWN));
         }
-        let d = ctx.report(
-            first.name_span(),
-            format!(
-                "{} of {total} tools declare no `outputSchema` ({}): their results are free text whose shape nothing pins down",
-                missing.len(),
+        let message = match missing.len() {
+            1 => format!(
+                "`{}` declares no `outputSchema` ({} of {total} tools): its result is free text whose shape nothing pins down",
+                first.name,
+                missing.len()
+            ),
+            n => format!(
+                "{n} of {total} tools declare no `outputSchema` ({}): their results are free text whose shape nothing pins down",
                 shown.join(", ")
             ),
-        );
+        };
+        let d = ctx.report(first.name_span(), message);
         // A list without result schemas is the MCP norm, not a defect: worth knowing, no more.
         d.severity = d.severity.min(Severity::Info);
-        for t in missing.iter().take(SHOWN) {
+        // The first tool is the finding's own span; the others get labels.
+        for t in missing.iter().skip(1).take(SHOWN - 1) {
             d.label(t.name_span(), "no `outputSchema`");
         }
         d.help("declare an `outputSchema` (one object shape, status and error fields included) and return it as `structuredContent`, starting with the tools whose results other tools or code consume");

@@ -13,8 +13,7 @@ mod values;
 
 pub(crate) use alternatives::alternatives;
 pub(crate) use conditions::{
-    DEPENDENCY_ANYWHERE, contains_words, dependency_sentences, documents_value,
-    exclusion_sentences,
+    DEPENDENCY_ANYWHERE, contains_words, dependency_sentences, documents_value, exclusion_sentences,
 };
 pub(crate) use defaults::{DescribedDefault, described_default};
 pub(crate) use values::{delimited, listed_values};
