@@ -4,7 +4,9 @@
 
 Usage: compare.py CORPUS_DIR TOOLGATE_OUT_DIR OTHERS.json [--list]
 Prints, for each linter, its findings per category and how many of the (file, tool, category)
-triples toolgate also reports; with --list, every toolgate finding with its tool.
+triples toolgate also reports; with --list, every toolgate finding with its tool. A toolgate
+finding about a whole list (TGE002, TGS003: one per file) counts for each tool it names; only
+the first five are labelled, so for those two the overlap is a lower bound.
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ CATEGORY = {
     "TGS001": "multi-action", "TGS002": "free-form-exec", "TGS003": "unstable-result",
     "TGS004": "exclusive-params", "TGS005": "defaults", "TGS006": "missing-constraint",
     "TGS007": "missing-constraint", "TGS008": "missing-constraint", "TGS009": "open-object",
-    "TGS010": "open-object", "TGS011": "exclusive-params", "TGS012": "missing-constraint",
+    "TGS010": "open-object", "TGS011": "exclusive-params", "TGS012": "type-mismatch",
     "TGS013": "schema-validity", "TGP008": "pagination", "TGV001": "provider-compat",
     "TGV002": "provider-compat", "TGV003": "provider-compat", "TGV004": "provider-compat",
     "TGV005": "too-many-tools", "TGV006": "provider-compat",
@@ -141,15 +143,27 @@ def toolgate_findings(corpus: Path, out: Path) -> list[dict]:
         src = corpus / (p.stem + ".json")
         records = json.loads(src.read_text())
         starts = record_lines(src)
+        def tool_at(loc):
+            if not loc:
+                return None
+            idx = max((i for i, s in enumerate(starts) if s <= loc["line"]), default=None)
+            return records[idx]["name"] if idx is not None else None
+
         for d in json.loads(p.read_text())["diagnostics"]:
             loc = d.get("location")
-            tool = None
-            if loc:
-                idx = max((i for i, s in enumerate(starts) if s <= loc["line"]), default=None)
-                tool = records[idx]["name"] if idx is not None else None
+            tool = tool_at(loc)
             found.append(dict(linter="toolgate", file=src.name, tool=tool, rule=d["code"],
                               severity=d["severity"], message=d["message"],
                               line=loc["line"] if loc else None))
+            # Findings about a whole list (TGE002, TGS003) label the other tools they name.
+            if d["code"] in ("TGE002", "TGS003"):
+                for label in d["labels"]:
+                    other = tool_at(label.get("location"))
+                    if other and other != tool:
+                        found.append(dict(linter="toolgate", file=src.name, tool=other,
+                                          rule=d["code"], severity=d["severity"],
+                                          message="(named by the list finding above)",
+                                          line=label["location"]["line"], labelled=True))
     return found
 
 
@@ -157,7 +171,7 @@ def main() -> None:
     corpus, tg_out, others_path = Path(sys.argv[1]), Path(sys.argv[2]), Path(sys.argv[3])
     tg = toolgate_findings(corpus, tg_out)
     if "--list" in sys.argv:
-        for f in tg:
+        for f in (f for f in tg if not f.get("labelled")):
             print(f"{f['file']}:{f['line']} [{f['tool']}] {f['rule']} {f['severity']}: {f['message']}")
         return
     others = json.loads(others_path.read_text())
@@ -169,7 +183,8 @@ def main() -> None:
     print("| linter | category | findings | tools | also reported by toolgate (tools) |")
     print("|---|---|---:|---:|---:|")
     for linter in ["agent-friend", "lintlang", "mcplint", "mcpolish", "toolgate"]:
-        mine = [f for f in (tg if linter == "toolgate" else others) if f["linter"] == linter]
+        mine = [f for f in (tg if linter == "toolgate" else others)
+                if f["linter"] == linter and not f.get("labelled")]
         cats = collections.defaultdict(list)
         for f in mine:
             cats[f["category"]].append(f)

@@ -116,13 +116,16 @@ pub(crate) fn check_list(ctx: &mut LintContext, tools: &[ToolView]) {
         if missing.len() > SHOWN {
             shown.push(format!("and {} more", missing.len() - SHOWN));
         }
-        let message = match missing.len() {
-            1 => format!(
-                "`{}` declares no `outputSchema` ({} of {total} tools): its result is free text whose shape nothing pins down",
-                first.name,
-                missing.len()
+        let message = match (missing.len(), total) {
+            (1, 1) => format!(
+                "`{}` declares no `outputSchema`: its result is free text whose shape nothing pins down",
+                first.name
             ),
-            n => format!(
+            (1, _) => format!(
+                "`{}` declares no `outputSchema` (1 of {total} tools): its result is free text whose shape nothing pins down",
+                first.name
+            ),
+            (n, _) => format!(
                 "{n} of {total} tools declare no `outputSchema` ({}): their results are free text whose shape nothing pins down",
                 shown.join(", ")
             ),
