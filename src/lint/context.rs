@@ -40,6 +40,8 @@ pub struct ToolView<'a> {
     pub effect: Option<Effect>,
     /// MCP annotations of an imported tool.
     pub annotations: Option<&'a serde_json::Value>,
+    /// The provider type of an imported provider-defined tool (`bash_20250124`).
+    pub native: Option<&'a str>,
 }
 
 impl ToolView<'_> {
@@ -98,6 +100,11 @@ impl ToolView<'_> {
     /// Whether the tool is a toolgate spec (not an imported list).
     pub fn is_spec(&self) -> bool {
         self.origin == Origin::Spec
+    }
+
+    /// Whether the tool comes from an imported list in this format.
+    pub fn is_imported_from(&self, format: ImportFormat) -> bool {
+        self.origin == Origin::Imported(format)
     }
 }
 

@@ -63,6 +63,7 @@ pub fn lint(
                 .unwrap_or(""),
             effect: spec.value.effect.as_ref().map(|e| e.value),
             annotations: imported.and_then(|i| i.annotations.as_ref()),
+            native: imported.and_then(|i| i.native.as_deref()),
         });
     }
 

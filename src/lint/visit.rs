@@ -35,6 +35,11 @@ pub fn run(ctx: &mut LintContext, tools: &[ToolView]) {
 
 /// Runs the tool and schema rules over one tool.
 fn check_tool(ctx: &mut LintContext, tool: &ToolView) {
+    // A provider-defined tool's description and schema are the provider's, not the list's: there
+    // is nothing in the list to fix. Set rules (names, counts) still see it.
+    if tool.native.is_some() {
+        return;
+    }
     let path = tool.file.display_path();
     let on = |ctx: &LintContext, rule: Rule| {
         ctx.settings.enabled(rule)

@@ -3,6 +3,9 @@
 //!
 //! JSON is parsed by the same YAML loader (JSON is YAML's flow syntax), which keeps a span on
 //! every key and value. MCP annotations, where present, imply an effect for the effect rules.
+//! Provider-defined tools (Anthropic's `{type: bash_20250124, name: bash}`, OpenAI's
+//! `{type: web_search}`) are recognised by their `type`: the provider supplies their description
+//! and schema, so no rule judges them (see [`ImportedTool::native`]).
 
 use std::path::Path;
 
@@ -44,6 +47,43 @@ pub struct ImportedTool {
     pub annotations: Option<serde_json::Value>,
     /// Whether the effect was inferred from annotations (rather than unknown).
     pub effect_inferred: bool,
+    /// The provider's type of a provider-defined tool (`bash_20250124`, `web_search`): the
+    /// provider supplies its description and schema, so the list carries neither.
+    pub native: Option<String>,
+}
+
+/// Names Anthropic reserves for its own (typed) tools, each with one `type` that serves it.
+/// A tool list may send them as `{type, name}` only; a list that sends one of these names with a
+/// schema and no description most likely means the model-native tool.
+const ANTHROPIC_NATIVE_NAMES: &[(&str, &str)] = &[
+    ("bash", "bash_20250124"),
+    ("computer", "computer_20250124"),
+    ("str_replace_editor", "text_editor_20250124"),
+    ("str_replace_based_edit_tool", "text_editor_20250429"),
+    ("web_search", "web_search_20250305"),
+    ("code_execution", "code_execution_20250522"),
+];
+
+/// The `type` of Anthropic's own tool of this name (`bash` → `bash_20250124`), if it has one.
+pub fn anthropic_native_type(name: &str) -> Option<&'static str> {
+    ANTHROPIC_NATIVE_NAMES
+        .iter()
+        .find(|(n, _)| *n == name)
+        .map(|(_, t)| *t)
+}
+
+/// The provider type of a provider-defined tool: Anthropic tools whose `type` is not `custom`,
+/// OpenAI tools whose `type` is neither `function` nor `custom` (the Responses API's built-ins).
+fn native_type(item: &Node, format: ImportFormat) -> Option<String> {
+    let t = item.get("type").and_then(Node::as_str)?;
+    let native = match format {
+        ImportFormat::Anthropic => t != "custom",
+        ImportFormat::Openai => {
+            !matches!(t, "function" | "custom") && item.get("function").is_none()
+        }
+        ImportFormat::Mcp => false,
+    };
+    native.then(|| t.to_owned())
 }
 
 /// Loads tool-list files.
@@ -106,7 +146,14 @@ pub fn import_list(
                 ),
             ));
         };
-        let (spec, m) = convert(t, item.range);
+        let (mut spec, mut m) = convert(t, item.range);
+        m.native = native_type(item, format);
+        if let Some(native) = &m.native
+            && spec.name.as_ref().is_none_or(|n| n.value.is_empty())
+        {
+            // OpenAI's built-ins have no name: their type is what the model calls.
+            spec.name = Some(Spanned::new(native.clone(), item.range));
+        }
         tools.push(Spanned::new(spec, item.range));
         meta.push(m);
     }
@@ -178,6 +225,7 @@ fn convert(t: &Node, whole: TextRange) -> (ToolSpec, ImportedTool) {
     let meta = ImportedTool {
         annotations: annotations.map(Node::to_json),
         effect_inferred: spec.effect.is_some(),
+        native: None,
     };
     (spec, meta)
 }
@@ -248,5 +296,28 @@ mod tests {
             r#"[{"name": "x", "input_schema": {"type": "object"}, "source": {"repo": "a/b"}}]"#;
         let t = import(anthropic, ImportFormat::Anthropic);
         assert!(t[0].0.effect.is_none());
+        assert_eq!(t[0].1.native, None);
+    }
+
+    #[test]
+    fn recognises_provider_defined_tools() {
+        let anthropic = r#"[{"type": "bash_20250124", "name": "bash"}, {"type": "custom", "name": "mine", "input_schema": {"type": "object"}}]"#;
+        let t = import(anthropic, ImportFormat::Anthropic);
+        assert_eq!(t[0].1.native.as_deref(), Some("bash_20250124"));
+        assert_eq!(t[1].1.native, None);
+
+        let openai =
+            r#"[{"type": "web_search"}, {"type": "function", "name": "f", "parameters": {}}]"#;
+        let t = import(openai, ImportFormat::Openai);
+        assert_eq!(t[0].1.native.as_deref(), Some("web_search"));
+        assert_eq!(t[0].0.name.as_ref().unwrap().value, "web_search");
+        assert_eq!(t[1].1.native, None);
+
+        // MCP has no provider-defined tools: `type` means nothing there.
+        let mcp = r#"[{"type": "bash_20250124", "name": "bash", "inputSchema": {}}]"#;
+        assert_eq!(import(mcp, ImportFormat::Mcp)[0].1.native, None);
+
+        assert_eq!(anthropic_native_type("computer"), Some("computer_20250124"));
+        assert_eq!(anthropic_native_type("shell"), None);
     }
 }

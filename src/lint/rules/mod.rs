@@ -159,6 +159,10 @@ pub(crate) const SET_CHECKS: &[(Rule, SetCheck)] = &[
         Rule::DestructiveWithoutApproval,
         effect::destructive_without_approval::check,
     ),
+    (
+        Rule::UnstableResultShape,
+        schema::unstable_result_shape::check_list,
+    ),
     (Rule::TooManyTools, provider::too_many_tools::check),
     (
         Rule::StateFolderWritable,

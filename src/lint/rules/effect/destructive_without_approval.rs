@@ -28,8 +28,9 @@ being asked:
 
 Tools with at least one `ask` or `deny` rule are not reported: someone decided which calls need a
 person. For an imported MCP list, tools annotated `destructiveHint: true` (and not read-only)
-are reported once per file, as a warning: a tool list has no way to require approval, so the
-gate has to be set up by whoever serves or calls the tools.
+are reported once per file, as an info: annotating them is all a list can do (it has no way to
+require approval), so the finding names the tools whose client must ask a person, and how to make
+toolgate ask.
 
 ## Why is this bad?
 A destructive call cannot be undone. MCP says "there SHOULD always be a human in the loop with
@@ -186,22 +187,23 @@ fn report_imported(ctx: &mut LintContext, list: &[&ToolView]) {
         .unwrap_or_else(|| first.name_span());
     let message = match list.len() {
         1 => format!(
-            "`{}` is destructive by its annotations, and a tool list cannot require approval for it",
+            "`{}` is annotated destructive: the client that calls it must ask a person first, since a tool list cannot require approval",
             first.name
         ),
         n => format!(
-            "{n} tools in this list are destructive by their annotations ({}), and a tool list cannot require approval for them",
+            "{n} tools are annotated destructive ({}): the client that calls them must ask a person first, since a tool list cannot require approval",
             names(list)
         ),
     };
     let d = ctx.report(at, message);
-    d.severity = d.severity.min(Severity::Warning);
+    // The list did what it can (it annotated the tools); what is left is a check on the client.
+    d.severity = d.severity.min(Severity::Info);
     d.label(first.name_span(), "destructive");
     for t in list.iter().skip(1).take(SHOWN - 1) {
         d.label(t.name_span(), "destructive");
     }
     d.help(
-        "MCP leaves confirmation to the client; to make sure a person approves, serve these tools through toolgate specs (`exec: {mcp: ...}`) with `ask` rules, or require confirmation in the client",
+        "check that every client of this server confirms destructive calls with a person; to enforce it, serve the tools through toolgate (`toolgate import --from-mcp SERVER` writes specs that ask before every call)",
     );
 }
 

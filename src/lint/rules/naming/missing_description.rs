@@ -1,8 +1,9 @@
 //! TGN003 missing-description.
 
 use crate::diagnostic::Severity;
-use crate::lint::context::{LintContext, ToolView};
+use crate::lint::context::{ImportFormat, LintContext, ToolView};
 use crate::lint::rule::{Applies, Group, RuleMeta};
+use crate::spec::import::anthropic_native_type;
 
 /// Metadata.
 pub const META: RuleMeta = RuleMeta {
@@ -14,6 +15,13 @@ pub const META: RuleMeta = RuleMeta {
     purpose: "Finds tools without a description.",
     explanation: r#"## What it does
 Reports a tool whose `description` is missing or blank.
+
+Provider-defined tools in an imported list (Anthropic's `{type: bash_20250124, name: bash}`,
+OpenAI's `{type: web_search}`) carry no description: the provider supplies it, and they are not
+reported. An Anthropic list that sends one of the names Anthropic reserves for its own tools
+(`bash`, `computer`, `str_replace_editor`, `str_replace_based_edit_tool`, ...) with no
+description and no `type` gets an info instead of an error: it most likely means the
+model-native tool, which the list should then send by its `type`.
 
 ## Why is this bad?
 The description is most of what a model knows about a tool: what it does, when to use it rather
@@ -48,6 +56,23 @@ pub(crate) fn check(ctx: &mut LintContext, tool: &ToolView) {
         Some(d) => tool.span(d.range),
         None => tool.name_span(),
     };
+    if tool.is_imported_from(ImportFormat::Anthropic)
+        && let Some(native) = anthropic_native_type(tool.name)
+    {
+        let d = ctx.report(
+            span,
+            format!(
+                "`{}` has no description: if it is Anthropic's own `{}` tool, that is expected, but the list should say so with its `type`",
+                tool.name, tool.name
+            ),
+        );
+        d.severity = d.severity.min(Severity::Info);
+        d.help(format!(
+            "send Anthropic's tool as `{{\"type\": \"{native}\", \"name\": \"{}\"}}` (the API supplies its description and schema); if it is a tool of your own, give it a description and a name Anthropic does not reserve",
+            tool.name
+        ));
+        return;
+    }
     ctx.report(span, format!("`{}` has no description", tool.name))
         .help("add a `description` saying what the tool does, when to use it (and when not), and what it returns");
 }

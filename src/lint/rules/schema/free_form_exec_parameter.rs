@@ -201,14 +201,27 @@ pub(crate) fn check(ctx: &mut LintContext, tool: &ToolView) {
 }
 
 /// What an executable parameter takes, and the string schema holding its constraints.
+/// The items of an array of strings.
+fn string_items(node: &Node) -> Option<&Node> {
+    let items = shape::non_null(node).get("items")?;
+    (shape::single_type(items) == Some("string")).then_some(items)
+}
+
 fn executable<'n>(name: &str, node: &'n Node) -> Option<(&'static str, &'n Node)> {
     let strings = match shape::single_type(node) {
         Some("string") => node,
-        Some("array") => {
-            let items = shape::non_null(node).get("items")?;
-            (shape::single_type(items) == Some("string")).then_some(items)?
-        }
-        _ => return None,
+        Some("array") => string_items(node)?,
+        Some(_) => return None,
+        // `anyOf: [{type: string}, {type: array, items: {type: string}}]`: one command or several.
+        None => ["anyOf", "oneOf"]
+            .iter()
+            .filter_map(|k| node.get(k))
+            .flat_map(Node::items)
+            .find_map(|b| match shape::single_type(b) {
+                Some("string") => Some(b),
+                Some("array") => string_items(b),
+                _ => None,
+            })?,
     };
     if shape::has_any(strings, &["enum", "const", "pattern"]) {
         return None;
@@ -303,6 +316,13 @@ mod tests {
                 "{type: string, description: The Python code to execute.}"
             ),
             Some("code")
+        );
+        assert_eq!(
+            kind(
+                "commands",
+                "{anyOf: [{type: string}, {type: array, items: {type: string}}], description: List of shell commands to run.}"
+            ),
+            Some("a shell command")
         );
         assert_eq!(
             kind(

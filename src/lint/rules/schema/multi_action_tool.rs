@@ -19,11 +19,14 @@ pub const META: RuleMeta = RuleMeta {
     explanation: r#"## What it does
 Looks for a parameter that selects what the tool does: a string with an `enum` (or a `oneOf` of
 `const` values) that is named like a switch (`action`, `command`, `method`, `mode`, `operation`,
-`kind`) or whose values are different verbs. It reports the parameter when its values are
+`kind`) or whose values are different verbs, or a string named like a switch whose description
+lists its values (`"slice" for simple ranges or "indentation" to expand around a line`). It reports the parameter when its values are
 different operations (`read`, `write`, `delete`), when other parameters are required only for some
 values (`if: {properties: {action: {const: write}}}, then: {required: [content]}`, or `oneOf`
 branches keyed by a `const`), or when other parameters' descriptions say they apply only to one
-value ("Required for `create` command", "only used when mode is …").
+value ("Required for `create` command", "only used when mode is …"), or an object parameter
+is named after one value (`mode: indentation` reads the options in `indentation: {...}`). A
+switch whose values come from prose is reported only with such per-value parameters.
 
 ## Why is this bad?
 The model must choose the tool, then the action, then guess which of the other parameters that
@@ -100,14 +103,23 @@ pub(crate) fn check(ctx: &mut LintContext, tool: &ToolView) {
         return;
     };
     for (key, node) in props.entries() {
-        let values = shape::closed_values(node);
-        if values.len() < 2 || shape::single_type(node).is_some_and(|t| t != "string") {
+        if shape::single_type(node).is_some_and(|t| t != "string") {
             continue;
         }
         let name_words = split_identifier(&key.name);
-        let named = name_words
-            .last()
-            .is_some_and(|w| SELECTOR_NAMES.contains(&w.as_str()));
+        let named = is_selector_name(&key.name);
+        // A switch without an `enum` still lists its values in prose ("\"slice\" for simple
+        // ranges or \"indentation\" to ..."); only a parameter named like a switch is read so.
+        let mut values = shape::closed_values(node);
+        let mut from_prose = false;
+        if values.is_empty() && named {
+            let desc = node.get("description").and_then(Node::as_str).unwrap_or("");
+            values = prose::listed_values(desc, &[]);
+            from_prose = true;
+        }
+        if values.len() < 2 {
+            continue;
+        }
         let exact = name_words.len() == 1 && named;
         let mut verbs: Vec<String> = Vec::new();
         let mut operations = 0;
@@ -133,6 +145,19 @@ pub(crate) fn check(ctx: &mut LintContext, tool: &ToolView) {
             if other.name == key.name {
                 continue;
             }
+            // `indentation: {...}` beside `mode` whose values include `indentation`: options
+            // that only that value reads.
+            if named
+                && onode.is_map()
+                && shape::single_type(onode) == Some("object")
+                && let Some(v) = values.iter().find(|v| v.eq_ignore_ascii_case(&other.name))
+            {
+                labels.push((
+                    tool.span(other.range),
+                    format!("options of `{}` `{v}` only", key.name),
+                ));
+                continue;
+            }
             let Some(desc) = onode.get("description") else {
                 continue;
             };
@@ -150,8 +175,9 @@ pub(crate) fn check(ctx: &mut LintContext, tool: &ToolView) {
                 ));
             }
         }
-        let switches_operations = named && verbs.len() >= 2;
-        let names_operations = exact && operations >= 3;
+        // Values read from prose count only with evidence of parameters that differ by value.
+        let switches_operations = named && verbs.len() >= 2 && !from_prose;
+        let names_operations = exact && operations >= 3 && !from_prose;
         if !switches_operations && !names_operations && labels.is_empty() {
             continue;
         }
@@ -178,6 +204,13 @@ pub(crate) fn check(ctx: &mut LintContext, tool: &ToolView) {
             d.label(span, msg);
         }
     }
+}
+
+/// Whether a parameter is named like a switch (`action`, `mode`, `sub_command`).
+pub(crate) fn is_selector_name(name: &str) -> bool {
+    split_identifier(name)
+        .last()
+        .is_some_and(|w| SELECTOR_NAMES.contains(&w.as_str()))
 }
 
 /// The first word of a value that is a verb (`get` in `get_comments`, `click` in `left_click`).
@@ -265,6 +298,9 @@ fn suggest_names(tool: &str, values: &[String]) -> String {
             !(is_verb(w) || GENERIC.contains(&w.as_str()) || agent_or_participle)
         })
         .collect();
+    // A tool named for its operation (`read_file`) switched by ways of doing it (`slice`):
+    // the variants keep the operation's name.
+    let tool_is_operation = split_identifier(tool).first().is_some_and(|w| is_verb(w));
     let names: Vec<String> = values
         .iter()
         .take(4)
@@ -273,6 +309,9 @@ fn suggest_names(tool: &str, values: &[String]) -> String {
             let Some((first, rest)) = vw.split_first() else {
                 return format!("`{tool}`");
             };
+            if tool_is_operation && !is_verb(first) {
+                return format!("`{tool}_{}`", vw.join("_"));
+            }
             let names_object = vw
                 .iter()
                 .any(|w| nouns.iter().any(|n| n == w || singular(n) == w));
@@ -346,6 +385,10 @@ mod tests {
         assert_eq!(
             suggest_names("projects_write", &vals(&["add_project_item"])),
             "`add_project_item`"
+        );
+        assert_eq!(
+            suggest_names("read_file", &vals(&["slice", "indentation"])),
+            "`read_file_slice`, `read_file_indentation`"
         );
         assert_eq!(
             suggest_names("str_replace_based_edit_tool", &vals(&["view"])),

@@ -4,6 +4,7 @@ use crate::diagnostic::Severity;
 use crate::lint::context::{LintContext, ToolView};
 use crate::lint::rule::{Applies, Group, RuleMeta};
 use crate::lint::rules::schema::forbidden_pairs::{Atom, forbidden_pairs};
+use crate::lint::rules::schema::multi_action_tool::is_selector_name;
 use crate::lint::rules::schema::{prose, shape};
 use crate::spec::source::Span;
 use crate::spec::yaml::Node;
@@ -20,8 +21,12 @@ pub const META: RuleMeta = RuleMeta {
 Finds parameter combinations the schema's shape does not express: `not: {required: [a, b]}`, a
 root `oneOf`/`anyOf` of bare `required` lists, `dependentRequired` and `dependentSchemas`,
 descriptions that say "either … or", "mutually exclusive", "cannot be used with", "only one of",
-"instead of" about a sibling parameter, and `validate` rules such as
-`!(has(args.a) && has(args.b))`.
+"instead of" about a sibling parameter, descriptions that make a parameter depend on a sibling
+("if provided, 'orderBy' also needs to be provided", "required when state_reason is …"), tool
+descriptions that offer groups of optional parameters as alternatives ("only one of display or
+window_title", "by replacing text (old_str/new_str) or applying a diff"), and `validate` rules
+such as `!(has(args.a) && has(args.b))`. A dependency on a switch (`action`, `method`, `mode`)
+is left to TGS001.
 
 ## Why is this bad?
 Models fill parameters independently; a rule that two of them exclude each other is learnt only by
@@ -233,6 +238,92 @@ pub(crate) fn check(ctx: &mut LintContext, tool: &ToolView) {
         }
     }
 
+    // Descriptions that make a parameter depend on a sibling ("also needs to be provided").
+    for (key, node) in &props {
+        let Some(desc) = node.get("description") else {
+            continue;
+        };
+        let Some(text) = desc.as_str() else { continue };
+        for (sentence, cue) in prose::dependency_sentences(text) {
+            let after = if prose::DEPENDENCY_ANYWHERE.contains(&cue) {
+                sentence.as_str()
+            } else {
+                let at = sentence.to_ascii_lowercase().find(cue).unwrap_or(0);
+                &sentence[at..]
+            };
+            let fresh: Vec<&crate::spec::yaml::Key> = props
+                .iter()
+                .map(|(k, _)| *k)
+                .filter(|k| {
+                    k.name != key.name
+                        && !is_selector_name(&k.name)
+                        && prose::contains_words(after, &k.name)
+                })
+                .filter(|k| first(&key.name, &k.name))
+                .collect();
+            if fresh.is_empty() {
+                continue;
+            }
+            let names: Vec<&str> = fresh.iter().map(|k| k.name.as_str()).collect();
+            let d = ctx.report(
+                tool.span(desc.range),
+                format!(
+                    "`{}` depends on {}, as its description says (\"{cue}\")",
+                    key.name,
+                    list(&names)
+                ),
+            );
+            d.help(dependent_help);
+            for k in fresh.iter().take(3) {
+                d.label(tool.span(k.range), format!("`{}` is declared here", k.name));
+            }
+        }
+    }
+
+    // The tool's description offering groups of optional parameters as alternatives.
+    if let Some(desc) = &tool.spec.value.description {
+        let required = shape::required(params);
+        let optional: Vec<&str> = props
+            .iter()
+            .map(|(k, _)| k.name.as_str())
+            .filter(|n| !required.contains(n))
+            .collect();
+        for alt in prose::alternatives(&desc.value, &optional) {
+            let (Some(a), Some(b)) = (alt.left.first(), alt.right.first()) else {
+                continue;
+            };
+            if !first(a, b) {
+                continue;
+            }
+            let left: Vec<&str> = alt.left.iter().map(String::as_str).collect();
+            let right: Vec<&str> = alt.right.iter().map(String::as_str).collect();
+            let message = if alt.at_least_one {
+                format!(
+                    "at least one of {} or {} must be given, as the description of `{}` says (\"{}\")",
+                    group(&left),
+                    group(&right),
+                    tool.name,
+                    alt.cue
+                )
+            } else {
+                format!(
+                    "{} or {}, not both: the description of `{}` offers them as alternatives (\"{}\")",
+                    group(&left),
+                    group(&right),
+                    tool.name,
+                    alt.cue
+                )
+            };
+            let d = ctx.report(tool.span(desc.range), message);
+            d.help(help);
+            for name in left.iter().chain(&right).take(3) {
+                if let Some((k, _)) = props.iter().find(|(k, _)| k.name == *name) {
+                    d.label(tool.span(k.range), format!("`{name}` is declared here"));
+                }
+            }
+        }
+    }
+
     // `validate` rules such as `!(has(args.a) && has(args.b))`.
     for pair in forbidden_pairs(tool) {
         let (Atom::Present(a), Atom::Present(b)) = (&pair.a, &pair.b) else {
@@ -256,6 +347,12 @@ pub(crate) fn check(ctx: &mut LintContext, tool: &ToolView) {
             d.label(span, format!("`{a}` is declared here"));
         }
     }
+}
+
+/// Parameters given together: `a`, or `a` with `b`.
+fn group(names: &[&str]) -> String {
+    let quoted: Vec<String> = names.iter().map(|n| format!("`{n}`")).collect();
+    quoted.join(" with ")
 }
 
 fn list(names: &[&str]) -> String {

@@ -11,11 +11,13 @@ pub const META: RuleMeta = RuleMeta {
     name: "unbounded-string",
     group: Group::Schema,
     severity: Severity::Info,
-    applies: Applies::Everywhere,
+    applies: Applies::SpecsOnly,
     purpose: "Finds string parameters with no `maxLength`, `enum`, `const`, `pattern` or `format`.",
     explanation: r#"## What it does
 Reports every string in `parameters` (properties, array items, union branches) that nothing
 bounds: no `maxLength`, and no `enum`, `const`, `pattern` or `format` that would close or shape it.
+Imported tool lists (`--from`) are not checked: the reasons below are toolgate's own enforcement,
+which does not run their tools, and over real lists the finding named nearly every string.
 
 ## Why is this bad?
 An unbounded string is where oversized or injected input enters: a megabyte "path", a command with

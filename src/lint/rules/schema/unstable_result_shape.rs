@@ -1,10 +1,11 @@
 //! TGS003 unstable-result-shape.
 
 use crate::diagnostic::Severity;
-use crate::lint::context::{LintContext, ToolView};
+use crate::lint::codes::Rule;
+use crate::lint::context::{ImportFormat, LintContext, ToolView};
 use crate::lint::rule::{Applies, Group, RuleMeta};
 use crate::lint::rules::schema::shape;
-use crate::spec::source::TextRange;
+use crate::spec::source::{SourceId, TextRange};
 use crate::spec::yaml::Node;
 
 /// Metadata.
@@ -20,6 +21,11 @@ Reports a toolgate spec without a `result` schema, and any result schema (an imp
 `outputSchema` included) whose root allows several shapes: several types (`type: [object, string]`),
 an `anyOf`/`oneOf` that mixes objects with strings or numbers, a union of objects with no `const`
 property telling them apart, or an object or empty schema that declares no properties at all.
+
+An imported MCP list gets one info per file naming its tools without an `outputSchema`: MCP can
+declare a result shape (and clients validate `structuredContent` against it), so a tool without
+one returns free text whose shape nothing pins down. OpenAI and Anthropic tool lists have no place
+for a result schema, so they are not reported.
 
 ## Why is this bad?
 A tool that sometimes returns a string, sometimes a mapping and sometimes nothing makes every
@@ -73,6 +79,70 @@ pub(crate) fn check(ctx: &mut LintContext, tool: &ToolView) {
         .help(help);
     }
 }
+
+/// Reports, once per imported MCP list, the tools that declare no `outputSchema`.
+pub(crate) fn check_list(ctx: &mut LintContext, tools: &[ToolView]) {
+    let mut files: Vec<(SourceId, usize, Vec<&ToolView>)> = Vec::new();
+    for tool in tools {
+        if !tool.is_imported_from(ImportFormat::Mcp)
+            || ctx
+                .settings
+                .ignored_for(Rule::UnstableResultShape, &tool.file.display_path())
+        {
+            continue;
+        }
+        let at = match files.iter().position(|(s, _, _)| *s == tool.source) {
+            Some(i) => i,
+            None => {
+                files.push((tool.source, 0, Vec::new()));
+                files.len() - 1
+            }
+        };
+        let (_, total, missing) = &mut files[at];
+        *total += 1;
+        if tool.spec.value.result.is_none() {
+            missing.push(tool);
+        }
+    }
+    for (_, total, missing) in files {
+        let Some(first) = missing.first() else {
+            continue;
+        };
+        let mut shown: Vec<String> = missing
+            .iter()
+            .take(SHOWN)
+            .map(|t| format!("`{}`", t.name))
+            .collect();
+        if missing.len() > SHOWN {
+            shown.push(format!("and {} more", missing.len() - SHOWN));
+        }
+        let message = match (missing.len(), total) {
+            (1, 1) => format!(
+                "`{}` declares no `outputSchema`: its result is free text whose shape nothing pins down",
+                first.name
+            ),
+            (1, _) => format!(
+                "`{}` declares no `outputSchema` (1 of {total} tools): its result is free text whose shape nothing pins down",
+                first.name
+            ),
+            (n, _) => format!(
+                "{n} of {total} tools declare no `outputSchema` ({}): their results are free text whose shape nothing pins down",
+                shown.join(", ")
+            ),
+        };
+        let d = ctx.report(first.name_span(), message);
+        // A list without result schemas is the MCP norm, not a defect: worth knowing, no more.
+        d.severity = d.severity.min(Severity::Info);
+        // The first tool is the finding's own span; the others get labels.
+        for t in missing.iter().skip(1).take(SHOWN - 1) {
+            d.label(t.name_span(), "no `outputSchema`");
+        }
+        d.help("declare an `outputSchema` (one object shape, status and error fields included) and return it as `structuredContent`, starting with the tools whose results other tools or code consume");
+    }
+}
+
+/// How many tools the list finding names and labels.
+const SHOWN: usize = 5;
 
 /// What is unstable about a result schema: where, what, how to fix.
 fn problem(result: &Node) -> Option<(TextRange, String, &'static str)> {

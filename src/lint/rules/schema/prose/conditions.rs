@@ -178,6 +178,64 @@ pub(crate) fn exclusion_sentences(desc: &str) -> Vec<(String, &'static str)> {
         .collect()
 }
 
+/// Phrases that say a parameter needs another one given too (or given in some way).
+const DEPENDENCY_CUES: &[&str] = &[
+    "also needs to be provided",
+    "also need to be provided",
+    "also needs to be set",
+    "also needs to be specified",
+    "must also be provided",
+    "must also be given",
+    "must also be set",
+    "must also be specified",
+    "is also required",
+    "are also required",
+    "must be provided together",
+    "must be given together",
+    "must be used together",
+    "required when",
+    "required if",
+    "required with",
+    "only valid with",
+    "only valid when",
+    "must be used with",
+    "must be combined with",
+];
+
+/// Dependency cues whose sentence may name the other parameter before the cue ("If provided, the
+/// 'orderBy' also needs to be provided").
+pub(crate) const DEPENDENCY_ANYWHERE: &[&str] = &[
+    "also needs to be provided",
+    "also need to be provided",
+    "also needs to be set",
+    "also needs to be specified",
+    "must also be provided",
+    "must also be given",
+    "must also be set",
+    "must also be specified",
+    "is also required",
+    "are also required",
+    "must be provided together",
+    "must be given together",
+    "must be used together",
+];
+
+/// The sentences of a description that make its parameter depend on another, each with its cue.
+pub(crate) fn dependency_sentences(desc: &str) -> Vec<(String, &'static str)> {
+    let protected = desc.replace("e.g.", "e_g_").replace("i.e.", "i_e_");
+    protected
+        .split(['\n', ';'])
+        .flat_map(|l| l.split(". "))
+        .filter_map(|s| {
+            let lower = s.to_ascii_lowercase();
+            DEPENDENCY_CUES
+                .iter()
+                .find(|c| contains_words(&lower, c))
+                .map(|c| (s.to_owned(), *c))
+        })
+        .collect()
+}
+
 /// Whether `text` contains `word` (an identifier) as a whole word.
 pub(crate) fn contains_words(text: &str, word: &str) -> bool {
     let lower = text.to_ascii_lowercase();
@@ -266,6 +324,19 @@ mod tests {
         assert!(s[0].0.contains("either text or regex"));
         assert!(exclusion_sentences("The text to find.").is_empty());
         assert!(contains_words("use ref or sha", "ref"));
+    }
+
+    #[test]
+    fn dependencies() {
+        let s = dependency_sentences(
+            "Order direction. If provided, the 'orderBy' also needs to be provided.",
+        );
+        assert_eq!(s.len(), 1);
+        assert_eq!(s[0].1, "also needs to be provided");
+        let s = dependency_sentences("Workflow run ID (required when using failed_only)");
+        assert_eq!(s[0].1, "required when");
+        assert!(dependency_sentences("The run ID. Required.").is_empty());
+        assert!(dependency_sentences("Page number; requires nothing else.").is_empty());
         assert!(!contains_words("use refs", "ref"));
     }
 }

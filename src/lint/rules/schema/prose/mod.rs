@@ -1,15 +1,20 @@
 //! What parameter descriptions say in prose that the schema should say in keywords: a default
 //! ([`defaults`]), a closed list of values or a delimited encoding ([`values`]), a per-action
-//! condition or a mutual exclusion ([`conditions`]).
+//! condition, a mutual exclusion or a dependency ([`conditions`]), and alternative groups of
+//! parameters named in a tool's description ([`alternatives`]).
 //!
 //! Everything here works on ASCII-lowercased copies, which keep byte offsets, and is written to
 //! miss rather than to guess: a rule that quotes a description back must be right about it.
 
+mod alternatives;
 mod conditions;
 mod defaults;
 mod values;
 
-pub(crate) use conditions::{contains_words, documents_value, exclusion_sentences};
+pub(crate) use alternatives::alternatives;
+pub(crate) use conditions::{
+    DEPENDENCY_ANYWHERE, contains_words, dependency_sentences, documents_value, exclusion_sentences,
+};
 pub(crate) use defaults::{DescribedDefault, described_default};
 pub(crate) use values::{delimited, listed_values};
 

@@ -1,0 +1,167 @@
+//! Alternative groups of parameters named in a tool's description: "Only one of display or
+//! window_title should be specified", "At least one of paths or data must be provided", "Edit a
+//! file by replacing exact text (old_str/new_str) or applying a unified diff".
+//!
+//! Plain "a or b" is everywhere in prose ("the `start` or `end` value"), so a sentence counts only
+//! with an explicit cue, or when its "or" joins two ways of doing the task ("by replacing … or
+//! applying …"), and only with different parameters named on either side.
+
+use super::conditions::contains_words;
+
+/// Cues that make an "a or b" in a tool description a choice between parameters.
+const CUES: &[&str] = &[
+    "only one of",
+    "exactly one of",
+    "at least one of",
+    "either",
+    "not both",
+    "mutually exclusive",
+];
+
+/// Two groups of parameters a tool description offers as alternatives.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Alternatives {
+    /// The parameters named before the "or".
+    pub left: Vec<String>,
+    /// The parameters named after it.
+    pub right: Vec<String>,
+    /// The cue (`only one of`, or `or` for two ways of doing the task).
+    pub cue: &'static str,
+    /// Whether the description asks for at least one group (rather than at most one).
+    pub at_least_one: bool,
+}
+
+/// The alternative groups among `params` (the tool's optional parameters) that `desc` states.
+pub(crate) fn alternatives(desc: &str, params: &[&str]) -> Vec<Alternatives> {
+    let protected = desc.replace("e.g.", "e_g_").replace("i.e.", "i_e_");
+    let mut out = Vec::new();
+    for sentence in protected.split(['\n', ';']).flat_map(|l| l.split(". ")) {
+        let lower = sentence.to_ascii_lowercase();
+        let cue = CUES.iter().copied().find(|c| contains_words(&lower, c));
+        let mut from = 0;
+        while let Some(found) = lower.get(from..).and_then(|s| s.find(" or ")) {
+            let at = from + found;
+            from = at + 4;
+            let left = clause_before(&lower[..at], cue);
+            let right = clause_after(&lower[at + 4..]);
+            let cue = match cue {
+                Some(c) => c,
+                None if two_ways(left, right) => "or",
+                None => continue,
+            };
+            let named = |seg: &str| -> Vec<String> {
+                params
+                    .iter()
+                    .filter(|p| contains_words(seg, p))
+                    .map(|p| (*p).to_owned())
+                    .collect()
+            };
+            let (l, r) = (named(left), named(right));
+            if l.is_empty() || r.is_empty() || l.iter().any(|p| r.contains(p)) {
+                continue;
+            }
+            out.push(Alternatives {
+                left: l,
+                right: r,
+                cue,
+                at_least_one: cue == "at least one of",
+            });
+            break;
+        }
+    }
+    out
+}
+
+/// The clause an "or" continues: from the cue, or from the last comma, colon or semicolon.
+fn clause_before<'t>(text: &'t str, cue: Option<&str>) -> &'t str {
+    if let Some(c) = cue
+        && let Some(i) = text.rfind(c)
+    {
+        return &text[i..];
+    }
+    let start = text.rfind([',', ':']).map(|i| i + 1).unwrap_or(0);
+    &text[start..]
+}
+
+/// The alternative after an "or", up to the end of its clause.
+fn clause_after(text: &str) -> &str {
+    let end = text.find([',', '.', ':', ')']).unwrap_or(text.len());
+    &text[..end]
+}
+
+/// Whether "or" joins two ways of doing the task: "by replacing … or applying …".
+fn two_ways(left: &str, right: &str) -> bool {
+    let gerund = |w: &str| w.len() > 4 && w.ends_with("ing");
+    let first = right
+        .split_whitespace()
+        .find(|w| *w != "by")
+        .unwrap_or_default();
+    gerund(first) && left.split_whitespace().any(gerund)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn groups(desc: &str, params: &[&str]) -> Vec<(Vec<String>, Vec<String>, &'static str)> {
+        alternatives(desc, params)
+            .into_iter()
+            .map(|a| (a.left, a.right, a.cue))
+            .collect()
+    }
+
+    fn v(s: &[&str]) -> Vec<String> {
+        s.iter().map(|x| x.to_string()).collect()
+    }
+
+    #[test]
+    fn alternatives_with_a_cue_or_two_ways() {
+        assert_eq!(
+            groups(
+                "Capture a screenshot. Only one of display or window_title should be specified.",
+                &["display", "window_title"]
+            ),
+            [(v(&["display"]), v(&["window_title"]), "only one of")]
+        );
+        assert_eq!(
+            groups(
+                "Drop files or data. At least one of \"paths\" or \"data\" must be provided.",
+                &["paths", "data"]
+            ),
+            [(v(&["paths"]), v(&["data"]), "at least one of")]
+        );
+        assert_eq!(
+            groups(
+                "Edit a file by replacing exact text (old_str/new_str) or applying a unified diff.",
+                &["diff", "new_str", "old_str"]
+            ),
+            [(v(&["new_str", "old_str"]), v(&["diff"]), "or")]
+        );
+    }
+
+    #[test]
+    fn plain_or_is_prose() {
+        assert!(
+            groups(
+                "-1 indicates the last line when used as the `start` or `end` value.",
+                &["start", "end"]
+            )
+            .is_empty()
+        );
+        assert!(
+            groups(
+                "Wait for text to appear or disappear or a specified time to pass",
+                &["text", "time"]
+            )
+            .is_empty()
+        );
+        // The same parameter on both sides is no choice between parameters.
+        assert!(
+            groups(
+                "Either the element reference or the element selector.",
+                &["element"]
+            )
+            .is_empty()
+        );
+    }
+}

@@ -1,0 +1,86 @@
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+//! The linter over the shared corpus of real tool definitions (`../shared/corpus`, beside the
+//! repository): the real binary with `--from` over every file must not crash, must exit 0 or 1,
+//! must print a JSON report, and the findings per rule are pinned as a snapshot, so a change in
+//! what toolgate reports about real tool lists is reviewed like any other output change.
+//! `benches/corpus/lint_corpus.sh` prints the same table for docs/lint-corpus.md.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use serde_json::Value;
+
+fn corpus_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus")
+}
+
+/// The format each source ships its list in (as in benches/corpus/lint_corpus.sh).
+fn format_of(stem: &str) -> &'static str {
+    match stem {
+        s if s.starts_with("anthropic-") || s == "cline-sdk" => "anthropic",
+        "openai-codex" | "continue" | "langchain-community" | "openhands" | "swe-agent" => "openai",
+        _ => "mcp",
+    }
+}
+
+#[test]
+fn every_corpus_file_lints_without_a_crash_and_the_counts_are_pinned() {
+    let dir = corpus_dir();
+    if !dir.is_dir() {
+        println!(
+            "skipped: the corpus is not at {} (it lives in shared/, beside the repository)",
+            dir.display()
+        );
+        return;
+    }
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "json"))
+        .collect();
+    files.sort();
+    assert!(!files.is_empty(), "no corpus files in {}", dir.display());
+
+    // (code, name, severity) -> (findings, files)
+    let mut counts: BTreeMap<(String, String, String), (usize, usize)> = BTreeMap::new();
+    let mut tools = 0;
+    for f in &files {
+        let stem = f.file_stem().unwrap().to_string_lossy().into_owned();
+        let out = Command::new(env!("CARGO_BIN_EXE_toolgate"))
+            .args(["lint", "--from", format_of(&stem), "--format", "json"])
+            .arg(f)
+            .output()
+            .unwrap();
+        let code = out.status.code();
+        assert!(
+            matches!(code, Some(0 | 1)),
+            "{stem}: exit {code:?}\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let doc: Value = serde_json::from_slice(&out.stdout)
+            .unwrap_or_else(|e| panic!("{stem}: the report is not JSON: {e}"));
+        tools += doc["summary"]["tools"].as_u64().unwrap() as usize;
+        let mut seen = std::collections::BTreeSet::new();
+        for d in doc["diagnostics"].as_array().unwrap() {
+            let key = (
+                d["code"].as_str().unwrap_or("-").to_owned(),
+                d["rule"].as_str().unwrap_or("load-error").to_owned(),
+                d["severity"].as_str().unwrap().to_owned(),
+            );
+            let slot = counts.entry(key.clone()).or_default();
+            slot.0 += 1;
+            if seen.insert(key) {
+                slot.1 += 1;
+            }
+        }
+    }
+    let mut table = format!("{tools} tools in {} files\n", files.len());
+    for ((code, name, severity), (n, in_files)) in &counts {
+        table.push_str(&format!(
+            "{code} {name:<32} {severity:<8} {n:>4} findings in {in_files:>2} files\n"
+        ));
+    }
+    insta::assert_snapshot!("corpus_findings_per_rule", table);
+}
