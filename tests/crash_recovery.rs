@@ -199,6 +199,30 @@ fn processes_in(dir: &Path) -> Vec<i32> {
     out
 }
 
+/// Waits until every thread of `pid` is stopped (or gone), as SIGSTOP takes effect per thread.
+fn wait_until_stopped(pid: i32) {
+    let stopped = || {
+        let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+            return true;
+        };
+        tasks.flatten().all(|t| {
+            std::fs::read_to_string(t.path().join("stat")).map_or(true, |s| {
+                s.rsplit(')')
+                    .next()
+                    .and_then(|rest| rest.split_whitespace().next())
+                    .is_none_or(|state| matches!(state, "T" | "t" | "Z" | "X"))
+            })
+        })
+    };
+    for _ in 0..2000 {
+        if stopped() {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    panic!("toolgate ({pid}) did not stop within 2 s of SIGSTOP");
+}
+
 /// Every descendant of `pid` (by parent pid).
 fn descendants(pid: i32) -> Vec<i32> {
     let mut children: HashMap<i32, Vec<i32>> = HashMap::new();
@@ -316,7 +340,11 @@ fn crashes_never_run_an_action_twice_nor_lose_one() {
                     "process crash (kill -9 toolgate)"
                 }
                 Crash::Machine => {
+                    // Everything stops at once: toolgate must not see its children die (and
+                    // record their end) before it stops itself, so wait until every one of
+                    // its threads has stopped.
                     signal(pid, rustix::process::Signal::STOP);
+                    wait_until_stopped(pid);
                     for d in descendants(pid) {
                         signal(d, rustix::process::Signal::KILL);
                     }
