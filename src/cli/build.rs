@@ -121,8 +121,8 @@ pub fn run(a: BuildArgs) -> miette::Result<u8> {
             conformance_tests: false,
         }),
     };
-    let files = emit::build_files(&bundle, &options).map_err(|e| miette::miette!("{e}"))?;
     if a.check {
+        let files = emit::build_files(&bundle, &options).map_err(|e| miette::miette!("{e}"))?;
         let drift = files.check(&out);
         if drift.is_empty() {
             eprintln!("{} is up to date ({} files)", out.display(), files.len());
@@ -137,12 +137,24 @@ pub fn run(a: BuildArgs) -> miette::Result<u8> {
         );
         return Ok(super::EXIT_FINDINGS);
     }
-    let changed = files.write_to(&out).map_err(|e| miette::miette!("{e}"))?;
+    let written = emit::write_build(&bundle, &options, &out).map_err(|e| miette::miette!("{e}"))?;
     let warnings = checked.diagnostics.len();
+    let what = if written.skipped {
+        format!(
+            "{} is up to date ({} files, fingerprint unchanged)",
+            out.display(),
+            written.files
+        )
+    } else {
+        format!(
+            "wrote {} files to {} ({} changed)",
+            written.files,
+            out.display(),
+            written.changed
+        )
+    };
     eprintln!(
-        "wrote {} files to {} ({changed} changed){}",
-        files.len(),
-        out.display(),
+        "{what}{}",
         if warnings > 0 {
             format!("; {warnings} lint findings below error level (see `toolgate lint`)")
         } else {
