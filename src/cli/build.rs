@@ -31,7 +31,9 @@ pub struct BuildArgs {
     /// The generated crate's package name.
     #[arg(long, default_value = "toolgate-tools")]
     pub crate_name: String,
-    /// The toolgate source tree the generated crate depends on (default: this toolgate's).
+    /// The toolgate source tree the generated crate depends on, as cargo resolves it from
+    /// `<out>/rust` (default: this toolgate's source tree, relative to there, while it exists;
+    /// else this toolgate's version from the registry).
     #[arg(long, conflicts_with = "toolgate_version")]
     pub toolgate_path: Option<String>,
     /// Depend on toolgate from the registry with this version requirement instead of a path.
@@ -111,7 +113,7 @@ pub fn run(a: BuildArgs) -> miette::Result<u8> {
     let toolgate = match (&a.toolgate_path, &a.toolgate_version) {
         (Some(p), _) => ToolgateDependency::Path(p.clone()),
         (None, Some(v)) => ToolgateDependency::Version(v.clone()),
-        (None, None) => ToolgateDependency::default(),
+        (None, None) => ToolgateDependency::for_crate_dir(&out.join("rust")),
     };
     let options = BuildOptions {
         lists,
