@@ -75,6 +75,8 @@ struct Profile {
     name: String,
     /// Name words, in order.
     words: Vec<String>,
+    /// Name words, singular (as description words are compared).
+    name_words: Vec<String>,
     /// Content words of the description: singular, sorted, deduplicated.
     content: Vec<String>,
     /// Parameter names, sorted.
@@ -100,9 +102,12 @@ impl Profile {
             .collect();
         param_words.sort();
         param_words.dedup();
+        let words = split_identifier(name);
+        let name_words = words.iter().map(|w| singular(w).to_owned()).collect();
         Profile {
             name: name.to_owned(),
-            words: split_identifier(name),
+            words,
+            name_words,
             content,
             params,
             param_words,
@@ -163,13 +168,8 @@ fn overlap(a: &Profile, b: &Profile) -> Option<String> {
         }
     }
     if a.words.len() == b.words.len() {
-        let diffs: Vec<(&String, &String)> = a
-            .words
-            .iter()
-            .zip(&b.words)
-            .filter(|(x, y)| x != y)
-            .collect();
-        if let [(x, y)] = diffs.as_slice()
+        let mut diffs = a.words.iter().zip(&b.words).filter(|(x, y)| x != y);
+        if let (Some((x, y)), None) = (diffs.next(), diffs.next())
             && synonyms(x, y)
             && jaccard(&a.params, &b.params) >= SHARED_PARAMETERS
         {
@@ -220,36 +220,30 @@ fn adds_behaviour(short: &Profile, long: &Profile) -> bool {
     if long.params.len() > short.params.len() {
         return false;
     }
-    let short_words: Vec<&str> = short.words.iter().map(|w| singular(w)).collect();
-    long.words
+    long.name_words
         .iter()
-        .map(|w| singular(w))
-        .filter(|w| !short_words.contains(w) && !is_stop_word(w))
+        .filter(|w| !short.name_words.contains(w) && !is_stop_word(w))
         .any(|w| {
-            let w = w.to_owned();
-            long.content.binary_search(&w).is_ok()
-                && short.content.binary_search(&w).is_err()
-                && short.param_words.binary_search(&w).is_err()
+            long.content.binary_search(w).is_ok()
+                && short.content.binary_search(w).is_err()
+                && short.param_words.binary_search(w).is_err()
         })
 }
 
 /// Whether the descriptions differ in a word that also tells the names apart (`delete_entities`
 /// and `delete_relations` described alike except for "entities" and "relations").
 fn explains_names(a: &Profile, b: &Profile) -> bool {
-    let norm = |w: &String| singular(w).to_owned();
-    let na: Vec<String> = a.words.iter().map(norm).collect();
-    let nb: Vec<String> = b.words.iter().map(norm).collect();
-    let name_diff = na
-        .iter()
-        .filter(|w| !nb.contains(w))
-        .chain(nb.iter().filter(|w| !na.contains(w)));
-    let mut desc_diff = a
+    // Runs for every pair with similar descriptions, so it allocates nothing.
+    let names_differ = |w: &String| a.name_words.contains(w) != b.name_words.contains(w);
+    let only_a = a
         .content
         .iter()
-        .filter(|w| !b.content.contains(w))
-        .chain(b.content.iter().filter(|w| !a.content.contains(w)));
-    let name_diff: Vec<&String> = name_diff.collect();
-    desc_diff.any(|w| name_diff.contains(&w))
+        .filter(|w| b.content.binary_search(w).is_err());
+    let only_b = b
+        .content
+        .iter()
+        .filter(|w| a.content.binary_search(w).is_err());
+    only_a.chain(only_b).any(names_differ)
 }
 
 /// Share of the shorter description's content words that the other has too.
@@ -422,8 +416,9 @@ pub(crate) fn check(ctx: &mut LintContext, tools: &[ToolView]) {
             if a.name == b.name
                 || a.name.is_empty()
                 || b.name.is_empty()
-                // Already in one group: another pair adds nothing to report. This bounds the
-                // exact comparisons by the number of tools, however many of them overlap.
+                // Already in one group: another pair adds nothing to report. However many
+                // tools overlap, at most one comparison per tool finds an overlap; the others
+                // stop at the cheap pre-check or allocate nothing.
                 || groups.root(i) == groups.root(j)
                 || !may_overlap(&prints[i], &prints[j])
             {
