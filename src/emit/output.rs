@@ -109,7 +109,7 @@ impl OutputFiles {
     }
 
     /// The manifest text: a header, the fingerprint, and `<BLAKE3 hex>  <path>` per file (the
-    /// layout of `b3sum`, so `b3sum --check` can verify a folder too).
+    /// line layout `b3sum` prints).
     fn manifest(&self) -> String {
         let mut s = String::from(
             "# Files written by `toolgate build`; stale ones are removed on the next build.\n",
