@@ -4,7 +4,7 @@
 //! - [`openai`], [`anthropic`], [`gemini`], [`mcp`]: provider tool lists, each provider's rules
 //!   applied (through the shared steps in [`rewrite`]);
 //! - [`rust`]: a crate of typed argument/result structs, handler traits and a builder;
-//! - [`lists`]: every provider list of a build (the bundle's and each toolset's), each tool
+//! - `lists`: every provider list of a build (the bundle's and each toolset's), each tool
 //!   converted once;
 //! - [`output`]: the set of files of a build, written atomically or compared with a folder;
 //! - [`fingerprint`]: what a build's output depends on, so an up-to-date folder is not rebuilt;
