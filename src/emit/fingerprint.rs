@@ -109,7 +109,10 @@ mod tests {
         }
         found.sort();
         let listed: Vec<String> = SOURCES.iter().map(|(p, _)| (*p).to_owned()).collect();
-        assert_eq!(found, listed);
+        assert_eq!(
+            found, listed,
+            "list every file of src/emit, src/ir and templates in SOURCES (src/emit/fingerprint.rs)"
+        );
     }
 
     #[test]
