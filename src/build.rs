@@ -13,7 +13,9 @@
 //! [`Builder::compile`] loads and lints the specs (an error finding stops the build, and the
 //! error's `Debug` form is the lint report, which is what cargo shows for a `build.rs` that
 //! returns `Err`), writes `bundle.json` and `tools.rs` into `OUT_DIR`, and prints
-//! `cargo:rerun-if-changed` for every spec file, every spec folder and the project file.
+//! `cargo:rerun-if-changed` for every spec file, the project file and every folder specs come
+//! from — the paths given, or the folders of the project's `specs` globs (or `tool-specs/`) —
+//! so a new spec file reruns the build script too.
 
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -21,7 +23,7 @@ use std::path::{Path, PathBuf};
 use crate::check::{self, CheckedProject};
 use crate::emit::{self, EmitError, output};
 use crate::lint::report::{Summary, human};
-use crate::spec::load::{LoadError, LoadOptions};
+use crate::spec::load::{DEFAULT_SPEC_GLOB, LoadError, LoadOptions};
 
 /// Configures and runs the compilation.
 #[derive(Clone, Debug, Default)]
@@ -42,6 +44,9 @@ pub struct Compiled {
     pub bundle: PathBuf,
     /// Every file read (specs and the project file).
     pub inputs: Vec<PathBuf>,
+    /// What `cargo:rerun-if-changed` names: the inputs and the folders specs come from (cargo
+    /// scans a folder for new and changed files).
+    pub rerun_if_changed: Vec<PathBuf>,
 }
 
 /// Why a compilation failed.
@@ -141,11 +146,12 @@ impl Builder {
         })
         .map_err(BuildError::Load)?;
         let inputs = inputs(&checked, &cwd);
+        let mut rerun_if_changed = spec_folders(&self.specs, &checked, &cwd);
+        rerun_if_changed.extend(inputs.iter().cloned());
+        rerun_if_changed.sort();
+        rerun_if_changed.dedup();
         if self.rerun_directives.unwrap_or(env_out.is_some()) {
-            for dir in &self.specs {
-                println!("cargo:rerun-if-changed={}", cwd.join(dir).display());
-            }
-            for p in &inputs {
+            for p in &rerun_if_changed {
                 println!("cargo:rerun-if-changed={}", p.display());
             }
         }
@@ -182,6 +188,7 @@ impl Builder {
             module: module_path,
             bundle: bundle_path,
             inputs,
+            rerun_if_changed,
         })
     }
 }
@@ -198,9 +205,109 @@ fn inputs(checked: &CheckedProject, cwd: &Path) -> Vec<PathBuf> {
     out
 }
 
+/// Where specs come from: each path given (a glob by the folder it starts in), or else the
+/// folders the project's `specs` globs (or the default glob) start in.
+fn spec_folders(specs: &[PathBuf], checked: &CheckedProject, cwd: &Path) -> Vec<PathBuf> {
+    if !specs.is_empty() {
+        return specs.iter().map(|p| cwd.join(literal_prefix(p))).collect();
+    }
+    let globs: Vec<String> = checked
+        .loaded
+        .project
+        .as_ref()
+        .and_then(|(_, p)| p.specs.as_ref())
+        .map(|s| s.value.iter().map(|g| g.value.clone()).collect())
+        .unwrap_or_else(|| vec![DEFAULT_SPEC_GLOB.to_owned()]);
+    globs
+        .iter()
+        .map(|g| checked.loaded.root.join(literal_prefix(Path::new(g))))
+        .collect()
+}
+
+/// The leading components of a path without glob characters: the folder a glob starts in.
+fn literal_prefix(path: &Path) -> PathBuf {
+    path.components()
+        .take_while(|c| {
+            !c.as_os_str()
+                .to_string_lossy()
+                .contains(['*', '?', '[', '{'])
+        })
+        .collect()
+}
+
 fn write_if_changed(path: &Path, text: &str) -> Result<(), BuildError> {
     if std::fs::read_to_string(path).is_ok_and(|old| old == text) {
         return Ok(());
     }
     output::write_atomic(path, text.as_bytes()).map_err(BuildError::Emit)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const SPEC: &str = "name: greet\nversion: 1\ndescription: Greet a person by name. Use when asked to say hello. Returns the greeting.\neffect: pure\nparameters:\n  type: object\n  properties:\n    name: {type: string, maxLength: 100, description: Who to greet.}\n  required: [name]\n  additionalProperties: false\nexec: {handler: rust}\n";
+
+    /// Specs from the project's globs: every spec file, the project file and the folder each
+    /// glob starts in (so a new file there reruns the build script).
+    #[test]
+    fn reruns_name_spec_files_and_the_folders_of_project_globs() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        std::fs::create_dir_all(root.join("contracts/people")).unwrap();
+        std::fs::write(
+            root.join("toolgate.yaml"),
+            "specs: [\"contracts/**/*.yaml\"]\n",
+        )
+        .unwrap();
+        std::fs::write(root.join("contracts/people/greet.yaml"), SPEC).unwrap();
+        let compiled = Builder::new()
+            .config(root.join("toolgate.yaml"))
+            .out_dir(root.join("out"))
+            .rerun_directives(false)
+            .compile()
+            .unwrap();
+        assert!(compiled.module.is_file());
+        assert_eq!(
+            compiled.rerun_if_changed,
+            vec![
+                root.join("contracts"),
+                root.join("contracts/people/greet.yaml"),
+                root.join("toolgate.yaml"),
+            ]
+        );
+    }
+
+    /// Specs given as paths: each path, a glob by the folder it starts in.
+    #[test]
+    fn reruns_name_the_spec_paths_given() {
+        assert_eq!(
+            literal_prefix(Path::new("specs/**/*.yaml")),
+            PathBuf::from("specs")
+        );
+        assert_eq!(
+            literal_prefix(Path::new("specs/greet.yaml")),
+            PathBuf::from("specs/greet.yaml")
+        );
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        std::fs::create_dir_all(root.join("specs")).unwrap();
+        std::fs::write(root.join("specs/greet.yaml"), SPEC).unwrap();
+        std::fs::write(root.join("toolgate.yaml"), "targets: [mcp]\n").unwrap();
+        let compiled = Builder::new()
+            .specs(root.join("specs"))
+            .config(root.join("toolgate.yaml"))
+            .out_dir(root.join("out"))
+            .rerun_directives(false)
+            .compile()
+            .unwrap();
+        assert_eq!(
+            compiled.rerun_if_changed,
+            vec![
+                root.join("specs"),
+                root.join("specs/greet.yaml"),
+                root.join("toolgate.yaml"),
+            ]
+        );
+    }
 }

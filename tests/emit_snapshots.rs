@@ -79,3 +79,29 @@ fn check_reports_drift_and_write_fixes_it() {
         "{text}"
     );
 }
+
+/// `toolgate export` (one list through `tool_list`) prints exactly what `build` writes (lists
+/// put together from each tool's entry, converted once).
+#[test]
+fn exported_lists_equal_built_ones() {
+    use toolgate::emit::{self, ListTarget};
+    for (name, bundle) in support::all_bundles() {
+        let lists = support::snapshot_options(&bundle).lists;
+        let files = support::build(&bundle);
+        let mut sets = vec![("tools".to_owned(), bundle.tools.iter().collect::<Vec<_>>())];
+        for set in bundle.project.toolsets.keys() {
+            sets.push((
+                format!("toolsets/{set}/tools"),
+                emit::toolset_tools(&bundle, set).unwrap(),
+            ));
+        }
+        for (dir, tools) in sets {
+            for target in ListTarget::ALL {
+                let list = emit::tool_list(*target, &tools, &lists).unwrap();
+                let text = emit::to_json_text(&list).unwrap();
+                let path = format!("{dir}/{}.json", target.as_str());
+                assert_eq!(files.get(&path), Some(text.as_str()), "{name}: {path}");
+            }
+        }
+    }
+}

@@ -31,7 +31,9 @@ pub struct BuildArgs {
     /// The generated crate's package name.
     #[arg(long, default_value = "toolgate-tools")]
     pub crate_name: String,
-    /// The toolgate source tree the generated crate depends on (default: this toolgate's).
+    /// The toolgate source tree the generated crate depends on, as cargo resolves it from
+    /// `<out>/rust` (default: this toolgate's source tree, relative to there, while it exists;
+    /// else this toolgate's version from the registry).
     #[arg(long, conflicts_with = "toolgate_version")]
     pub toolgate_path: Option<String>,
     /// Depend on toolgate from the registry with this version requirement instead of a path.
@@ -111,7 +113,7 @@ pub fn run(a: BuildArgs) -> miette::Result<u8> {
     let toolgate = match (&a.toolgate_path, &a.toolgate_version) {
         (Some(p), _) => ToolgateDependency::Path(p.clone()),
         (None, Some(v)) => ToolgateDependency::Version(v.clone()),
-        (None, None) => ToolgateDependency::default(),
+        (None, None) => ToolgateDependency::for_crate_dir(&out.join("rust")),
     };
     let options = BuildOptions {
         lists,
@@ -121,8 +123,8 @@ pub fn run(a: BuildArgs) -> miette::Result<u8> {
             conformance_tests: false,
         }),
     };
-    let files = emit::build_files(&bundle, &options).map_err(|e| miette::miette!("{e}"))?;
     if a.check {
+        let files = emit::build_files(&bundle, &options).map_err(|e| miette::miette!("{e}"))?;
         let drift = files.check(&out);
         if drift.is_empty() {
             eprintln!("{} is up to date ({} files)", out.display(), files.len());
@@ -137,12 +139,24 @@ pub fn run(a: BuildArgs) -> miette::Result<u8> {
         );
         return Ok(super::EXIT_FINDINGS);
     }
-    let changed = files.write_to(&out).map_err(|e| miette::miette!("{e}"))?;
+    let written = emit::write_build(&bundle, &options, &out).map_err(|e| miette::miette!("{e}"))?;
     let warnings = checked.diagnostics.len();
+    let what = if written.skipped {
+        format!(
+            "{} is up to date ({} files, fingerprint unchanged)",
+            out.display(),
+            written.files
+        )
+    } else {
+        format!(
+            "wrote {} files to {} ({} changed)",
+            written.files,
+            out.display(),
+            written.changed
+        )
+    };
     eprintln!(
-        "wrote {} files to {} ({changed} changed){}",
-        files.len(),
-        out.display(),
+        "{what}{}",
         if warnings > 0 {
             format!("; {warnings} lint findings below error level (see `toolgate lint`)")
         } else {

@@ -22,7 +22,8 @@ pub fn tools(tools: &[&ToolDefinition]) -> Result<Value, EmitError> {
     Ok(Value::Array(out))
 }
 
-fn tool_param(tool: &ToolDefinition) -> Result<Value, EmitError> {
+/// One tool of the list.
+pub(crate) fn tool_param(tool: &ToolDefinition) -> Result<Value, EmitError> {
     let word = |c: char| c.is_ascii_alphanumeric() || c == '_' || c == '-';
     if !name_matches(&tool.name, word, word, 64) {
         return Err(EmitError::InvalidName {

@@ -60,7 +60,8 @@ pub fn is_parameter_name(name: &str) -> bool {
     )
 }
 
-fn declaration(tool: &ToolDefinition, form: GeminiForm) -> Result<Value, EmitError> {
+/// One function declaration.
+pub(crate) fn declaration(tool: &ToolDefinition, form: GeminiForm) -> Result<Value, EmitError> {
     let ok = name_matches(
         &tool.name,
         |c| c.is_ascii_alphabetic() || c == '_',

@@ -4,7 +4,10 @@
 //! - [`openai`], [`anthropic`], [`gemini`], [`mcp`]: provider tool lists, each provider's rules
 //!   applied (through the shared steps in [`rewrite`]);
 //! - [`rust`]: a crate of typed argument/result structs, handler traits and a builder;
+//! - `lists`: every provider list of a build (the bundle's and each toolset's), each tool
+//!   converted once;
 //! - [`output`]: the set of files of a build, written atomically or compared with a folder;
+//! - [`fingerprint`]: what a build's output depends on, so an up-to-date folder is not rebuilt;
 //! - [`dropped`]: which keywords a target moves into descriptions (for the linter).
 //!
 //! Every emitter is deterministic: tools sorted by name, the author's key order kept, a trailing
@@ -12,7 +15,9 @@
 
 pub mod anthropic;
 pub mod dropped;
+pub mod fingerprint;
 pub mod gemini;
+pub(crate) mod lists;
 pub mod mcp;
 pub mod openai;
 pub mod output;
@@ -20,8 +25,9 @@ pub mod rewrite;
 pub mod rust;
 pub mod schema;
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
+use rayon::prelude::*;
 use serde_json::Value;
 
 use crate::ir::{Bundle, ProjectConfig, Target, ToolDefinition};
@@ -268,26 +274,82 @@ pub struct BuildOptions {
 }
 
 /// Every file of a build: `bundle.json`, `schemas/`, `tools/`, `toolsets/<name>/tools/` and
-/// `rust/`, relative to the output folder.
+/// `rust/`, relative to the output folder, with the build's [`fingerprint`].
 pub fn build_files(bundle: &Bundle, options: &BuildOptions) -> Result<OutputFiles, EmitError> {
-    let mut bundle_json = serde_json::to_string_pretty(bundle)?;
-    bundle_json.push('\n');
-    // The Rust crate is the larger half of the work: it runs beside the JSON files.
-    std::thread::scope(|scope| {
-        let rust = options
-            .rust
-            .as_ref()
-            .map(|r| scope.spawn(|| rust::emit_crate(bundle, &bundle_json, r)));
-        let mut files = json_files(bundle, &bundle_json, &options.lists)?;
-        if let Some(handle) = rust {
-            let crate_files = handle.join().map_err(|_| EmitError::InvalidTokens {
-                tool: "rust/".into(),
-                message: "code generation panicked".into(),
-            })??;
-            files.extend_under("rust", crate_files);
-        }
-        Ok(files)
+    let bundle_json = bundle_json(bundle)?;
+    let fingerprint = fingerprint::fingerprint(&bundle_json, options);
+    files_of(bundle, bundle_json, fingerprint, options)
+}
+
+/// What [`write_build`] did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Written {
+    /// Files of the build.
+    pub files: usize,
+    /// Files written or removed because their content changed.
+    pub changed: usize,
+    /// Whether the folder already held this build (same fingerprint, files untouched), so
+    /// nothing was emitted.
+    pub skipped: bool,
+}
+
+/// Builds into `dir`: skips emitting when the folder already holds the output of a build with
+/// the same fingerprint ([`output::current`]), else writes [`build_files`] with
+/// [`OutputFiles::write_to`].
+pub fn write_build(
+    bundle: &Bundle,
+    options: &BuildOptions,
+    dir: &Path,
+) -> Result<Written, EmitError> {
+    let bundle_json = bundle_json(bundle)?;
+    let fingerprint = fingerprint::fingerprint(&bundle_json, options);
+    if let Some(files) = output::current(dir, &fingerprint) {
+        return Ok(Written {
+            files,
+            changed: 0,
+            skipped: true,
+        });
+    }
+    let files = files_of(bundle, bundle_json, fingerprint, options)?;
+    let changed = files.write_to(dir)?;
+    Ok(Written {
+        files: files.len(),
+        changed,
+        skipped: false,
     })
+}
+
+/// The bundle as `bundle.json` holds it.
+fn bundle_json(bundle: &Bundle) -> Result<String, EmitError> {
+    let mut text = serde_json::to_string_pretty(bundle)?;
+    text.push('\n');
+    Ok(text)
+}
+
+fn files_of(
+    bundle: &Bundle,
+    bundle_json: String,
+    fingerprint: String,
+    options: &BuildOptions,
+) -> Result<OutputFiles, EmitError> {
+    // The Rust crate is the larger half of the work: it runs beside the JSON files, which
+    // spread over the remaining threads.
+    let (rust, json) = rayon::join(
+        || {
+            options
+                .rust
+                .as_ref()
+                .map(|r| rust::emit_crate(bundle, &bundle_json, r))
+                .transpose()
+        },
+        || json_files(bundle, &bundle_json, &options.lists),
+    );
+    let mut files = json?;
+    if let Some(crate_files) = rust? {
+        files.extend_under("rust", crate_files);
+    }
+    files.set_fingerprint(fingerprint);
+    Ok(files)
 }
 
 fn json_files(
@@ -297,34 +359,36 @@ fn json_files(
 ) -> Result<OutputFiles, EmitError> {
     let mut files = OutputFiles::new();
     files.insert("bundle.json", bundle_json.to_owned());
-    for tool in &bundle.tools {
-        check_file_name(&tool.name)?;
-        files.insert(
-            format!("schemas/{}.args.json", tool.name),
-            to_json_text(&schema::arguments(tool))?,
-        );
-        if let Some(r) = schema::result(tool) {
-            files.insert(
-                format!("schemas/{}.result.json", tool.name),
-                to_json_text(&r)?,
-            );
-        }
+    let schemas: Vec<Vec<(String, String)>> = bundle
+        .tools
+        .par_iter()
+        .map(|tool| {
+            check_file_name(&tool.name)?;
+            let mut out = vec![(
+                format!("schemas/{}.args.json", tool.name),
+                to_json_text(&schema::arguments(tool))?,
+            )];
+            if let Some(r) = schema::result(tool) {
+                out.push((
+                    format!("schemas/{}.result.json", tool.name),
+                    to_json_text(&r)?,
+                ));
+            }
+            Ok(out)
+        })
+        .collect::<Result<_, EmitError>>()?;
+    for (path, text) in schemas.into_iter().flatten() {
+        files.insert(path, text);
     }
-    let all: Vec<&ToolDefinition> = bundle.tools.iter().collect();
-    files.extend_under("tools", lists(&all, options)?);
+    let entries = lists::Entries::new(&bundle.tools, options)?;
+    files.extend_under("tools", entries.all_files());
     for name in bundle.project.toolsets.keys() {
         check_file_name(name)?;
         let members = toolset_tools(bundle, name)?;
-        files.extend_under(&format!("toolsets/{name}/tools"), lists(&members, options)?);
-    }
-    Ok(files)
-}
-
-fn lists(tools: &[&ToolDefinition], options: &ListOptions) -> Result<OutputFiles, EmitError> {
-    let mut files = OutputFiles::new();
-    for target in ListTarget::ALL {
-        let list = tool_list(*target, tools, options)?;
-        files.insert(format!("{}.json", target.as_str()), to_json_text(&list)?);
+        files.extend_under(
+            &format!("toolsets/{name}/tools"),
+            entries.files_of(&members),
+        );
     }
     Ok(files)
 }

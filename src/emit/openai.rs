@@ -66,16 +66,7 @@ pub const STRICT_KEYWORDS: &[&str] = &[
 pub fn chat(tools: &[&ToolDefinition], strict: bool) -> Result<Value, EmitError> {
     let mut out = Vec::with_capacity(tools.len());
     for tool in tools {
-        let f = function(tool, strict)?;
-        out.push(json!({
-            "type": "function",
-            "function": {
-                "name": f.name,
-                "description": f.description,
-                "parameters": f.parameters,
-                "strict": f.strict,
-            }
-        }));
+        out.push(chat_entry(&function(tool, strict)?));
     }
     Ok(Value::Array(out))
 }
@@ -84,26 +75,46 @@ pub fn chat(tools: &[&ToolDefinition], strict: bool) -> Result<Value, EmitError>
 pub fn responses(tools: &[&ToolDefinition], strict: bool) -> Result<Value, EmitError> {
     let mut out = Vec::with_capacity(tools.len());
     for tool in tools {
-        let f = function(tool, strict)?;
-        out.push(json!({
-            "type": "function",
-            "name": f.name,
-            "description": f.description,
-            "parameters": f.parameters,
-            "strict": f.strict,
-        }));
+        out.push(responses_entry(&function(tool, strict)?));
     }
     Ok(Value::Array(out))
 }
 
-struct Function {
+/// One tool as a Chat Completions entry.
+pub(crate) fn chat_entry(f: &Function) -> Value {
+    json!({
+        "type": "function",
+        "function": {
+            "name": f.name,
+            "description": f.description,
+            "parameters": f.parameters,
+            "strict": f.strict,
+        }
+    })
+}
+
+/// One tool as a Responses API entry.
+pub(crate) fn responses_entry(f: &Function) -> Value {
+    json!({
+        "type": "function",
+        "name": f.name,
+        "description": f.description,
+        "parameters": f.parameters,
+        "strict": f.strict,
+    })
+}
+
+/// One tool in OpenAI's terms, shared by the Chat Completions and Responses forms (the strict
+/// conversion is the costly part, so it runs once per tool).
+pub(crate) struct Function {
     name: String,
     description: String,
     parameters: Value,
     strict: bool,
 }
 
-fn function(tool: &ToolDefinition, strict: bool) -> Result<Function, EmitError> {
+/// The OpenAI form of a tool: strict when asked and possible.
+pub(crate) fn function(tool: &ToolDefinition, strict: bool) -> Result<Function, EmitError> {
     let ok = name_matches(
         &tool.name,
         |c| c.is_ascii_alphanumeric() || c == '_' || c == '-',

@@ -16,6 +16,8 @@ pub mod manifest;
 pub mod tokens;
 pub mod types;
 
+use std::path::{Component, Path, PathBuf};
+
 use proc_macro2::TokenStream;
 use quote::quote;
 
@@ -37,17 +39,87 @@ pub enum BundleSource {
 /// How the generated crate depends on toolgate.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum ToolgateDependency {
-    /// A path dependency on a toolgate source tree.
+    /// A path dependency on a toolgate source tree (relative paths are resolved by cargo from
+    /// the crate's folder).
     Path(String),
     /// A registry version requirement.
     Version(String),
 }
 
 impl Default for ToolgateDependency {
-    /// The source tree this toolgate was built from.
+    /// The source tree this toolgate was built from, as an absolute path: right on this
+    /// machine only. `toolgate build` uses [`ToolgateDependency::for_crate_dir`] instead.
     fn default() -> Self {
         ToolgateDependency::Path(env!("CARGO_MANIFEST_DIR").to_owned())
     }
+}
+
+impl ToolgateDependency {
+    /// The portable default for a crate generated into `crate_dir` (`<out>/rust`): the source
+    /// tree this toolgate was built from, as a path relative to `crate_dir`, while that tree is
+    /// still there and is not a package cargo unpacked from a registry; otherwise this
+    /// toolgate's version from the registry. A relative path stays right on every clone of a
+    /// repository holding both the output and toolgate's source (and for any checkout at the
+    /// same place beside the project), where the absolute path of one machine would make
+    /// `build --check` report the output stale everywhere else.
+    pub fn for_crate_dir(crate_dir: &Path) -> ToolgateDependency {
+        let source = Path::new(env!("CARGO_MANIFEST_DIR"));
+        if !source.join("Cargo.toml").is_file() || in_cargo_registry(source) {
+            return ToolgateDependency::Version(env!("CARGO_PKG_VERSION").to_owned());
+        }
+        let from = std::env::current_dir()
+            .map(|cwd| normalize(&cwd.join(crate_dir)))
+            .unwrap_or_else(|_| crate_dir.to_path_buf());
+        match relative_path(&from, source) {
+            Some(rel) => ToolgateDependency::Path(rel),
+            None => ToolgateDependency::default(),
+        }
+    }
+}
+
+/// Whether a source tree is a package cargo unpacked from a registry
+/// (`~/.cargo/registry/src/<index>/toolgate-<version>`), which `cargo install toolgate` builds.
+fn in_cargo_registry(source: &Path) -> bool {
+    let parts: Vec<_> = source.components().map(|c| c.as_os_str()).collect();
+    parts
+        .windows(2)
+        .any(|w| w[0] == "registry" && w[1] == "src")
+}
+
+/// `path` with `.` and `..` resolved lexically (the folder may not exist yet).
+fn normalize(path: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for c in path.components() {
+        match c {
+            Component::CurDir => {}
+            Component::ParentDir => {
+                out.pop();
+            }
+            other => out.push(other),
+        }
+    }
+    out
+}
+
+/// The path from folder `from` to `to`, both absolute, with `/` separators; `None` when they
+/// share no root (two Windows drives).
+fn relative_path(from: &Path, to: &Path) -> Option<String> {
+    let from: Vec<Component> = from.components().collect();
+    let to: Vec<Component> = to.components().collect();
+    if from.first() != to.first() {
+        return None;
+    }
+    let common = from.iter().zip(&to).take_while(|(a, b)| a == b).count();
+    let mut parts: Vec<String> = vec!["..".to_owned(); from.len() - common];
+    parts.extend(
+        to[common..]
+            .iter()
+            .map(|c| c.as_os_str().to_string_lossy().into_owned()),
+    );
+    if parts.is_empty() {
+        return Some(".".to_owned());
+    }
+    Some(parts.join("/"))
 }
 
 /// Settings of the generated crate.
@@ -263,4 +335,47 @@ pub fn emit_crate(
         );
     }
     Ok(files)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn relative_paths() {
+        let rel = |a: &str, b: &str| relative_path(Path::new(a), Path::new(b));
+        assert_eq!(
+            rel("/repo/examples/embed/generated/rust", "/repo").as_deref(),
+            Some("../../../..")
+        );
+        assert_eq!(
+            rel("/home/me/proj/build/toolgate/rust", "/home/me/src/toolgate").as_deref(),
+            Some("../../../../src/toolgate")
+        );
+        assert_eq!(rel("/a/b", "/a/b").as_deref(), Some("."));
+        assert_eq!(rel("/a", "/a/b/c").as_deref(), Some("b/c"));
+        assert_eq!(
+            normalize(Path::new("/a/./b/../c/rust")),
+            PathBuf::from("/a/c/rust")
+        );
+    }
+
+    #[test]
+    fn registry_packages_are_recognised() {
+        assert!(in_cargo_registry(Path::new(
+            "/home/me/.cargo/registry/src/index.crates.io-1949cf8c6b5b557f/toolgate-0.1.0"
+        )));
+        assert!(!in_cargo_registry(Path::new("/home/me/src/toolgate")));
+    }
+
+    /// From inside this source tree the default is a relative path that leads back to it.
+    #[test]
+    fn the_default_dependency_is_relative_to_the_crate() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+        let crate_dir = root.join("examples/embed/generated/rust");
+        assert_eq!(
+            ToolgateDependency::for_crate_dir(&crate_dir),
+            ToolgateDependency::Path("../../../..".into())
+        );
+    }
 }

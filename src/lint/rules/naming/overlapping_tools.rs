@@ -16,15 +16,22 @@ pub const META: RuleMeta = RuleMeta {
     applies: Applies::Everywhere,
     purpose: "Finds pairs of tools a model cannot tell apart by name and description.",
     explanation: r#"## What it does
-Compares every pair of tools in the set and reports a pair when
+Compares every pair of tools in the set and finds a pair overlapping when
 - their descriptions are near-duplicates (at least 70% of their content words shared), or
 - their names differ only by a synonymous verb (`get`/`fetch`/`read`, `list`/`search`/`find`,
   `delete`/`remove` …) and they take largely the same parameters, or
 - one name extends the other (`read_file`, `read_text_file`), the parameters of one are all
-  parameters of the other, and most of the shorter description recurs in the longer one.
+  parameters of the other, and most of the shorter description's words recur in the longer one.
 Descriptions that differ exactly in the words that tell the names apart (`delete_entities`,
-`delete_relations`) do not count as duplicates.
-The finding is on the later tool and points at the earlier one.
+`delete_relations`) do not count as duplicates. Nor does an extending name whose added word names
+a behaviour the longer description explains and the shorter tool cannot be asked for (neither in
+its description nor a parameter): `double_click_mouse` beside `click_mouse`. A longer tool that
+takes more parameters than the shorter one still overlaps it: it can do the shorter one's job
+(`list_directory_with_sizes` beside `list_directory`).
+
+Overlapping tools are reported as groups: tools linked by overlapping pairs form one group and
+one finding, on the group's last tool; for three tools or more, each other member is labelled
+with the tool it overlaps and why.
 
 ## Why is this bad?
 "Too many tools or overlapping tools can also distract agents" (Anthropic). When two tools could
@@ -60,32 +67,61 @@ const SHARED_DESCRIPTION: f64 = 0.6;
 /// Fewest content words a description needs to be compared at all.
 const MIN_CONTENT_WORDS: usize = 5;
 
+/// Most other members a group's finding names and labels (the rest are counted).
+const MAX_NAMED: usize = 10;
+
 /// What one tool looks like to the comparison.
 struct Profile {
+    name: String,
+    /// Name words, in order.
     words: Vec<String>,
+    /// Name words, singular (as description words are compared).
+    name_words: Vec<String>,
+    /// Content words of the description: singular, sorted, deduplicated.
     content: Vec<String>,
+    /// Parameter names, sorted.
     params: Vec<String>,
+    /// The words of the parameter names: singular, sorted, deduplicated.
+    param_words: Vec<String>,
+}
+
+impl Profile {
+    fn new(name: &str, description: &str, mut params: Vec<String>) -> Profile {
+        let mut content: Vec<String> = tokens(description)
+            .into_iter()
+            .filter(|w| !is_stop_word(w))
+            .map(|w| singular(&w).to_owned())
+            .collect();
+        content.sort();
+        content.dedup();
+        params.sort();
+        let mut param_words: Vec<String> = params
+            .iter()
+            .flat_map(|p| split_identifier(p))
+            .map(|w| singular(&w).to_owned())
+            .collect();
+        param_words.sort();
+        param_words.dedup();
+        let words = split_identifier(name);
+        let name_words = words.iter().map(|w| singular(w).to_owned()).collect();
+        Profile {
+            name: name.to_owned(),
+            words,
+            name_words,
+            content,
+            params,
+            param_words,
+        }
+    }
 }
 
 fn profile(t: &ToolView) -> Profile {
-    let mut content: Vec<String> = tokens(t.description())
-        .into_iter()
-        .filter(|w| !is_stop_word(w))
-        .map(|w| singular(&w).to_owned())
-        .collect();
-    content.sort();
-    content.dedup();
-    let mut params: Vec<String> = t
+    let params = t
         .properties()
         .into_iter()
         .map(|(k, _, _)| k.name.clone())
         .collect();
-    params.sort();
-    Profile {
-        words: split_identifier(t.name),
-        content,
-        params,
-    }
+    Profile::new(t.name, t.description(), params)
 }
 
 /// Size of the intersection of two sorted, deduplicated lists (a merge: the set rule compares
@@ -132,13 +168,8 @@ fn overlap(a: &Profile, b: &Profile) -> Option<String> {
         }
     }
     if a.words.len() == b.words.len() {
-        let diffs: Vec<(&String, &String)> = a
-            .words
-            .iter()
-            .zip(&b.words)
-            .filter(|(x, y)| x != y)
-            .collect();
-        if let [(x, y)] = diffs.as_slice()
+        let mut diffs = a.words.iter().zip(&b.words).filter(|(x, y)| x != y);
+        if let (Some((x, y)), None) = (diffs.next(), diffs.next())
             && synonyms(x, y)
             && jaccard(&a.params, &b.params) >= SHARED_PARAMETERS
         {
@@ -159,33 +190,60 @@ fn overlap(a: &Profile, b: &Profile) -> Option<String> {
     } else {
         (long, short)
     };
-    if extends
-        && !few.params.is_empty()
-        && few.params.iter().all(|p| many.params.contains(p))
-        && containment(&a.content, &b.content) >= SHARED_DESCRIPTION
-    {
-        return Some("one name extends the other, and the parameters and description of one are contained in the other's".to_owned());
+    if !extends || few.params.is_empty() || !few.params.iter().all(|p| many.params.contains(p)) {
+        return None;
     }
-    None
+    let shared = containment(&a.content, &b.content);
+    if shared < SHARED_DESCRIPTION || adds_behaviour(short, long) {
+        return None;
+    }
+    let params = if few.params.len() == many.params.len() {
+        "they take the same parameters".to_owned()
+    } else {
+        format!("`{}` takes every parameter of `{}`", many.name, few.name)
+    };
+    Some(format!(
+        "the name `{}` extends `{}`, {params}, and {:.0}% of the shorter description's words recur in the longer one",
+        long.name,
+        short.name,
+        shared * 100.0
+    ))
+}
+
+/// Whether the longer name adds a word for something the shorter tool cannot be asked to do:
+/// the longer description uses the word, while the shorter one has it neither in its
+/// description nor in a parameter (`double_click_mouse` beside `click_mouse`,
+/// `trigger-sampling-request-async` beside `trigger-sampling-request`). A longer tool taking
+/// more parameters is a superset of the shorter one and never counts
+/// (`list_directory_with_sizes` beside `list_directory`).
+fn adds_behaviour(short: &Profile, long: &Profile) -> bool {
+    if long.params.len() > short.params.len() {
+        return false;
+    }
+    long.name_words
+        .iter()
+        .filter(|w| !short.name_words.contains(w) && !is_stop_word(w))
+        .any(|w| {
+            long.content.binary_search(w).is_ok()
+                && short.content.binary_search(w).is_err()
+                && short.param_words.binary_search(w).is_err()
+        })
 }
 
 /// Whether the descriptions differ in a word that also tells the names apart (`delete_entities`
 /// and `delete_relations` described alike except for "entities" and "relations").
 fn explains_names(a: &Profile, b: &Profile) -> bool {
-    let norm = |w: &String| singular(w).to_owned();
-    let na: Vec<String> = a.words.iter().map(norm).collect();
-    let nb: Vec<String> = b.words.iter().map(norm).collect();
-    let name_diff = na
-        .iter()
-        .filter(|w| !nb.contains(w))
-        .chain(nb.iter().filter(|w| !na.contains(w)));
-    let mut desc_diff = a
+    // Runs for every pair with similar descriptions, so it allocates nothing.
+    let names_differ = |w: &String| a.name_words.contains(w) != b.name_words.contains(w);
+    let only_a = a
         .content
         .iter()
-        .filter(|w| !b.content.contains(w))
-        .chain(b.content.iter().filter(|w| !a.content.contains(w)));
-    let name_diff: Vec<&String> = name_diff.collect();
-    desc_diff.any(|w| name_diff.contains(&w))
+        .filter(|w| b.content.binary_search(w).is_err());
+    let only_b = b
+        .content
+        .iter()
+        .filter(|w| a.content.binary_search(w).is_err());
+    only_a.chain(only_b).any(names_differ)
 }
 
 /// Share of the shorter description's content words that the other has too.
@@ -297,27 +355,144 @@ fn may_overlap(a: &Fingerprint, b: &Fingerprint) -> bool {
         && common_hashed(&short.words_sorted, &long.words_sorted) == short.words_sorted.len()
 }
 
-/// Reports overlapping pairs.
+/// Groups of overlapping tools, joined as pairs are found (union-find).
+struct Groups {
+    parent: Vec<usize>,
+    /// Overlapping pairs found, `(earlier, later, why)`, in the order found.
+    pairs: Vec<(usize, usize, String)>,
+}
+
+impl Groups {
+    fn new(n: usize) -> Groups {
+        Groups {
+            parent: (0..n).collect(),
+            pairs: Vec::new(),
+        }
+    }
+
+    fn root(&mut self, mut i: usize) -> usize {
+        while self.parent[i] != i {
+            self.parent[i] = self.parent[self.parent[i]];
+            i = self.parent[i];
+        }
+        i
+    }
+
+    fn join(&mut self, i: usize, j: usize, why: String) {
+        let (ri, rj) = (self.root(i), self.root(j));
+        self.parent[ri.max(rj)] = ri.min(rj);
+        self.pairs.push((i, j, why));
+    }
+
+    /// Each group of two tools or more: its members in tool order.
+    fn members(&mut self) -> Vec<Vec<usize>> {
+        let mut by_root: std::collections::BTreeMap<usize, Vec<usize>> = Default::default();
+        for i in 0..self.parent.len() {
+            let r = self.root(i);
+            by_root.entry(r).or_default().push(i);
+        }
+        by_root.into_values().filter(|m| m.len() > 1).collect()
+    }
+
+    /// The first pair found that involves tool `i`: the other tool and why.
+    fn first_pair(&self, i: usize) -> Option<(usize, &str)> {
+        self.pairs
+            .iter()
+            .find_map(|(a, b, why)| match (*a == i, *b == i) {
+                (true, _) => Some((*b, why.as_str())),
+                (_, true) => Some((*a, why.as_str())),
+                _ => None,
+            })
+    }
+}
+
+/// Reports each group of overlapping tools once.
 pub(crate) fn check(ctx: &mut LintContext, tools: &[ToolView]) {
     let profiles: Vec<Profile> = tools.iter().map(profile).collect();
     let prints = fingerprints(&profiles);
+    let mut groups = Groups::new(tools.len());
     for (j, b) in tools.iter().enumerate() {
         for (i, a) in tools.iter().enumerate().take(j) {
             if a.name == b.name
                 || a.name.is_empty()
                 || b.name.is_empty()
+                // Already in one group: another pair adds nothing to report. However many
+                // tools overlap, at most one comparison per tool finds an overlap; the others
+                // stop at the cheap pre-check or allocate nothing.
+                || groups.root(i) == groups.root(j)
                 || !may_overlap(&prints[i], &prints[j])
             {
                 continue;
             }
-            let Some(why) = overlap(&profiles[i], &profiles[j]) else {
-                continue;
-            };
-            ctx.report(b.name_span(), format!("`{}` overlaps with `{}`: {why}", b.name, a.name))
-                .label(a.name_span(), format!("`{}` is defined here", a.name))
-                .help("merge the two tools, or make each description say when to use it instead of the other");
+            if let Some(why) = overlap(&profiles[i], &profiles[j]) {
+                groups.join(i, j, why);
+            }
         }
     }
+    let mut found = groups.members();
+    found.sort_by_key(|m| m.last().copied());
+    for members in found {
+        report(ctx, tools, &groups, &members);
+    }
+}
+
+/// One finding for a group, on its last tool.
+fn report(ctx: &mut LintContext, tools: &[ToolView], groups: &Groups, members: &[usize]) {
+    let Some((&last, others)) = members.split_last() else {
+        return;
+    };
+    let Some((partner, why)) = groups.first_pair(last) else {
+        return;
+    };
+    let (z, p) = (&tools[last], &tools[partner]);
+    if let [only] = others {
+        let a = &tools[*only];
+        ctx.report(
+            z.name_span(),
+            format!("`{}` overlaps with `{}`: {why}", z.name, a.name),
+        )
+        .label(a.name_span(), format!("`{}` is defined here", a.name))
+        .help(
+            "merge the two tools, or make each description say when to use it instead of the other",
+        );
+        return;
+    }
+    let mut names: Vec<String> = others
+        .iter()
+        .take(MAX_NAMED)
+        .map(|&i| format!("`{}`", tools[i].name))
+        .collect();
+    if others.len() > MAX_NAMED {
+        names.push(format!("{} more", others.len() - MAX_NAMED));
+    }
+    let d = ctx.report(
+        z.name_span(),
+        format!(
+            "`{}` is one of {} overlapping tools (with {}): with `{}`, {why}",
+            z.name,
+            members.len(),
+            names.join(", "),
+            p.name
+        ),
+    );
+    // The pair in the message is not repeated; every other member shows where it is defined
+    // and, when it is the later tool of a pair, which tool it overlaps and why.
+    let stated = (partner.min(last), partner.max(last));
+    for &m in others.iter().take(MAX_NAMED) {
+        let pair = groups
+            .pairs
+            .iter()
+            .find(|(a, b, _)| *b == m && (*a, *b) != stated);
+        let text = match pair {
+            Some((a, _, why)) => format!(
+                "`{}` overlaps with `{}`: {why}",
+                tools[m].name, tools[*a].name
+            ),
+            None => format!("`{}` is defined here", tools[m].name),
+        };
+        d.label(tools[m].name_span(), text);
+    }
+    d.help("merge these tools, or make each description say when to use it instead of the others");
 }
 
 #[cfg(test)]
@@ -325,18 +500,7 @@ mod tests {
     use super::*;
 
     fn p(name: &str, desc: &str, params: &[&str]) -> Profile {
-        let mut content: Vec<String> = tokens(desc)
-            .into_iter()
-            .filter(|w| !is_stop_word(w))
-            .map(|w| singular(&w).to_owned())
-            .collect();
-        content.sort();
-        content.dedup();
-        Profile {
-            words: split_identifier(name),
-            content,
-            params: params.iter().map(|s| s.to_string()).collect(),
-        }
+        Profile::new(name, desc, params.iter().map(|s| s.to_string()).collect())
     }
 
     #[test]
@@ -405,5 +569,116 @@ mod tests {
             )
             .is_none()
         );
+    }
+
+    /// The pairs of the real corpus (`/work/shared/corpus`): found, with the message telling
+    /// what was measured.
+    #[test]
+    fn extending_names_that_overlap() {
+        let why = overlap(
+            &p(
+                "update_pull_request",
+                "Update an existing pull request in a GitHub repository.",
+                &[
+                    "base",
+                    "body",
+                    "owner",
+                    "pullNumber",
+                    "repo",
+                    "state",
+                    "title",
+                ],
+            ),
+            &p(
+                "update_pull_request_state",
+                "Update the state of an existing pull request (open or closed).",
+                &["owner", "pullNumber", "repo", "state"],
+            ),
+        );
+        assert_eq!(
+            why.as_deref(),
+            Some(
+                "the name `update_pull_request_state` extends `update_pull_request`, \
+                 `update_pull_request` takes every parameter of `update_pull_request_state`, \
+                 and 67% of the shorter description's words recur in the longer one"
+            )
+        );
+        let listing = "Get a detailed listing of all files and directories in a specified path";
+        assert!(
+            overlap(
+                &p("list_directory", listing, &["path"]),
+                &p(
+                    "list_directory_with_sizes",
+                    &format!("{listing}, including sizes."),
+                    &["path", "sortBy"]
+                )
+            )
+            .is_some()
+        );
+        assert!(
+            overlap(
+                &p(
+                    "shell",
+                    "Runs a shell command and returns its output.",
+                    &["command", "workdir"]
+                ),
+                &p(
+                    "shell_command",
+                    "Runs a shell command and returns its output.",
+                    &["command", "login", "workdir"]
+                )
+            )
+            .is_some()
+        );
+    }
+
+    /// An added name word that the longer description explains and the shorter tool cannot be
+    /// asked for is a different behaviour, not an overlap.
+    #[test]
+    fn extending_names_that_add_a_behaviour() {
+        assert_eq!(
+            overlap(
+                &p(
+                    "click_mouse",
+                    "Click at the specified coordinates (shown as a red crosshair) on the current page",
+                    &["x", "y", "button"]
+                ),
+                &p(
+                    "double_click_mouse",
+                    "Double-click at the specified coordinates (shown as a red crosshair) on the current page",
+                    &["x", "y"]
+                )
+            ),
+            None
+        );
+        assert_eq!(
+            overlap(
+                &p(
+                    "trigger-sampling-request",
+                    "Trigger a Request from the Server for LLM Sampling",
+                    &["prompt", "maxTokens"]
+                ),
+                &p(
+                    "trigger-sampling-request-async",
+                    "Trigger an async sampling request that the CLIENT executes as a background \
+                     task. Demonstrates bidirectional MCP tasks where the server sends a request \
+                     and the client executes it asynchronously.",
+                    &["prompt", "maxTokens"]
+                )
+            ),
+            None
+        );
+    }
+
+    #[test]
+    fn groups_join_pairs_and_remember_why() {
+        let mut g = Groups::new(5);
+        g.join(0, 2, "a".into());
+        g.join(2, 4, "b".into());
+        g.join(1, 3, "c".into());
+        assert_eq!(g.members(), vec![vec![0, 2, 4], vec![1, 3]]);
+        assert_eq!(g.first_pair(4), Some((2, "b")));
+        assert_eq!(g.first_pair(2), Some((0, "a")));
+        assert_eq!(g.root(4), g.root(0));
     }
 }
