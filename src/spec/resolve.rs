@@ -214,7 +214,8 @@ pub fn resolve(loaded: &LoadedSpecs, options: &ResolveOptions) -> Resolution {
 }
 
 fn check_names(loaded: &LoadedSpecs, tools: &[ResolvedTool], diags: &mut Vec<Diagnostic>) {
-    let mut seen: HashMap<&str, Span> = HashMap::new();
+    // The first definition of each name, and how many there have been so far.
+    let mut seen: HashMap<&str, (Span, usize)> = HashMap::new();
     for t in tools {
         let Some(ast) = loaded.files.get(t.file).and_then(|f| f.tools.get(t.index)) else {
             continue;
@@ -223,21 +224,31 @@ fn check_names(loaded: &LoadedSpecs, tools: &[ResolvedTool], diags: &mut Vec<Dia
             continue;
         };
         let span = name.range.in_file(t.source);
-        match seen.get(name.value.as_str()) {
-            Some(first) => diags.push(
+        match seen.get_mut(name.value.as_str()) {
+            Some((first, count)) => {
+                *count += 1;
+                let message = match *count {
+                    2 => format!("tool `{}` is defined twice", name.value),
+                    n => format!(
+                        "tool `{}` is defined again (definition {n} of the name)",
+                        name.value
+                    ),
+                };
+                diags.push(
                 Diagnostic::new(
                     Some(Rule::DuplicateToolName.code()),
                     Severity::Error,
                     span,
-                    format!("tool `{}` is defined twice", name.value),
+                    message,
                 )
                 .with_label(*first, "first defined here")
                 .with_help(
                     "tool names must be unique: rename one, or bump `version` in place of a copy",
                 ),
-            ),
+            );
+            }
             None => {
-                seen.insert(name.value.as_str(), span);
+                seen.insert(name.value.as_str(), (span, 1));
             }
         }
     }
