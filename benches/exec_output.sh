@@ -10,7 +10,8 @@ cd "$(dirname "$0")/.."
 
 SIZE_MIB=${SIZE_MIB:-1024}
 BYTES=$((SIZE_MIB * 1024 * 1024))
-cargo build --release --bin toolgate -q
+# Both binaries: the runtime uses the `toolgate-shim` beside `toolgate`, which must be of this build.
+cargo build --release --bin toolgate --bin toolgate-shim -q
 BIN=$PWD/target/release/toolgate
 
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/toolgate-exec-bench.XXXXXX")

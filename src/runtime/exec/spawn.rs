@@ -261,7 +261,7 @@ pub async fn spawn(req: SpawnRequest<'_>) -> Spawned {
         let mut s = failed(
             ErrorType::RuntimeException,
             format!(
-                "the exec shim `{}` ended without a report (it was killed, or is not a toolgate binary: embedding programs must call `toolgate::runtime::exec::sandbox::run_shim()` when argv[1] is `__exec-shim`)",
+                "the exec shim `{}` ended without a report (it was killed; or it is not a toolgate shim, or one from another toolgate build: build or install `toolgate` and `toolgate-shim` together; embedding programs must call `toolgate::runtime::exec::sandbox::run_shim()` when argv[1] is `__exec-shim`)",
                 req.shim.display()
             ),
         );
