@@ -31,7 +31,108 @@ pub struct ProjectConfig {
     pub mcp_servers: IndexMap<String, McpServer>,
     /// The provider targets the contracts are compiled for.
     pub targets: Vec<Target>,
+    /// Paths no tool may read or write beyond the default set, and exceptions from it
+    /// (`protect` in toolgate.yaml).
+    #[serde(default, skip_serializing_if = "ProtectPolicy::is_empty")]
+    pub protect: ProtectPolicy,
 }
+
+/// What a project adds to the default protected set, and what it exempts from it. The
+/// default set ([`DEFAULT_PROTECTED`]) always applies and is not written out.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct ProtectPolicy {
+    /// Protected globs the project adds.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub paths: Vec<ProtectedPath>,
+    /// Globs exempted from protection, each with the reason the project gave.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub except: Vec<ProtectedPath>,
+}
+
+impl ProtectPolicy {
+    /// Whether the project adds and exempts nothing.
+    pub fn is_empty(&self) -> bool {
+        self.paths.is_empty() && self.except.is_empty()
+    }
+
+    /// The default set, then the project's globs.
+    pub fn all_paths(&self) -> Vec<ProtectedPath> {
+        DEFAULT_PROTECTED
+            .iter()
+            .map(|(glob, reason)| ProtectedPath {
+                glob: (*glob).to_owned(),
+                reason: (*reason).to_owned(),
+                default: true,
+            })
+            .chain(self.paths.iter().cloned())
+            .collect()
+    }
+}
+
+/// One protected glob (or one exception) and why.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct ProtectedPath {
+    /// A glob over workspace-relative paths, matched at any depth unless it starts with `/`
+    /// (anchored at the workspace root); a match protects everything beneath it too.
+    pub glob: String,
+    /// Why, as the model and the person read it.
+    pub reason: String,
+    /// Whether it is one of toolgate's defaults.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub default: bool,
+}
+
+const SECRET: &str = "Secrets are never readable or writable by tools.";
+const KEY: &str = "Private keys and certificates are never readable or writable by tools.";
+const CREDENTIALS: &str =
+    "Credential files of common tools are never readable or writable by tools.";
+
+/// The protected globs every project starts with (a project may add to them; removing one is
+/// an `except` entry, which lint reports).
+pub const DEFAULT_PROTECTED: &[(&str, &str)] = &[
+    (".env", SECRET),
+    (".env.*", SECRET),
+    ("*.env", SECRET),
+    ("*.pem", KEY),
+    ("*.key", KEY),
+    ("*.p12", KEY),
+    ("*.pfx", KEY),
+    ("*.jks", KEY),
+    ("*.keystore", KEY),
+    ("*.crt", KEY),
+    ("*.cer", KEY),
+    ("*.gpg", KEY),
+    ("id_rsa", KEY),
+    ("id_rsa.*", KEY),
+    ("id_dsa", KEY),
+    ("id_dsa.*", KEY),
+    ("id_ecdsa", KEY),
+    ("id_ecdsa.*", KEY),
+    ("id_ecdsa_sk", KEY),
+    ("id_ecdsa_sk.*", KEY),
+    ("id_ed25519", KEY),
+    ("id_ed25519.*", KEY),
+    ("id_ed25519_sk", KEY),
+    ("id_ed25519_sk.*", KEY),
+    (".ssh", CREDENTIALS),
+    (".gnupg", CREDENTIALS),
+    (".aws", CREDENTIALS),
+    (".azure", CREDENTIALS),
+    (".config/gcloud", CREDENTIALS),
+    (".kube", CREDENTIALS),
+    (".docker/config.json", CREDENTIALS),
+    (".netrc", CREDENTIALS),
+    ("_netrc", CREDENTIALS),
+    (".git-credentials", CREDENTIALS),
+    (".npmrc", CREDENTIALS),
+    (".pypirc", CREDENTIALS),
+    (".pgpass", CREDENTIALS),
+    (".my.cnf", CREDENTIALS),
+    (".htpasswd", CREDENTIALS),
+    ("credentials.json", CREDENTIALS),
+    ("*.tfstate", CREDENTIALS),
+    ("*.tfstate.*", CREDENTIALS),
+];
 
 /// A named set of tools.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]

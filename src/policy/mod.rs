@@ -4,6 +4,8 @@
 //! Every rule is evaluated; the decision is the strictest match (`deny > ask > allow`), else the
 //! effect's default. The result records the whole chain so a decision can be explained.
 
+pub mod protect;
+
 use std::sync::Arc;
 
 use cel::Program;
@@ -11,6 +13,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::cel::{Bindings, EvalError, Evaluator};
 use crate::ir::{Decision, PermissionPolicy, PermissionRule};
+
+pub use protect::{ProtectError, ProtectedSet};
 
 /// A permission policy with its rules compiled.
 #[derive(Clone)]

@@ -43,6 +43,9 @@ pub enum BuildError {
     /// The state folder cannot be placed.
     #[error(transparent)]
     StateDir(#[from] crate::ir::project::StateDirError),
+    /// A `protect` glob does not compile.
+    #[error(transparent)]
+    Protect(#[from] crate::policy::ProtectError),
     /// The journal cannot be opened (never replaced by a fresh one in silence).
     #[error(transparent)]
     Journal(#[from] JournalError),
@@ -237,11 +240,13 @@ impl RuntimeBuilder {
             .workspace
             .clone()
             .unwrap_or_else(|| self.project_root.join(&project.workspace));
-        let workspace = Arc::new(Workspace::open(&workspace_dir)?);
+        let workspace = Workspace::open(&workspace_dir)?;
         let state_dir = match self.state_dir.clone() {
             Some(dir) => dir,
             None => crate::ir::project::resolve_state_dir(&project.state_dir, &self.project_root)?,
         };
+        let protected = protected_set(&project.protect, workspace.root(), &state_dir)?;
+        let workspace = Arc::new(workspace.with_protected(protected));
         let workspace_str = workspace.root().to_string_lossy().into_owned();
         let registry = Registry::build(&self.bundle, &workspace_str)?;
         if let Some(b) = &self.bindings {
@@ -304,5 +309,23 @@ impl RuntimeBuilder {
                 dispatch,
             }),
         })
+    }
+}
+
+/// The project's protected set, with the state folder added when it lies inside the workspace
+/// (its journal and raw artifacts hold every session's arguments and outputs).
+fn protected_set(
+    policy: &crate::ir::ProtectPolicy,
+    root: &Path,
+    state_dir: &Path,
+) -> Result<crate::policy::ProtectedSet, crate::policy::ProtectError> {
+    let set = crate::policy::ProtectedSet::new(policy)?;
+    let state = std::fs::canonicalize(state_dir).unwrap_or_else(|_| state_dir.to_path_buf());
+    match state.strip_prefix(root).ok().and_then(Path::to_str) {
+        Some(rel) if !rel.is_empty() => set.with_literal(
+            rel,
+            "The state folder (the journal and raw artifacts of every session) is never readable or writable by tools.",
+        ),
+        _ => Ok(set),
     }
 }

@@ -13,20 +13,29 @@
 
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, LazyLock};
 
 use cap_std::ambient_authority;
 use cap_std::fs::{Dir, OpenOptions};
 
-use crate::ir::ErrorType;
+use crate::ir::{ErrorType, ProtectPolicy};
+use crate::policy::ProtectedSet;
+
+/// The default protected set, compiled once (its globs are fixed, so it always compiles).
+static DEFAULT_SET: LazyLock<ProtectedSet> = LazyLock::new(|| {
+    ProtectedSet::new(&ProtectPolicy::default())
+        .unwrap_or_else(|e| unreachable!("the default protected globs compile: {e}"))
+});
 
 /// The error text cap-std gives when a path resolves outside its `Dir`.
 const ESCAPE_MESSAGE: &str = "a path led outside of the filesystem";
 
-/// The workspace root, opened as a capability.
+/// The workspace root, opened as a capability, with the paths inside it no tool may touch.
 #[derive(Debug)]
 pub struct Workspace {
     root: PathBuf,
     dir: Dir,
+    protected: Arc<ProtectedSet>,
 }
 
 /// The workspace folder cannot be opened.
@@ -96,7 +105,19 @@ impl Workspace {
         Ok(Workspace {
             root: canonical,
             dir,
+            protected: Arc::new(DEFAULT_SET.clone()),
         })
+    }
+
+    /// Sets the protected paths (the default set until this is called).
+    pub fn with_protected(mut self, protected: ProtectedSet) -> Self {
+        self.protected = Arc::new(protected);
+        self
+    }
+
+    /// The paths inside the workspace no tool may read or write.
+    pub fn protected(&self) -> &Arc<ProtectedSet> {
+        &self.protected
     }
 
     /// The absolute, canonical root.

@@ -7,12 +7,14 @@ use indexmap::IndexMap;
 
 use crate::diagnostic::{Diagnostic, Severity};
 use crate::ir::{
-    AskMode, ContextPolicy, Effect, FormatterKind, McpServer, ProjectConfig, ResourceLimits,
-    SandboxProfile, Target, Toolset,
+    AskMode, ContextPolicy, Effect, FormatterKind, McpServer, ProjectConfig, ProtectPolicy,
+    ProtectedPath, ResourceLimits, SandboxProfile, Target, Toolset,
 };
 use crate::lint::Rule;
-use crate::spec::project_file::ProjectFile;
+use crate::policy::ProtectedSet;
+use crate::spec::project_file::{ProjectFile, ProtectEntryAst};
 use crate::spec::source::SourceId;
+use crate::spec::yaml::Spanned;
 
 /// Defaults that apply to tools which do not set their own.
 #[derive(Clone, Debug)]
@@ -289,6 +291,8 @@ pub fn resolve_project(
         })
         .collect();
 
+    let protect = resolve_protect(p.protect.as_ref(), &err, diags);
+
     let config = ProjectConfig {
         workspace: p
             .workspace
@@ -306,6 +310,73 @@ pub fn resolve_project(
         sandbox_profiles,
         mcp_servers,
         targets,
+        protect,
     };
     (config, defaults)
+}
+
+/// `protect`: the default set, the project's globs after it, and its exceptions. Each glob
+/// must compile (checked here, so the runtime never meets a bad one) and each entry must say
+/// why.
+fn resolve_protect(
+    entries: Option<&Spanned<Vec<Spanned<ProtectEntryAst>>>>,
+    err: &dyn Fn(crate::spec::source::TextRange, String) -> Diagnostic,
+    diags: &mut Vec<Diagnostic>,
+) -> ProtectPolicy {
+    let mut policy = ProtectPolicy::default();
+    for entry in entries.map(|e| e.value.as_slice()).unwrap_or_default() {
+        let e = &entry.value;
+        let (glob, list) = match (&e.glob, &e.except) {
+            (Some(g), None) => (g, &mut policy.paths),
+            (None, Some(x)) => (x, &mut policy.except),
+            (Some(_), Some(x)) => {
+                diags.push(
+                    err(
+                        x.range,
+                        "a `protect` entry has both `glob` and `except`".into(),
+                    )
+                    .with_help("write the protected glob and the exception as two entries"),
+                );
+                continue;
+            }
+            (None, None) => {
+                diags.push(
+                    err(
+                        entry.range,
+                        "a `protect` entry needs `glob` or `except`".into(),
+                    )
+                    .with_help(
+                        "e.g. `- {glob: \"deploy/secrets/**\", reason: Deployment secrets.}`",
+                    ),
+                );
+                continue;
+            }
+        };
+        if e.reason.value.trim().is_empty() {
+            diags.push(
+                err(
+                    e.reason.range,
+                    "a `protect` entry's `reason` is empty".into(),
+                )
+                .with_help(
+                    "say why, in a sentence the model and the person read when a call is refused",
+                ),
+            );
+        }
+        let path = ProtectedPath {
+            glob: glob.value.clone(),
+            reason: e.reason.value.clone(),
+            default: false,
+        };
+        if let Err(e) = ProtectedSet::check_globs(std::slice::from_ref(&path)) {
+            diags.push(
+                err(glob.range, e.to_string()).with_help(
+                    "`*` matches within one folder, `**` across folders, `{a,b}` either",
+                ),
+            );
+            continue;
+        }
+        list.push(path);
+    }
+    policy
 }

@@ -41,6 +41,25 @@ pub struct ProjectFile {
     /// Linter configuration.
     #[serde(default)]
     pub lint: Option<Spanned<LintConfigAst>>,
+    /// Paths no tool may read or write, added to the default set (`{glob, reason}`), and
+    /// exceptions from it (`{except, reason}`).
+    #[serde(default)]
+    pub protect: Option<Spanned<Vec<Spanned<ProtectEntryAst>>>>,
+}
+
+/// One `protect` entry: a protected glob, or an exception, with its reason.
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ProtectEntryAst {
+    /// A glob no tool may read or write, matched at any depth (a leading `/` anchors it at the
+    /// workspace root); a matching folder protects everything in it.
+    #[serde(default)]
+    pub glob: Option<Spanned<String>>,
+    /// A glob exempted from protection (lint reports each exception that shrinks the defaults).
+    #[serde(default)]
+    pub except: Option<Spanned<String>>,
+    /// Why: what the model and the person read when a call is refused.
+    pub reason: Spanned<String>,
 }
 
 /// A toolset.

@@ -1,0 +1,250 @@
+//! [`ProtectedSet`]: the paths no tool may read or write, whatever its own rules say.
+//!
+//! One set per project, compiled once from [`ProtectPolicy`] and consulted everywhere a byte
+//! could leak: the permission stage (every resolved path argument, before the tool's rules),
+//! every builtin (refuse, or skip and count), and the sandbox of process tools (the shim masks
+//! each match). Matching is purely lexical over workspace-relative paths; callers resolve
+//! symbolic links first and compare file identities where links could be swapped in.
+//!
+//! A glob matches at any depth (`.env` protects `config/.env`) unless it starts with `/`,
+//! which anchors it at the workspace root. A path is protected when it, or any folder above
+//! it, matches a protected glob and does not match an exception; so `.ssh` protects
+//! `.ssh/id_rsa`. Matching ignores letter case: a case-insensitive file system (or a model
+//! writing `.ENV`) must not slip past.
+
+use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
+
+use crate::ir::{ProtectPolicy, ProtectedPath};
+
+/// The protected paths of a project, compiled.
+#[derive(Clone, Debug)]
+pub struct ProtectedSet {
+    paths: Vec<ProtectedPath>,
+    protect: GlobSet,
+    except: GlobSet,
+}
+
+/// A glob in `protect` that does not compile.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("the protected glob `{glob}` is not valid: {message}")]
+pub struct ProtectError {
+    /// The glob as written.
+    pub glob: String,
+    /// What is wrong with it.
+    pub message: String,
+}
+
+impl ProtectedSet {
+    /// Compiles the default set with a project's additions and exceptions.
+    pub fn new(policy: &ProtectPolicy) -> Result<ProtectedSet, ProtectError> {
+        let paths = policy.all_paths();
+        Ok(ProtectedSet {
+            protect: compile(&paths)?,
+            except: compile(&policy.except)?,
+            paths,
+        })
+    }
+
+    /// Checks that globs compile, without building a set.
+    pub fn check_globs(globs: &[ProtectedPath]) -> Result<(), ProtectError> {
+        compile(globs).map(|_| ())
+    }
+
+    /// Adds a workspace-relative path protected as it is written (no glob), such as the state
+    /// folder when it lies inside the workspace.
+    pub fn with_literal(mut self, rel: &str, reason: &str) -> Result<ProtectedSet, ProtectError> {
+        let escaped = globset::escape(rel.trim_start_matches("./"));
+        self.paths.push(ProtectedPath {
+            glob: format!("/{escaped}"),
+            reason: reason.to_owned(),
+            default: false,
+        });
+        self.protect = compile(&self.paths)?;
+        Ok(self)
+    }
+
+    /// The protected globs: the defaults, then the project's.
+    pub fn paths(&self) -> &[ProtectedPath] {
+        &self.paths
+    }
+
+    /// Why a workspace-relative path is protected, or `None` when it is not. `.` (the root)
+    /// is never protected; a path that climbs out with `..` is judged as written.
+    pub fn protects(&self, rel: &str) -> Option<&ProtectedPath> {
+        let rel = rel.trim_start_matches("./");
+        if rel.is_empty() || rel == "." {
+            return None;
+        }
+        // The path and every folder above it, shortest first: `.ssh` protects `.ssh/id_rsa`.
+        let mut hit = None;
+        let mut excepted = false;
+        for (i, _) in rel
+            .match_indices('/')
+            .chain(std::iter::once((rel.len(), "")))
+        {
+            let prefix = &rel[..i];
+            if prefix.is_empty() {
+                continue;
+            }
+            if hit.is_none() {
+                hit = self.protect.matches(prefix).first().copied();
+            }
+            excepted = excepted || self.except.is_match(prefix);
+        }
+        match hit {
+            Some(i) if !excepted => self.paths.get(i),
+            _ => None,
+        }
+    }
+}
+
+/// Compiles globs as the module describes: any depth unless anchored, case-insensitive,
+/// `*` within one folder.
+fn compile(paths: &[ProtectedPath]) -> Result<GlobSet, ProtectError> {
+    let mut b = GlobSetBuilder::new();
+    for p in paths {
+        let pattern = anchored(&p.glob);
+        let glob = GlobBuilder::new(&pattern)
+            .literal_separator(true)
+            .case_insensitive(true)
+            .build()
+            .map_err(|e| ProtectError {
+                glob: p.glob.clone(),
+                message: e.kind().to_string(),
+            })?;
+        b.add(glob);
+    }
+    b.build().map_err(|e| ProtectError {
+        glob: String::new(),
+        message: e.to_string(),
+    })
+}
+
+/// `/x` → `x` (at the root); `**/x` stays; anything else → `**/x` (at any depth). A trailing
+/// `/` or `/**` is dropped: a folder's match already covers what is in it.
+fn anchored(glob: &str) -> String {
+    let g = glob.trim_end_matches("/**").trim_end_matches('/');
+    if let Some(rooted) = g.strip_prefix('/') {
+        rooted.to_owned()
+    } else if g.starts_with("**/") {
+        g.to_owned()
+    } else {
+        format!("**/{g}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn set(extra: &[(&str, &str)], except: &[&str]) -> ProtectedSet {
+        let mut policy = ProtectPolicy::default();
+        policy
+            .paths
+            .extend(extra.iter().map(|(g, r)| ProtectedPath {
+                glob: (*g).into(),
+                reason: (*r).into(),
+                default: false,
+            }));
+        policy.except = except
+            .iter()
+            .map(|g| ProtectedPath {
+                glob: (*g).into(),
+                reason: "test".into(),
+                default: false,
+            })
+            .collect();
+        ProtectedSet::new(&policy).unwrap()
+    }
+
+    #[test]
+    fn defaults_protect_secrets_at_any_depth() {
+        let s = set(&[], &[]);
+        for p in [
+            ".env",
+            "config/.env",
+            ".env.production",
+            "deploy/prod.env",
+            "keys/server.pem",
+            "a/b/c/tls.key",
+            "home/.ssh/id_rsa",
+            "id_ed25519",
+            "id_rsa.pub",
+            ".ssh",
+            ".ssh/known_hosts",
+            ".aws/credentials",
+            "x/.config/gcloud/credentials.db",
+            ".docker/config.json",
+            ".netrc",
+            "terraform/prod.tfstate",
+            "CONFIG/.ENV",
+        ] {
+            assert!(s.protects(p).is_some(), "{p} should be protected");
+        }
+        for p in [
+            ".",
+            "src/main.rs",
+            "environment.md",
+            "src/env.rs",
+            "id_utils.py",
+            ".envrc.md/x",
+            "docs/ssh.md",
+            ".docker/other.json",
+            "keys",
+        ] {
+            assert!(s.protects(p).is_none(), "{p} should not be protected");
+        }
+    }
+
+    #[test]
+    fn a_protected_folder_protects_what_is_in_it() {
+        let s = set(&[("secrets", "deploy secrets")], &[]);
+        let hit = s.protects("ops/secrets/db/password.txt").unwrap();
+        assert_eq!(hit.glob, "secrets");
+        assert_eq!(hit.reason, "deploy secrets");
+        assert!(!hit.default);
+    }
+
+    #[test]
+    fn anchored_globs_match_at_the_root_only() {
+        let s = set(&[("/private", "root only"), ("/data/*.db", "dbs")], &[]);
+        assert!(s.protects("private/x").is_some());
+        assert!(s.protects("src/private/x").is_none());
+        assert!(s.protects("data/a.db").is_some());
+        assert!(s.protects("data/sub/a.db").is_none());
+    }
+
+    #[test]
+    fn exceptions_exempt_paths_beneath_them() {
+        let s = set(&[], &["tests/fixtures/**", "/public.pem"]);
+        assert!(s.protects("tests/fixtures/cert.pem").is_none());
+        assert!(s.protects("public.pem").is_none());
+        assert!(s.protects("sub/public.pem").is_some());
+        assert!(s.protects("src/cert.pem").is_some());
+    }
+
+    #[test]
+    fn literals_are_escaped() {
+        let s = ProtectedSet::new(&ProtectPolicy::default())
+            .unwrap()
+            .with_literal("state[1]/*", "the state folder")
+            .unwrap();
+        assert!(s.protects("state[1]/*/journal.db").is_some());
+        assert!(s.protects("state1/x").is_none());
+        assert!(s.protects("nested/state[1]/*").is_none());
+    }
+
+    #[test]
+    fn invalid_globs_are_errors() {
+        let policy = ProtectPolicy {
+            paths: vec![ProtectedPath {
+                glob: "[unclosed".into(),
+                reason: "r".into(),
+                default: false,
+            }],
+            except: vec![],
+        };
+        let e = ProtectedSet::new(&policy).unwrap_err();
+        assert_eq!(e.glob, "[unclosed");
+    }
+}
