@@ -18,6 +18,7 @@ use toolgate::runtime::{
 };
 use toolgate::spec::load::LoadOptions;
 
+pub mod escape;
 pub mod sandbox;
 
 pub fn repo() -> PathBuf {
