@@ -19,6 +19,7 @@ use toolgate::runtime::{
 use toolgate::spec::load::LoadOptions;
 
 pub mod sandbox;
+pub mod toolchain;
 
 pub fn repo() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
