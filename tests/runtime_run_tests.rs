@@ -180,7 +180,7 @@ async fn go_test_suite() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn jest_suite() {
-    if !require(&[Toolchain::Jest]) {
+    if !require(&[Toolchain::Node, Toolchain::Jest]) {
         return;
     }
     let f = Fixture::new();

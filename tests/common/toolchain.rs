@@ -3,10 +3,10 @@
 //!
 //! `scripts/test` (the README's test command) provides what it can without root: a venv under
 //! `target/test-env/` with `tests/requirements.txt`, first on PATH, and `npm ci` for the jest
-//! fixture when npm is present. What is still absent is a skip outside CI: the test prints one
-//! line, appends a record to the file named by `TOOLGATE_TEST_SKIPS` (set by `scripts/test`,
-//! which lists the skips in its summary) and returns. In CI (`CI` set), an absent toolchain is a
-//! failure: `.ci/run` installs every one of them.
+//! fixture when npm is present. A test whose toolchain is still absent appends a record to the
+//! file named by `TOOLGATE_TEST_SKIPS` (set by `scripts/test`, which lists them in its summary);
+//! outside CI it then prints one line and returns (a skip), and in CI (`CI` set) it fails:
+//! `.ci/run` installs every toolchain.
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -25,7 +25,8 @@ pub enum Toolchain {
     Go,
     /// `node` (the jest fixture's test tool).
     Node,
-    /// jest in `tests/fixtures/tests/jest_project/node_modules` (from `npm ci`).
+    /// jest in `tests/fixtures/tests/jest_project/node_modules` (from `npm ci`; require
+    /// [`Toolchain::Node`] first, so that a missing `node` is reported as such).
     Jest,
     /// `git`.
     Git,
@@ -52,8 +53,8 @@ impl Toolchain {
     pub fn install(self) -> &'static str {
         match self {
             Toolchain::Pytest | Toolchain::PythonMcp | Toolchain::McpServerGit => {
-                "scripts/test installs tests/requirements.txt into a venv under target/test-env/ \
-                 (Debian needs python3-venv)"
+                "run scripts/test, which installs tests/requirements.txt into a venv under \
+                 target/test-env/ (Debian needs python3-venv)"
             }
             Toolchain::Go => "install Go (Debian: apt-get install golang-go)",
             Toolchain::Node => "install Node.js and npm (Debian: apt-get install nodejs npm)",
@@ -90,7 +91,6 @@ impl Toolchain {
             Toolchain::Go => runs("go", "version"),
             Toolchain::Node => runs("node", "--version"),
             Toolchain::Jest => {
-                runs("node", "--version")?;
                 let jest = jest_bin();
                 if jest.is_file() {
                     Ok(())
@@ -126,9 +126,9 @@ pub fn in_ci() -> bool {
     std::env::var("CI").is_ok_and(|v| !matches!(v.trim(), "" | "0" | "false"))
 }
 
-/// Whether every one of `needs` is there. When one is not: in CI the test fails with what to
-/// install; otherwise the skip is printed (on the real stderr, so plain `cargo test` shows it)
-/// and recorded for the summary of `scripts/test`, and the test should return:
+/// Whether every one of `needs` is there. When one is not, it is recorded for the summary of
+/// `scripts/test`; then in CI the test fails with what to install, and otherwise the skip is
+/// printed (on the real stderr, so plain `cargo test` shows it) and the test should return:
 ///
 /// ```ignore
 /// if !common::toolchain::require(&[Toolchain::Go]) {
@@ -140,6 +140,7 @@ pub fn require(needs: &[Toolchain]) -> bool {
     let test = test_name();
     for &need in needs {
         let Err(why) = need.probe() else { continue };
+        record(&test, need);
         if in_ci() {
             panic!(
                 "{test} needs {}, which is absent here: {why}\n{} (CI installs it: .ci/run)",
@@ -147,7 +148,13 @@ pub fn require(needs: &[Toolchain]) -> bool {
                 need.install()
             );
         }
-        skip(&test, need, &why);
+        let line = format!(
+            "skipped {test}: {} is absent ({why}); {} (CI runs it)\n",
+            need.name(),
+            need.install()
+        );
+        // Straight to stderr rather than through eprintln!, which the test harness captures.
+        let _ = std::io::stderr().write_all(line.as_bytes());
         return false;
     }
     true
@@ -159,30 +166,24 @@ fn test_name() -> String {
     format!("{}::{name}", env!("CARGO_CRATE_NAME"))
 }
 
-/// Prints the skip line and appends `toolchain<TAB>test<TAB>how to install` to the file named by
-/// `TOOLGATE_TEST_SKIPS`, if any.
-fn skip(test: &str, need: Toolchain, why: &str) {
-    let line = format!(
-        "skipped {test}: {} is absent ({why}); {} (CI runs it)\n",
-        need.name(),
-        need.install()
-    );
-    // Straight to stderr rather than through eprintln!, which the test harness captures.
-    let _ = std::io::stderr().write_all(line.as_bytes());
-    if let Some(path) = std::env::var_os("TOOLGATE_TEST_SKIPS") {
-        let record = format!("{}\t{test}\t{}\n", need.name(), need.install());
-        // One write to a file opened for appending: records of parallel tests do not interleave.
-        let appended = std::fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(&path)
-            .and_then(|mut f| f.write_all(record.as_bytes()));
-        if let Err(e) = appended {
-            let _ = writeln!(
-                std::io::stderr(),
-                "cannot record the skip in {}: {e}",
-                PathBuf::from(path).display()
-            );
-        }
+/// Appends `toolchain<TAB>test<TAB>how to install` to the file named by `TOOLGATE_TEST_SKIPS`,
+/// if any.
+fn record(test: &str, need: Toolchain) {
+    let Some(path) = std::env::var_os("TOOLGATE_TEST_SKIPS") else {
+        return;
+    };
+    let record = format!("{}\t{test}\t{}\n", need.name(), need.install());
+    // One write to a file opened for appending: records of parallel tests do not interleave.
+    let appended = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&path)
+        .and_then(|mut f| f.write_all(record.as_bytes()));
+    if let Err(e) = appended {
+        let _ = writeln!(
+            std::io::stderr(),
+            "cannot record the skipped test in {}: {e}",
+            PathBuf::from(path).display()
+        );
     }
 }
