@@ -11,6 +11,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
+use common::toolchain::{Toolchain, require};
 use common::{Fixture, repo};
 use pretty_assertions::assert_eq;
 use toolgate::runtime::journal::JournalError;
@@ -156,6 +157,9 @@ fn a_journal_in_use_by_another_process_is_refused() {
 
 #[test]
 fn a_database_lock_held_by_another_process_times_out_with_an_error() {
+    if !require(&[Toolchain::Sqlite3]) {
+        return;
+    }
     let f = Fixture::new();
     let path = existing_journal(f.state.path());
     let mut sqlite = Command::new("sqlite3")
