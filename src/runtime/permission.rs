@@ -420,6 +420,14 @@ pub async fn authorize(
             },
         ),
     };
+    if let Some(why) = approver.cannot_ask(&request) {
+        return Err(unavailable(
+            Resolution::NotPresentable {
+                reason: why.clone(),
+            },
+            format!("but {why}"),
+        ));
+    }
     let timeout = Duration::from_millis(policy.approval_timeout_ms);
     let answer = tokio::select! {
         biased;
