@@ -206,11 +206,7 @@ impl CompiledPolicy {
     ) -> Result<PolicyDecision, PolicyEvalError> {
         let paths = arguments::path_params(&def.parameters);
         let globs = arguments::glob_params(&def.parameters, &def.exec);
-        if let Some((d, _)) =
-            arguments::protected_decision(bindings.args, &paths, &globs, protected.as_ref())
-        {
-            return Ok(d);
-        }
+        let hit = arguments::protected_decision(bindings.args, &paths, &globs, protected.as_ref());
         let ev = Evaluator::new(bindings)
             .and_then(|ev| ev.with_protected(protected))
             .map_err(|source| PolicyEvalError {
@@ -218,7 +214,20 @@ impl CompiledPolicy {
                 source,
                 chain: Vec::new(),
             })?;
-        self.decide(&ev)
+        match hit {
+            Some((d, _)) => Ok(self.explain_protected(d, &ev)),
+            None => self.decide(&ev),
+        }
+    }
+
+    /// A protected-path denial with the rules' chain filled in: what the rules would have
+    /// matched, for the record and for policy tests (the decision stays the denial).
+    pub fn explain_protected(&self, mut denial: PolicyDecision, ev: &Evaluator<'_>) -> PolicyDecision {
+        denial.chain = match self.decide(ev) {
+            Ok(d) => d.chain,
+            Err(e) => e.chain,
+        };
+        denial
     }
 }
 

@@ -99,6 +99,19 @@ impl ProtectedSet {
         })
     }
 
+    /// A set of exactly these globs and exceptions (no defaults): for lint, which judges one
+    /// default glob at a time.
+    pub fn from_globs(
+        paths: Vec<ProtectedPath>,
+        except: &[ProtectedPath],
+    ) -> Result<ProtectedSet, ProtectError> {
+        Ok(ProtectedSet {
+            protect: compile(&paths)?,
+            except: compile(except)?,
+            paths,
+        })
+    }
+
     /// Checks that globs compile, without building a set.
     pub fn check_globs(globs: &[ProtectedPath]) -> Result<(), ProtectError> {
         compile(globs).map(|_| ())

@@ -250,6 +250,10 @@ pub fn evaluate(
     let def = &tool.definition;
     let globs = glob_params(&def.parameters, &def.exec);
     if let Some((decision, _)) = protected_decision(args, &tool.path_params, &globs, protected) {
+        let decision = match ev {
+            Some(ev) => tool.policy.explain_protected(decision, ev),
+            None => decision,
+        };
         return PolicyEvaluation {
             decision,
             restricted_by: None,
