@@ -123,10 +123,7 @@ async fn approvals_show_every_argument_in_full_or_refuse_to_ask() {
 
     // 100 KiB: the question would pass 64 KiB, so nobody is asked.
     let big = "c".repeat(100 * 1024);
-    let r = client
-        .call_tool(write_call("big.txt", &big))
-        .await
-        .unwrap();
+    let r = client.call_tool(write_call("big.txt", &big)).await.unwrap();
     assert_eq!(error_type(&r).as_deref(), Some("APPROVAL_UNAVAILABLE"));
     let said = text(&r);
     assert!(

@@ -96,8 +96,7 @@ fn strings(items: Vec<String>) -> Value {
 /// too), ignoring letter case: repository internals, whose hooks and configuration run code
 /// outside any sandbox the next time a person uses git.
 pub fn in_git_dir(p: &str) -> bool {
-    p.split(['/', '\\'])
-        .any(|c| c.eq_ignore_ascii_case(".git"))
+    p.split(['/', '\\']).any(|c| c.eq_ignore_ascii_case(".git"))
 }
 
 /// Lexically normalizes a relative path: drops `.`, resolves `..` against earlier components.

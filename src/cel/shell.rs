@@ -125,7 +125,10 @@ fn is_assignment(w: &str) -> bool {
 
 /// Characters that end a word and start an operator when unquoted.
 fn is_operator_char(c: char) -> bool {
-    matches!(c, ';' | '&' | '|' | '(' | ')' | '<' | '>' | '\n' | '\r' | '`')
+    matches!(
+        c,
+        ';' | '&' | '|' | '(' | ')' | '<' | '>' | '\n' | '\r' | '`'
+    )
 }
 
 /// Where a nested list ends.
@@ -504,7 +507,10 @@ mod tests {
         );
         assert_eq!(words("  "), Vec::<String>::new());
         assert_eq!(words("cat ''"), ["cat", ""]);
-        assert_eq!(words(r#"echo "a;b" 'c|d' e\;f"#), ["echo", "a;b", "c|d", "e;f"]);
+        assert_eq!(
+            words(r#"echo "a;b" 'c|d' e\;f"#),
+            ["echo", "a;b", "c|d", "e;f"]
+        );
     }
 
     #[test]
@@ -568,7 +574,13 @@ mod tests {
 
     #[test]
     fn simple_means_one_plain_command() {
-        for yes in ["ls -la src", "cat 'a b'", "wc -l src/a.py", "echo \"x y\"", "pwd"] {
+        for yes in [
+            "ls -la src",
+            "cat 'a b'",
+            "wc -l src/a.py",
+            "echo \"x y\"",
+            "pwd",
+        ] {
             assert!(simple(yes), "{yes:?}");
         }
         for no in [
@@ -610,8 +622,8 @@ mod tests {
             Just(" ".to_owned()),
             Just("\t".to_owned()),
             prop::sample::select(vec![
-                ";", "&", "&&", "|", "||", "|&", "\n", "\r", "(", ")", "`", "$(", "<(", ">(",
-                "<", ">", ">>", "2>&1", "${", "}", "$", "~", "*",
+                ";", "&", "&&", "|", "||", "|&", "\n", "\r", "(", ")", "`", "$(", "<(", ">(", "<",
+                ">", ">>", "2>&1", "${", "}", "$", "~", "*",
             ])
             .prop_map(str::to_owned),
         ]

@@ -308,7 +308,10 @@ mod tests {
         let mut req = request();
         req.arguments = serde_json::json!({ "content": "z".repeat(100 * 1024) }).to_string();
         let why = ElicitationApprover::new().cannot_ask(&req).unwrap();
-        assert!(why.starts_with("the approval question would be 102"), "{why}");
+        assert!(
+            why.starts_with("the approval question would be 102"),
+            "{why}"
+        );
     }
 
     #[test]

@@ -12,7 +12,7 @@
 use serde_json::Value;
 
 use crate::ir::{Decision, ExecSpec};
-use crate::policy::protect::{Protection, ProtectedPaths};
+use crate::policy::protect::{ProtectedPaths, Protection};
 use crate::policy::{DecisionSource, PolicyDecision};
 
 /// A parameter that names a workspace path (by naming convention), checked by the path policy.
@@ -140,7 +140,10 @@ pub fn protected_argument(
             Some(Value::Array(items)) if param.list => items
                 .iter()
                 .enumerate()
-                .filter_map(|(i, v)| v.as_str().map(|s| (format!("{}[{i}]", param.name), s.to_owned())))
+                .filter_map(|(i, v)| {
+                    v.as_str()
+                        .map(|s| (format!("{}[{i}]", param.name), s.to_owned()))
+                })
                 .collect(),
             _ => Vec::new(),
         }
@@ -214,7 +217,10 @@ mod tests {
             "exclude_globs": {"type": "array"}, "path": {"type": "string"}
         }});
         let names = |exec: &ExecSpec| -> Vec<String> {
-            glob_params(&schema, exec).into_iter().map(|p| p.name).collect()
+            glob_params(&schema, exec)
+                .into_iter()
+                .map(|p| p.name)
+                .collect()
         };
         let grep = ExecSpec::Builtin {
             name: "search_files".into(),

@@ -222,7 +222,11 @@ impl CompiledPolicy {
 
     /// A protected-path denial with the rules' chain filled in: what the rules would have
     /// matched, for the record and for policy tests (the decision stays the denial).
-    pub fn explain_protected(&self, mut denial: PolicyDecision, ev: &Evaluator<'_>) -> PolicyDecision {
+    pub fn explain_protected(
+        &self,
+        mut denial: PolicyDecision,
+        ev: &Evaluator<'_>,
+    ) -> PolicyDecision {
         denial.chain = match self.decide(ev) {
             Ok(d) => d.chain,
             Err(e) => e.chain,

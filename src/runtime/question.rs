@@ -43,7 +43,11 @@ pub fn arguments(canonical_json: &str) -> String {
             }
         }
         Ok(other) => leaf(&mut out, "arguments", &other),
-        Err(_) => leaf(&mut out, "arguments", &Value::String(canonical_json.to_owned())),
+        Err(_) => leaf(
+            &mut out,
+            "arguments",
+            &Value::String(canonical_json.to_owned()),
+        ),
     }
     out
 }
@@ -92,7 +96,11 @@ fn leaf(out: &mut String, path: &str, v: &Value) {
 
 fn string(out: &mut String, path: &str, s: &str) {
     let chars = s.chars().count();
-    let characters = if chars == 1 { "character" } else { "characters" };
+    let characters = if chars == 1 {
+        "character"
+    } else {
+        "characters"
+    };
     let lines: Vec<&str> = s.split('\n').collect();
     if lines.len() == 1 {
         let _ = writeln!(out, "  {path} = {} ({chars} {characters})", quoted(s));

@@ -60,7 +60,8 @@ fn reach(def: &ToolDefinition, tool: &ToolView) -> Option<&'static str> {
         return Some("takes a path");
     }
     let tree = tool.resolved.cel.iter().any(|s| {
-        matches!(s.role, CelRole::Reads) && (s.text.contains("'tree:") || s.text.contains("\"tree:"))
+        matches!(s.role, CelRole::Reads)
+            && (s.text.contains("'tree:") || s.text.contains("\"tree:"))
     });
     tree.then_some("reads the workspace tree")
 }
@@ -105,7 +106,8 @@ pub(crate) fn check(ctx: &mut LintContext, tools: &[ToolView]) {
                     continue;
                 };
                 let Some((set, _)) = toolsets.iter().find(|(_, members)| {
-                    members.iter().any(|m| m == tool.name) && members.iter().any(|m| m == other.name)
+                    members.iter().any(|m| m == tool.name)
+                        && members.iter().any(|m| m == other.name)
                 }) else {
                     continue;
                 };

@@ -1,8 +1,8 @@
 //! TGP011 default-protection-exempted.
 
 use crate::diagnostic::Severity;
-use crate::ir::project::DEFAULT_PROTECTED;
 use crate::ir::ProtectedPath;
+use crate::ir::project::DEFAULT_PROTECTED;
 use crate::lint::context::{LintContext, ToolView};
 use crate::lint::rule::{Applies, Group, RuleMeta};
 use crate::policy::ProtectedSet;
@@ -139,6 +139,9 @@ mod tests {
         let all = exempted_defaults("tests/fixtures/**");
         assert!(all.contains(&".env") && all.contains(&"*.pem") && all.contains(&".ssh"));
         assert_eq!(exempted_defaults("docs/*.md"), Vec::<&str>::new());
-        assert_eq!(exempted_defaults("/build/generated.txt"), Vec::<&str>::new());
+        assert_eq!(
+            exempted_defaults("/build/generated.txt"),
+            Vec::<&str>::new()
+        );
     }
 }

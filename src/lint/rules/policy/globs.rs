@@ -86,11 +86,14 @@ fn collect_globs(e: &IdedExpr, negated: bool, out: &mut Vec<String>) {
             }
         }
         "matches_glob" if !negated && namespace(call) == Some("path") => {
-            let on_args = call.args.first().is_some_and(|a| reads_args(a));
-            if let (true, Some(IdedExpr {
-                expr: Expr::List(list),
-                ..
-            })) = (on_args, call.args.get(1))
+            let on_args = call.args.first().is_some_and(reads_args);
+            if let (
+                true,
+                Some(IdedExpr {
+                    expr: Expr::List(list),
+                    ..
+                }),
+            ) = (on_args, call.args.get(1))
             {
                 for el in &list.elements {
                     if let Expr::Literal(LiteralValue::String(s)) = &el.expr {
@@ -140,7 +143,13 @@ pub(crate) fn calls(program: &Program) -> BTreeSet<String> {
             }
             Expr::Select(s) => walk(&s.operand, out),
             Expr::Comprehension(c) => {
-                for x in [&c.iter_range, &c.accu_init, &c.loop_cond, &c.loop_step, &c.result] {
+                for x in [
+                    &c.iter_range,
+                    &c.accu_init,
+                    &c.loop_cond,
+                    &c.loop_step,
+                    &c.result,
+                ] {
                     walk(x, out);
                 }
             }
@@ -172,7 +181,13 @@ pub(crate) fn string_literals(program: &Program) -> Vec<String> {
             }
             Expr::Select(s) => walk(&s.operand, out),
             Expr::Comprehension(c) => {
-                for x in [&c.iter_range, &c.accu_init, &c.loop_cond, &c.loop_step, &c.result] {
+                for x in [
+                    &c.iter_range,
+                    &c.accu_init,
+                    &c.loop_cond,
+                    &c.loop_step,
+                    &c.result,
+                ] {
                     walk(x, out);
                 }
             }
@@ -244,7 +259,14 @@ mod tests {
     #[test]
     fn the_default_set_covers_the_old_secret_globs_but_not_git() {
         let set = ProtectedSet::new(&ProtectPolicy::default()).unwrap();
-        for g in ["**/.env", "**/.env.*", "**/*.pem", "**/*.key", "config/*.pem", "**/.ssh/**"] {
+        for g in [
+            "**/.env",
+            "**/.env.*",
+            "**/*.pem",
+            "**/*.key",
+            "config/*.pem",
+            "**/.ssh/**",
+        ] {
             assert!(covered(g, &set), "{g}");
         }
         for g in [".git/**", "**/secrets/**", "**/*.txt", "**/*"] {
@@ -264,7 +286,9 @@ mod tests {
         );
         assert_eq!(out, ["a", "b"]);
         assert_eq!(
-            calls(&program("shell.is_simple(args.c) && shell.words(args.c).all(w, !path.protected(w))")),
+            calls(&program(
+                "shell.is_simple(args.c) && shell.words(args.c).all(w, !path.protected(w))"
+            )),
             BTreeSet::from([
                 "path.protected".to_owned(),
                 "shell.is_simple".to_owned(),
