@@ -205,6 +205,13 @@ pub struct Refusal {
 #[derive(Clone, Debug)]
 pub struct WorkspaceProtection(pub Arc<Workspace>);
 
+impl WorkspaceProtection {
+    /// The judge of a workspace, as `path.protected` and [`evaluate`] take it.
+    pub fn shared(workspace: &Arc<Workspace>) -> Arc<dyn ProtectedPaths> {
+        Arc::new(WorkspaceProtection(workspace.clone()))
+    }
+}
+
 impl ProtectedPaths for WorkspaceProtection {
     fn protection(&self, path: &str) -> Option<Protection> {
         let set = self.0.protected();

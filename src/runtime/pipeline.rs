@@ -353,9 +353,7 @@ impl Inner {
         if !tool.path_params.is_empty() {
             meta.arguments.clone_from(valid.arguments());
         }
-        // `path.protected` and the protected-path check judge paths through the workspace.
-        let protection: Arc<dyn crate::policy::ProtectedPaths> =
-            Arc::new(permission::WorkspaceProtection(self.workspace.clone()));
+        let protection = permission::WorkspaceProtection::shared(&self.workspace);
         // CEL evaluation is synchronous and its context is not Send: everything that needs it
         // happens in this block, before the approval is awaited.
         let staged = {
