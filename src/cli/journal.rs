@@ -315,6 +315,9 @@ fn show_text(op: &OperationRecord) -> String {
     let source = match &p.source {
         crate::policy::DecisionSource::Rule { id } => format!("rule {id}"),
         crate::policy::DecisionSource::Default => "the effect's default".into(),
+        crate::policy::DecisionSource::Protected {
+            parameter, glob, ..
+        } => format!("protect ({parameter} matches {glob})"),
     };
     let mut decision = format!("{} by {source}", p.decision);
     if let Some(r) = &p.reason {

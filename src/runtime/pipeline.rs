@@ -8,9 +8,11 @@
 //!    the tool agree on the file); [`validate::semantic_check`] (CEL rules, the path findings;
 //!    also the resource footprint and idempotency key) → SEMANTIC_VALIDATION_ERROR; hooks
 //!    `AfterValidate`;
-//! 3. hooks `BeforePermission` (may only tighten); [`permission::evaluate`] and
-//!    [`permission::authorize`] (session grants, the [`Approver`] under the context's rules) →
-//!    an [`AuthorizedCall`] or DENIED/CANCELLED; hooks `AfterPermission`.
+//! 3. hooks `BeforePermission` (may only tighten); [`permission::evaluate`] (the protected
+//!    paths first — a protected path argument is denied whatever the rules, grants or approver
+//!    say — then the rules) and [`permission::authorize`] (session grants, the [`Approver`]
+//!    under the context's rules) → an [`AuthorizedCall`] or DENIED/CANCELLED; hooks
+//!    `AfterPermission`.
 //!
 //! Then for the authorized calls together: the [`Plan`] (conflict graph → batches). Batches run
 //! one after another, the calls of a batch concurrently; for each call:
@@ -351,6 +353,7 @@ impl Inner {
         if !tool.path_params.is_empty() {
             meta.arguments.clone_from(valid.arguments());
         }
+        let protection = permission::WorkspaceProtection::shared(&self.workspace);
         // CEL evaluation is synchronous and its context is not Send: everything that needs it
         // happens in this block, before the approval is awaited.
         let staged = {
@@ -364,7 +367,7 @@ impl Inner {
                     context: session.context(),
                     workspace: &self.workspace_str,
                 };
-                match Evaluator::new(&b) {
+                match Evaluator::new(&b).and_then(|ev| ev.with_protected(protection.clone())) {
                     Ok(ev) => Some(ev),
                     Err(e) => {
                         let m = format!("{} could not evaluate its rules: {e}", def.name);
@@ -389,10 +392,14 @@ impl Inner {
                     self.hook(HookPoint::AfterValidate, meta, session, None, 0, None);
                     self.hook(HookPoint::BeforePermission, meta, session, None, 0, None);
                     let restrictions = meta.annotations.take_restrictions();
-                    Ok((
-                        checked,
-                        permission::evaluate(&tool, ev.as_ref(), restrictions),
-                    ))
+                    let evaluation = permission::evaluate(
+                        &tool,
+                        &checked.call.arguments,
+                        ev.as_ref(),
+                        protection.as_ref(),
+                        restrictions,
+                    );
+                    Ok((checked, evaluation))
                 }
                 Err(r) => Err(r),
             }
@@ -438,7 +445,7 @@ impl Inner {
                 } else {
                     refusal.message
                 };
-                let r = result::refused(subject, refusal.error_type, message, None);
+                let r = result::refused(subject, refusal.error_type, message, refusal.hint);
                 Prepared::Done(Box::new((r, Some(refusal.record))))
             }
         }
