@@ -10,9 +10,20 @@
 //! Files are owner-only (0600): an artifact keeps the raw output, secrets included, and what
 //! is redacted for the model ([`ArtifactRedaction`]) is redacted again whenever
 //! `read_artifact` shows a part. `read_artifact` reads from here; the journal records the ids.
+//!
+//! Budgets ([`ArtifactBudgets`], `budgets` in toolgate.yaml) bound what is kept: the bytes one
+//! call may write, the bytes one session may write, and the store's quota. A call draws on an
+//! [`Allowance`]; an artifact that reaches a budget stops there (its id is the hash of what was
+//! kept) and the result says how much was dropped. When the store is near its quota, the oldest
+//! artifacts of other sessions are evicted to make room for one call's worth; what still does
+//! not fit is not kept. Usage is counted by this process and recounted from the disk whenever
+//! the store looks nearly full, so several processes sharing a store stay near the quota.
 
+use std::collections::HashMap;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::SystemTime;
 
 use serde::{Deserialize, Serialize};
@@ -48,6 +59,9 @@ pub struct ArtifactMeta {
     /// What must be redacted whenever a part of it is shown to the model.
     #[serde(default, skip_serializing_if = "ArtifactRedaction::is_empty")]
     pub redact: ArtifactRedaction,
+    /// The session whose call produced it (its artifacts are not evicted to make room for it).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub session_id: String,
 }
 
 /// What is redacted from an artifact's content before the model sees any of it (the file
@@ -102,14 +116,337 @@ pub enum ArtifactError {
 #[derive(Clone, Debug)]
 pub struct ArtifactStore {
     root: PathBuf,
+    ledger: Arc<Ledger>,
+}
+
+/// How many artifact bytes calls may write ([`crate::ir::Budgets`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ArtifactBudgets {
+    /// Bytes one call may write.
+    pub per_call: u64,
+    /// Bytes one session may write.
+    pub per_session: u64,
+    /// Bytes the store may hold.
+    pub store: u64,
+}
+
+impl ArtifactBudgets {
+    /// The artifact budgets of a project's budgets.
+    pub fn of(b: &crate::ir::Budgets) -> ArtifactBudgets {
+        ArtifactBudgets {
+            per_call: b.call_artifacts,
+            per_session: b.session_artifacts,
+            store: b.artifact_store,
+        }
+    }
+}
+
+impl Default for ArtifactBudgets {
+    fn default() -> Self {
+        ArtifactBudgets::of(&crate::ir::Budgets::default())
+    }
+}
+
+/// Which budget stopped an artifact.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BudgetLimit {
+    /// The call's (`budgets.call_artifacts`).
+    Call,
+    /// The session's (`budgets.session_artifacts`).
+    Session,
+    /// The store's quota (`budgets.artifact_store`).
+    Store,
+}
+
+/// An artifact cut short by a budget: what the result says.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BudgetCut {
+    /// The budget that was reached.
+    pub limit: BudgetLimit,
+    /// Its size.
+    pub budget: u64,
+    /// Bytes kept in the artifact.
+    pub kept: u64,
+    /// Bytes of the output that were not kept.
+    pub dropped: u64,
+}
+
+impl std::fmt::Display for BudgetCut {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let what = match self.limit {
+            BudgetLimit::Call => "the per-call artifact budget (budgets.call_artifacts",
+            BudgetLimit::Session => "this session's artifact budget (budgets.session_artifacts",
+            BudgetLimit::Store => {
+                "the artifact store's quota, with nothing older left to evict (budgets.artifact_store"
+            }
+        };
+        let kept = if self.kept == 0 {
+            "no artifact was kept".to_owned()
+        } else {
+            format!(
+                "the artifact keeps the first {} ({} bytes)",
+                size_text(self.kept),
+                self.kept
+            )
+        };
+        write!(
+            f,
+            "{kept}: {what}, {}) was reached; {} ({} bytes) dropped",
+            size_text(self.budget),
+            size_text(self.dropped),
+            self.dropped
+        )
+    }
+}
+
+/// What the store has counted: per-session usage, and the store's size.
+#[derive(Debug, Default)]
+struct Ledger {
+    budgets: ArtifactBudgets,
+    sessions: Mutex<HashMap<String, Arc<AtomicU64>>>,
+    /// Bytes in the store (objects and unfinished writes) as this process knows it; `None`
+    /// until first counted from the disk.
+    stored: Mutex<Option<u64>>,
+}
+
+/// What one call may still write to the store ([`ArtifactStore::allowance`]); clones share it.
+#[derive(Clone, Debug)]
+pub struct Allowance {
+    store: ArtifactStore,
+    session_id: String,
+    call: Arc<AtomicU64>,
+    session: Arc<AtomicU64>,
+}
+
+impl Allowance {
+    /// The budgets it draws on.
+    pub fn budgets(&self) -> ArtifactBudgets {
+        self.store.ledger.budgets
+    }
+
+    /// Grants up to `want` bytes and counts them against the call, the session and the store.
+    /// Fewer than `want` come with the budget that was reached.
+    pub fn take(&self, want: u64) -> (u64, Option<BudgetLimit>) {
+        let b = self.store.ledger.budgets;
+        let mut grant = want;
+        let mut limit = None;
+        let mut narrow = |room: u64, l: BudgetLimit| {
+            if room < grant {
+                grant = room;
+                limit = Some(l);
+            }
+        };
+        narrow(
+            b.per_call.saturating_sub(self.call.load(Ordering::Relaxed)),
+            BudgetLimit::Call,
+        );
+        narrow(
+            b.per_session
+                .saturating_sub(self.session.load(Ordering::Relaxed)),
+            BudgetLimit::Session,
+        );
+        let mut stored = self
+            .store
+            .ledger
+            .stored
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let used = stored.unwrap_or(0);
+        narrow(b.store.saturating_sub(used), BudgetLimit::Store);
+        *stored = Some(used + grant);
+        drop(stored);
+        self.call.fetch_add(grant, Ordering::Relaxed);
+        self.session.fetch_add(grant, Ordering::Relaxed);
+        (grant, limit)
+    }
+
+    /// Makes room before a call writes: counts the store from the disk when it looks nearly
+    /// full (or was never counted), then evicts the oldest artifacts of other sessions until
+    /// what this call may still write fits under the quota. Blocking file-system work, done
+    /// only near the quota.
+    pub fn prepare(&self) {
+        let b = self.store.ledger.budgets;
+        let need = b
+            .per_call
+            .saturating_sub(self.call.load(Ordering::Relaxed))
+            .min(
+                b.per_session
+                    .saturating_sub(self.session.load(Ordering::Relaxed)),
+            );
+        let mut stored = self
+            .store
+            .ledger
+            .stored
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        match *stored {
+            Some(used) if used.saturating_add(need) <= b.store => return,
+            _ => {}
+        }
+        let mut used = self.store.disk_usage();
+        if used.saturating_add(need) > b.store {
+            used = self
+                .store
+                .evict(used, used.saturating_add(need) - b.store, &self.session_id);
+        }
+        *stored = Some(used);
+    }
+
+    /// Gives back bytes counted against the store that did not stay there (a duplicate).
+    fn release_stored(&self, bytes: u64) {
+        let mut stored = self
+            .store
+            .ledger
+            .stored
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some(used) = stored.as_mut() {
+            *used = used.saturating_sub(bytes);
+        }
+    }
+}
+
+/// Sizes as people read them: `256 MiB`, `1.5 GiB`, `900 bytes`.
+pub fn size_text(bytes: u64) -> String {
+    const UNITS: [(u64, &str); 3] = [(1 << 30, "GiB"), (1 << 20, "MiB"), (1 << 10, "KiB")];
+    for (unit, name) in UNITS {
+        if bytes >= unit {
+            return if bytes.is_multiple_of(unit) {
+                format!("{} {name}", bytes / unit)
+            } else {
+                format!("{:.1} {name}", bytes as f64 / unit as f64)
+            };
+        }
+    }
+    format!("{bytes} bytes")
 }
 
 impl ArtifactStore {
-    /// A store under a state folder (created on first write).
+    /// A store under a state folder (created on first write), with the default budgets.
     pub fn new(state_dir: &Path) -> Self {
         ArtifactStore {
             root: state_dir.join("artifacts"),
+            ledger: Arc::new(Ledger::default()),
         }
+    }
+
+    /// Sets the artifact budgets.
+    pub fn with_budgets(mut self, budgets: ArtifactBudgets) -> Self {
+        self.ledger = Arc::new(Ledger {
+            budgets,
+            ..Ledger::default()
+        });
+        self
+    }
+
+    /// A fresh allowance for one call of a session.
+    pub fn allowance(&self, session_id: &str) -> Allowance {
+        let session = self
+            .ledger
+            .sessions
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .entry(session_id.to_owned())
+            .or_default()
+            .clone();
+        Allowance {
+            store: self.clone(),
+            session_id: session_id.to_owned(),
+            call: Arc::new(AtomicU64::new(0)),
+            session,
+        }
+    }
+
+    /// Stores what fits of `bytes` within a call's allowance (see [`ArtifactStore::put`]):
+    /// the reference (none when nothing fits) and, when a budget cut it, by how much.
+    pub fn put_within(
+        &self,
+        bytes: &[u8],
+        origin: ArtifactOrigin<'_>,
+        allowance: &Allowance,
+    ) -> Result<(Option<ArtifactRef>, Option<BudgetCut>), ArtifactError> {
+        allowance.prepare();
+        let (grant, limit) = allowance.take(bytes.len() as u64);
+        let kept = &bytes[..usize::try_from(grant)
+            .unwrap_or(bytes.len())
+            .min(bytes.len())];
+        let cut = limit.map(|limit| BudgetCut {
+            limit,
+            budget: budget_of(allowance.budgets(), limit),
+            kept: kept.len() as u64,
+            dropped: (bytes.len() - kept.len()) as u64,
+        });
+        if kept.is_empty() {
+            return Ok((None, cut));
+        }
+        let (reference, fresh) = self.put_object(kept, origin, &allowance.session_id)?;
+        if !fresh {
+            allowance.release_stored(kept.len() as u64);
+        }
+        Ok((Some(reference), cut))
+    }
+
+    /// Bytes in the store now: objects and unfinished writes.
+    fn disk_usage(&self) -> u64 {
+        let mut total = 0;
+        for (_, size, _) in self.objects() {
+            total += size;
+        }
+        if let Ok(entries) = std::fs::read_dir(self.root.join("tmp")) {
+            for e in entries.flatten() {
+                total += e.metadata().map(|m| m.len()).unwrap_or(0);
+            }
+        }
+        total
+    }
+
+    /// Every stored object: modification time, size, hex id.
+    fn objects(&self) -> Vec<(SystemTime, u64, String)> {
+        let mut out = Vec::new();
+        let Ok(heads) = std::fs::read_dir(self.root.join("objects")) else {
+            return out;
+        };
+        for head in heads.flatten() {
+            let Ok(tails) = std::fs::read_dir(head.path()) else {
+                continue;
+            };
+            let head_name = head.file_name().to_string_lossy().into_owned();
+            for tail in tails.flatten() {
+                let Ok(m) = tail.metadata() else { continue };
+                if !m.is_file() {
+                    continue;
+                }
+                let hex = format!("{head_name}{}", tail.file_name().to_string_lossy());
+                out.push((m.modified().unwrap_or(SystemTime::UNIX_EPOCH), m.len(), hex));
+            }
+        }
+        out
+    }
+
+    /// Removes the oldest artifacts of sessions other than `keep_session` until `want` bytes
+    /// are freed (or none are left); returns the store's size after.
+    fn evict(&self, mut used: u64, want: u64, keep_session: &str) -> u64 {
+        let mut objects = self.objects();
+        objects.sort();
+        let mut freed = 0;
+        for (_, size, hex) in objects {
+            if freed >= want {
+                break;
+            }
+            let id = format!("{ID_PREFIX}{hex}");
+            if self
+                .metadata(&id)
+                .is_ok_and(|m| m.session_id == keep_session)
+            {
+                continue;
+            }
+            if std::fs::remove_file(self.object_path(&hex)).is_ok() {
+                let _ = std::fs::remove_file(self.root.join("meta").join(format!("{hex}.json")));
+                freed += size;
+                used = used.saturating_sub(size);
+            }
+        }
+        used
     }
 
     /// The store's folder.
@@ -117,12 +454,23 @@ impl ArtifactStore {
         &self.root
     }
 
-    /// Stores bytes (once per content) and returns the reference.
+    /// Stores bytes (once per content) and returns the reference. No budget applies (calls
+    /// store through [`ArtifactStore::put_within`]).
     pub fn put(
         &self,
         bytes: &[u8],
         origin: ArtifactOrigin<'_>,
     ) -> Result<ArtifactRef, ArtifactError> {
+        self.put_object(bytes, origin, "").map(|(r, _)| r)
+    }
+
+    /// Stores bytes once per content; also says whether they were new.
+    fn put_object(
+        &self,
+        bytes: &[u8],
+        origin: ArtifactOrigin<'_>,
+        session_id: &str,
+    ) -> Result<(ArtifactRef, bool), ArtifactError> {
         let hex = blake3::hash(bytes).to_hex().to_string();
         let reference = ArtifactRef {
             id: format!("{ID_PREFIX}{hex}"),
@@ -131,23 +479,25 @@ impl ArtifactStore {
             media_type: origin.media_type.to_owned(),
         };
         let object = self.object_path(&hex);
-        if !object.is_file() {
-            let dir = object
-                .parent()
-                .map(Path::to_path_buf)
-                .unwrap_or_else(|| self.root.clone());
-            std::fs::create_dir_all(&dir)?;
-            write_atomic(&dir, &object, bytes)?;
-            let meta = ArtifactMeta {
-                reference: reference.clone(),
-                created_at: humantime::format_rfc3339_millis(SystemTime::now()).to_string(),
-                tool: origin.tool.to_owned(),
-                call_id: origin.call_id.to_owned(),
-                redact: ArtifactRedaction::default(),
-            };
-            self.write_meta(&hex, &meta)?;
+        if object.is_file() {
+            return Ok((reference, false));
         }
-        Ok(reference)
+        let dir = object
+            .parent()
+            .map(Path::to_path_buf)
+            .unwrap_or_else(|| self.root.clone());
+        std::fs::create_dir_all(&dir)?;
+        write_atomic(&dir, &object, bytes)?;
+        let meta = ArtifactMeta {
+            reference: reference.clone(),
+            created_at: humantime::format_rfc3339_millis(SystemTime::now()).to_string(),
+            tool: origin.tool.to_owned(),
+            call_id: origin.call_id.to_owned(),
+            redact: ArtifactRedaction::default(),
+            session_id: session_id.to_owned(),
+        };
+        self.write_meta(&hex, &meta)?;
+        Ok((reference, true))
     }
 
     fn write_meta(&self, hex: &str, meta: &ArtifactMeta) -> Result<(), ArtifactError> {
@@ -158,16 +508,20 @@ impl ArtifactStore {
         Ok(())
     }
 
-    /// Starts an artifact whose bytes arrive in pieces (a temporary file in the store).
-    pub fn writer(&self) -> Result<ArtifactWriter, ArtifactError> {
+    /// Starts an artifact whose bytes arrive in pieces (a temporary file in the store), for a
+    /// call whose allowance the writer of the pieces draws on ([`Allowance::take`]).
+    pub fn writer(&self, allowance: &Allowance) -> Result<ArtifactWriter, ArtifactError> {
         let dir = self.root.join("tmp");
         std::fs::create_dir_all(&dir)?;
         let tmp = dir.join(format!("{}.part", uuid::Uuid::now_v7().simple()));
         let file = owner_only().write(true).create_new(true).open(&tmp)?;
         Ok(ArtifactWriter {
             store: self.clone(),
+            allowance: allowance.clone(),
             file: Some(file),
             tmp,
+            written: 0,
+            stopped: None,
         })
     }
 
@@ -220,8 +574,12 @@ impl ArtifactStore {
 #[derive(Debug)]
 pub struct ArtifactWriter {
     store: ArtifactStore,
+    allowance: Allowance,
     file: Option<std::fs::File>,
     tmp: PathBuf,
+    written: u64,
+    /// Set when a budget stopped the artifact short of the whole output.
+    stopped: Option<WrittenContent>,
 }
 
 /// What is known about the bytes of a finished [`ArtifactWriter`].
@@ -236,22 +594,34 @@ pub struct WrittenContent {
 }
 
 impl ArtifactWriter {
-    /// Appends bytes.
+    /// Appends bytes (already counted against the allowance by whoever took them).
     pub fn write(&mut self, bytes: &[u8]) -> io::Result<()> {
         match &mut self.file {
-            Some(f) => f.write_all(bytes),
+            Some(f) => {
+                f.write_all(bytes)?;
+                self.written += bytes.len() as u64;
+                Ok(())
+            }
             None => Err(io::Error::other("the artifact is already finished")),
         }
     }
 
+    /// Records that a budget stopped the artifact: it holds only `kept`, the start of the
+    /// output, and [`ArtifactWriter::finish`] names it by that instead of the whole output.
+    pub fn stopped_at(&mut self, kept: WrittenContent) {
+        self.stopped = Some(kept);
+    }
+
     /// fsync, then rename into place (or drop the copy when the content is already stored),
-    /// and write the metadata.
+    /// and write the metadata. `content` describes the whole output (unless
+    /// [`ArtifactWriter::stopped_at`] said the writer holds less).
     pub fn finish(
         mut self,
         content: WrittenContent,
         origin: ArtifactOrigin<'_>,
         redact: ArtifactRedaction,
     ) -> Result<ArtifactRef, ArtifactError> {
+        let content = self.stopped.take().unwrap_or(content);
         let file = self
             .file
             .take()
@@ -267,6 +637,7 @@ impl ArtifactWriter {
         if object.is_file() {
             drop(file);
             let _ = std::fs::remove_file(&self.tmp);
+            self.allowance.release_stored(self.written);
             return Ok(reference);
         }
         file.sync_all()?;
@@ -284,6 +655,7 @@ impl ArtifactWriter {
             tool: origin.tool.to_owned(),
             call_id: origin.call_id.to_owned(),
             redact,
+            session_id: self.allowance.session_id.clone(),
         };
         self.store.write_meta(&hex, &meta)?;
         Ok(reference)
@@ -294,6 +666,28 @@ impl Drop for ArtifactWriter {
     fn drop(&mut self) {
         if self.file.take().is_some() {
             let _ = std::fs::remove_file(&self.tmp);
+            self.allowance.release_stored(self.written);
+        }
+    }
+}
+
+/// The size of the budget a limit names.
+fn budget_of(b: ArtifactBudgets, limit: BudgetLimit) -> u64 {
+    match limit {
+        BudgetLimit::Call => b.per_call,
+        BudgetLimit::Session => b.per_session,
+        BudgetLimit::Store => b.store,
+    }
+}
+
+impl BudgetCut {
+    /// A cut of an output of `total` bytes at `kept` by `limit`.
+    pub fn new(allowance: &Allowance, limit: BudgetLimit, kept: u64, total: u64) -> BudgetCut {
+        BudgetCut {
+            limit,
+            budget: budget_of(allowance.budgets(), limit),
+            kept,
+            dropped: total.saturating_sub(kept),
         }
     }
 }

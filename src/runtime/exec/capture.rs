@@ -5,6 +5,10 @@
 //! Memory stays flat however much a tool prints: the head, the tail, one read buffer and a
 //! short queue of chunks on their way to the file. File writes happen on a blocking thread so
 //! a slow disk (dirty-page throttling) never stalls the async reader of another call.
+//!
+//! The artifact draws on the call's [`Allowance`]: once a budget is reached it stops (its
+//! content, and so its id, is the stream up to there), the rest of the stream is still hashed,
+//! counted and kept in head and tail, and [`Captured::spill_error`] says how much was dropped.
 
 use std::io;
 
@@ -12,7 +16,9 @@ use tokio::io::{AsyncRead, AsyncReadExt};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-use crate::runtime::artifacts::{ArtifactStore, ArtifactWriter, WrittenContent};
+use crate::runtime::artifacts::{
+    Allowance, ArtifactStore, ArtifactWriter, BudgetCut, BudgetLimit, WrittenContent,
+};
 
 /// Bytes kept from the start of a stream.
 pub const HEAD_BYTES: usize = 512 * 1024;
@@ -31,6 +37,8 @@ pub struct SpillTo {
     pub store: ArtifactStore,
     /// Output larger than this becomes an artifact.
     pub threshold: u64,
+    /// What the call may still write to the store (shared by its streams).
+    pub allowance: Allowance,
 }
 
 /// A captured stream.
@@ -63,7 +71,8 @@ impl Captured {
         self.omitted() == 0 && self.tail.is_empty()
     }
 
-    /// What is known about the content, for the artifact.
+    /// What is known about the content, for the artifact (a writer a budget stopped names
+    /// itself by the part it holds instead: [`ArtifactWriter::stopped_at`]).
     pub fn content(&self) -> WrittenContent {
         WrittenContent {
             hash: self.hash,
@@ -115,8 +124,8 @@ struct Spill {
 }
 
 impl Spill {
-    fn start(store: &ArtifactStore) -> io::Result<Spill> {
-        let mut writer = store.writer().map_err(io::Error::other)?;
+    fn start(store: &ArtifactStore, allowance: &Allowance) -> io::Result<Spill> {
+        let mut writer = store.writer(allowance).map_err(io::Error::other)?;
         let (tx, mut rx) = mpsc::channel::<Vec<u8>>(SPILL_QUEUE);
         let done = tokio::task::spawn_blocking(move || {
             while let Some(chunk) = rx.blocking_recv() {
@@ -143,6 +152,8 @@ struct State {
     hasher: blake3::Hasher,
     spill: Option<Spill>,
     spill_error: Option<String>,
+    /// Set once a budget stopped the artifact: the budget, and the stream up to the cut.
+    cut: Option<(BudgetLimit, WrittenContent)>,
 }
 
 impl State {
@@ -163,7 +174,8 @@ impl State {
 }
 
 /// Reads a stream to its end (or until `stop`), keeping head and tail, hashing everything and
-/// spilling it to the store when it grows past `min(threshold, HEAD_BYTES)`.
+/// spilling it to the store when it grows past `min(threshold, HEAD_BYTES)`, within the call's
+/// allowance.
 pub async fn capture(
     mut reader: impl AsyncRead + Unpin,
     spill_to: Option<SpillTo>,
@@ -178,6 +190,7 @@ pub async fn capture(
         hasher: blake3::Hasher::new(),
         spill: None,
         spill_error: None,
+        cut: None,
     };
     // Everything up to this point is still in the head, so spilling can start from it.
     let spill_from = spill_to
@@ -194,32 +207,37 @@ pub async fn capture(
         };
         let chunk = &buf[..n];
         let before = st.total;
-        st.total += n as u64;
-        st.newlines += chunk.iter().filter(|b| **b == b'\n').count() as u64;
-        st.last = chunk.last().copied();
-        st.hasher.update(chunk);
-        st.keep(chunk);
+        // Spill before the chunk is counted: a budget cut inside it needs the hash of the
+        // stream up to the cut.
         if let (Some(from), Some(to)) = (spill_from, &spill_to)
             && st.spill.is_none()
             && st.spill_error.is_none()
-            && st.total > from
+            && st.cut.is_none()
+            && before + n as u64 > from
         {
-            match Spill::start(&to.store) {
+            to.allowance.prepare();
+            match Spill::start(&to.store, &to.allowance) {
                 Ok(s) => {
-                    let earlier = st.head[..usize::try_from(before).unwrap_or(0)].to_vec();
                     st.spill = Some(s);
-                    if !earlier.is_empty() {
-                        send(&mut st, earlier).await;
-                    }
-                    send(&mut st, chunk.to_vec()).await;
+                    let earlier = st.head[..usize::try_from(before).unwrap_or(0)].to_vec();
+                    offer(&mut st, &to.allowance, &earlier, 0, &[]).await;
+                    offer(&mut st, &to.allowance, chunk, before, chunk).await;
                 }
                 Err(e) => st.spill_error = Some(e.to_string()),
             }
-        } else if st.spill.is_some() {
-            send(&mut st, chunk.to_vec()).await;
+        } else if st.spill.is_some()
+            && st.cut.is_none()
+            && let Some(to) = &spill_to
+        {
+            offer(&mut st, &to.allowance, chunk, before, chunk).await;
         }
+        st.total += n as u64;
+        st.newlines += memchr::memchr_iter(b'\n', chunk).count() as u64;
+        st.last = chunk.last().copied();
+        st.hasher.update(chunk);
+        st.keep(chunk);
     }
-    let spilled = match st.spill.take() {
+    let mut spilled = match st.spill.take() {
         Some(s) => match s.finish().await {
             Ok(w) => Some(w),
             Err(e) => {
@@ -229,6 +247,19 @@ pub async fn capture(
         },
         None => None,
     };
+    if let (Some((limit, kept)), Some(to)) = (st.cut.take(), &spill_to) {
+        let cut = BudgetCut::new(&to.allowance, limit, kept.size, st.total);
+        st.spill_error.get_or_insert(cut.to_string());
+        spilled = match spilled {
+            // Nothing kept at all: there is no artifact to finish.
+            Some(_) if kept.size == 0 => None,
+            Some(mut w) => {
+                w.stopped_at(kept);
+                Some(w)
+            }
+            None => None,
+        };
+    }
     let tail = if st.tail.len() > TAIL_BYTES {
         st.tail[st.tail.len() - TAIL_BYTES..].to_vec()
     } else {
@@ -243,6 +274,51 @@ pub async fn capture(
         spilled,
         spill_error: st.spill_error,
     }
+}
+
+/// Offers `bytes` (the stream from `offset`) to the artifact within the allowance; when a
+/// budget cuts them, records what the artifact then holds. `chunk` is the current read (not
+/// yet counted in the state) when `bytes` is it; earlier bytes are still all in the head.
+async fn offer(st: &mut State, allowance: &Allowance, bytes: &[u8], offset: u64, chunk: &[u8]) {
+    if bytes.is_empty() || st.cut.is_some() || st.spill.is_none() {
+        return;
+    }
+    let (grant, limit) = allowance.take(bytes.len() as u64);
+    let g = usize::try_from(grant)
+        .unwrap_or(bytes.len())
+        .min(bytes.len());
+    if g > 0 {
+        send(st, bytes[..g].to_vec()).await;
+    }
+    let Some(limit) = limit else { return };
+    let kept = offset + g as u64;
+    let newlines = |b: &[u8]| memchr::memchr_iter(b'\n', b).count() as u64;
+    let (hash, lines, last) = if chunk.is_empty() {
+        // The cut is inside the head (bytes before the spill started).
+        let prefix = &st.head[..usize::try_from(kept).unwrap_or(0).min(st.head.len())];
+        (
+            blake3::hash(prefix),
+            newlines(prefix),
+            prefix.last().copied(),
+        )
+    } else {
+        let mut h = st.hasher.clone();
+        h.update(&chunk[..g]);
+        let last = if g > 0 {
+            chunk.get(g - 1).copied()
+        } else {
+            st.last
+        };
+        (h.finalize(), st.newlines + newlines(&chunk[..g]), last)
+    };
+    st.cut = Some((
+        limit,
+        WrittenContent {
+            hash,
+            size: kept,
+            lines: lines + u64::from(kept > 0 && last.is_some_and(|b| b != b'\n')),
+        },
+    ));
 }
 
 /// Queues a chunk for the file; if the writer failed, stops spilling and keeps its error.
@@ -283,6 +359,7 @@ mod tests {
         let spill = SpillTo {
             store: store.clone(),
             threshold: 64 * 1024,
+            allowance: store.allowance("s"),
         };
         let c = run(text.clone().into_bytes(), Some(spill)).await;
         assert_eq!((c.total, c.lines), (text.len() as u64, 200_000));
