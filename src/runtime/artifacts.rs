@@ -183,18 +183,13 @@ impl std::fmt::Display for BudgetCut {
         let kept = if self.kept == 0 {
             "no artifact was kept".to_owned()
         } else {
-            format!(
-                "the artifact keeps the first {} ({} bytes)",
-                size_text(self.kept),
-                self.kept
-            )
+            format!("the artifact keeps the first {}", size_exact(self.kept))
         };
         write!(
             f,
-            "{kept}: {what}, {}) was reached; {} ({} bytes) dropped",
+            "{kept}: {what}, {}) was reached; {} dropped",
             size_text(self.budget),
-            size_text(self.dropped),
-            self.dropped
+            size_exact(self.dropped)
         )
     }
 }
@@ -319,6 +314,16 @@ pub fn size_text(bytes: u64) -> String {
         }
     }
     format!("{bytes} bytes")
+}
+
+/// A size as people read it, with the exact byte count when that is rounded:
+/// `900 bytes`, `1.5 GiB (1610612736 bytes)`.
+pub fn size_exact(bytes: u64) -> String {
+    if bytes < 1024 {
+        size_text(bytes)
+    } else {
+        format!("{} ({bytes} bytes)", size_text(bytes))
+    }
 }
 
 impl ArtifactStore {
@@ -759,5 +764,116 @@ mod tests {
             store.get("blake3:../../etc/passwd"),
             Err(ArtifactError::InvalidId(_))
         ));
+    }
+
+    fn origin() -> ArtifactOrigin<'static> {
+        ArtifactOrigin {
+            tool: "t",
+            call_id: "c",
+            media_type: "text/plain",
+        }
+    }
+
+    fn store(per_call: u64, per_session: u64, quota: u64) -> (tempfile::TempDir, ArtifactStore) {
+        let dir = tempfile::tempdir().unwrap();
+        let store = ArtifactStore::new(dir.path()).with_budgets(ArtifactBudgets {
+            per_call,
+            per_session,
+            store: quota,
+        });
+        (dir, store)
+    }
+
+    #[test]
+    fn a_call_keeps_at_most_its_budget() {
+        let (_d, store) = store(10, 100, 1000);
+        let a = store.allowance("s1");
+        let (r, cut) = store
+            .put_within(b"0123456789abcdefghijklmno", origin(), &a)
+            .unwrap();
+        let r = r.unwrap();
+        assert_eq!(store.get(&r.id).unwrap(), b"0123456789");
+        assert_eq!(
+            cut,
+            Some(BudgetCut {
+                limit: BudgetLimit::Call,
+                budget: 10,
+                kept: 10,
+                dropped: 15
+            })
+        );
+        assert_eq!(
+            cut.unwrap().to_string(),
+            "the artifact keeps the first 10 bytes: the per-call artifact budget (budgets.call_artifacts, 10 bytes) was reached; 15 bytes dropped"
+        );
+        assert_eq!(store.metadata(&r.id).unwrap().session_id, "s1");
+    }
+
+    #[test]
+    fn a_session_keeps_at_most_its_budget() {
+        let (_d, store) = store(10, 12, 1000);
+        let (_, cut) = store
+            .put_within(b"aaaaaaaa", origin(), &store.allowance("s1"))
+            .unwrap();
+        assert_eq!(cut, None);
+        let (r, cut) = store
+            .put_within(b"bbbbbbbb", origin(), &store.allowance("s1"))
+            .unwrap();
+        assert_eq!(store.get(&r.unwrap().id).unwrap(), b"bbbb");
+        assert_eq!(cut.unwrap().limit, BudgetLimit::Session);
+        // Another session has its own budget.
+        let (_, cut) = store
+            .put_within(b"cccccccc", origin(), &store.allowance("s2"))
+            .unwrap();
+        assert_eq!(cut, None);
+    }
+
+    /// Near the quota the oldest artifacts of other sessions go; the session's own stay, and
+    /// what still does not fit is not kept.
+    #[test]
+    fn the_quota_evicts_other_sessions_then_refuses() {
+        let (_d, store) = store(10, 100, 15);
+        let put = |bytes: &[u8], session: &str| {
+            store
+                .put_within(bytes, origin(), &store.allowance(session))
+                .unwrap()
+        };
+        let (old, _) = put(b"aaaaaaaaaa", "s1");
+        let (first, cut) = put(b"bbbbbbbbbb", "s2");
+        assert_eq!(cut, None);
+        assert!(matches!(
+            store.get(&old.unwrap().id),
+            Err(ArtifactError::NotFound(_))
+        ));
+        let (second, cut) = put(b"cccccccccc", "s2");
+        assert_eq!(store.get(&second.unwrap().id).unwrap(), b"ccccc");
+        assert_eq!(
+            cut.map(|c| (c.limit, c.kept)),
+            Some((BudgetLimit::Store, 5))
+        );
+        let (third, cut) = put(b"dddddddddd", "s2");
+        assert_eq!(third, None);
+        assert_eq!(
+            cut,
+            Some(BudgetCut {
+                limit: BudgetLimit::Store,
+                budget: 15,
+                kept: 0,
+                dropped: 10
+            })
+        );
+        assert!(
+            cut.unwrap()
+                .to_string()
+                .starts_with("no artifact was kept: the artifact store's quota")
+        );
+        assert!(store.get(&first.unwrap().id).is_ok());
+    }
+
+    #[test]
+    fn sizes_read_as_people_write_them() {
+        assert_eq!(size_text(900), "900 bytes");
+        assert_eq!(size_text(256 << 20), "256 MiB");
+        assert_eq!(size_text(1_572_864_000), "1.5 GiB");
     }
 }

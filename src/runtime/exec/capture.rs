@@ -391,4 +391,91 @@ mod tests {
         assert_eq!(store.get(&r.id).unwrap(), text.as_bytes());
         assert_eq!((r.size, r.lines), (text.len() as u64, 200_000));
     }
+
+    /// A stream larger than the call's artifact budget: the artifact holds the budget's worth
+    /// from the start, named by the hash of that; the result's note says how much was dropped;
+    /// head, tail, hash and line count still cover the whole stream.
+    #[tokio::test]
+    async fn the_artifact_stops_at_the_call_budget() {
+        let text: String = (0..100_000).map(|i| format!("line {i}\n")).collect();
+        let dir = tempfile::tempdir().unwrap();
+        let store = ArtifactStore::new(dir.path()).with_budgets(
+            crate::runtime::artifacts::ArtifactBudgets {
+                per_call: 200_000,
+                per_session: 1 << 30,
+                store: 1 << 30,
+            },
+        );
+        let spill = SpillTo {
+            store: store.clone(),
+            threshold: 64 * 1024,
+            allowance: store.allowance("s"),
+        };
+        let mut c = run(text.clone().into_bytes(), Some(spill)).await;
+        assert_eq!((c.total, c.lines), (text.len() as u64, 100_000));
+        assert_eq!(c.hash, blake3::hash(text.as_bytes()));
+        assert!(c.text().ends_with("line 99999\n"));
+        let dropped = text.len() - 200_000;
+        assert_eq!(
+            c.spill_error.as_deref(),
+            Some(
+                format!(
+                    "the artifact keeps the first 195.3 KiB (200000 bytes): the per-call artifact budget (budgets.call_artifacts, 195.3 KiB) was reached; {} dropped",
+                    crate::runtime::artifacts::size_exact(dropped as u64)
+                )
+                .as_str()
+            )
+        );
+        let content = c.content();
+        let origin = crate::runtime::artifacts::ArtifactOrigin {
+            tool: "t",
+            call_id: "c",
+            media_type: "text/plain",
+        };
+        let r = c
+            .spilled
+            .take()
+            .unwrap()
+            .finish(content, origin, Default::default())
+            .unwrap();
+        let kept = &text.as_bytes()[..200_000];
+        assert_eq!(r.id, format!("blake3:{}", blake3::hash(kept).to_hex()));
+        assert_eq!(store.get(&r.id).unwrap(), kept);
+        assert_eq!(r.lines, crate::runtime::artifacts::count_lines(kept));
+    }
+
+    /// A budget smaller than what the head already held: the cut falls inside the head.
+    #[tokio::test]
+    async fn a_budget_inside_the_head_cuts_there() {
+        let text = "abc\n".repeat(50_000);
+        let dir = tempfile::tempdir().unwrap();
+        let store = ArtifactStore::new(dir.path()).with_budgets(
+            crate::runtime::artifacts::ArtifactBudgets {
+                per_call: 1_001,
+                per_session: 1 << 30,
+                store: 1 << 30,
+            },
+        );
+        let spill = SpillTo {
+            store: store.clone(),
+            threshold: 100_000,
+            allowance: store.allowance("s"),
+        };
+        let mut c = run(text.clone().into_bytes(), Some(spill)).await;
+        let content = c.content();
+        let origin = crate::runtime::artifacts::ArtifactOrigin {
+            tool: "t",
+            call_id: "c",
+            media_type: "text/plain",
+        };
+        let r = c
+            .spilled
+            .take()
+            .unwrap()
+            .finish(content, origin, Default::default())
+            .unwrap();
+        let kept = &text.as_bytes()[..1_001];
+        assert_eq!(store.get(&r.id).unwrap(), kept);
+        assert_eq!((r.size, r.lines), (1_001, 251));
+    }
 }

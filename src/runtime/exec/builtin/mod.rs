@@ -31,7 +31,7 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use crate::ir::{ErrorType, OutputPolicy};
-use crate::runtime::artifacts::{ArtifactStore, size_text};
+use crate::runtime::artifacts::{ArtifactStore, size_exact, size_text};
 use crate::runtime::exec::{ExecContext, ExecFailure, ExecFuture, Executor, RawOutcome};
 use crate::runtime::permission::AuthorizedCall;
 use crate::runtime::workspace::{
@@ -222,19 +222,10 @@ fn too_large(path: &str, size: u64, cap: u64, tool: &str, key: &str, instead: &s
         ErrorType::OutputLimit,
         format!(
             "`{path}` is {}; {tool} works on files up to {} (budgets.{key} in toolgate.yaml). {instead}",
-            exact_size(size),
+            size_exact(size),
             size_text(cap)
         ),
     )
-}
-
-/// A size as people read it, with the exact byte count when it is rounded.
-fn exact_size(bytes: u64) -> String {
-    if bytes < 1024 {
-        size_text(bytes)
-    } else {
-        format!("{} ({bytes} bytes)", size_text(bytes))
-    }
 }
 
 /// Stops when the call was cancelled or timed out.
