@@ -120,16 +120,21 @@ pub(crate) fn create_folders(root: BorrowedFd<'_>, rel: &str) -> io::Result<Owne
 }
 
 /// Opens the folder `name` in `dir` without following a link: a link there is `ELOOP`, like
-/// `openat2` says it (`O_DIRECTORY | O_NOFOLLOW` alone reports it as `ENOTDIR`).
+/// `openat2` says it (`O_DIRECTORY | O_NOFOLLOW` alone reports it as `ENOTDIR`). An entry that
+/// is a link or a folder by the time it is looked at again was swapped meanwhile: `ELOOP` too.
 fn step(dir: BorrowedFd<'_>, name: &str) -> io::Result<OwnedFd> {
+    use rustix::fs::FileType;
     at(dir, name, STEP).map_err(|e| {
-        let is_link = rustix::io::Errno::from_io_error(&e) == Some(rustix::io::Errno::NOTDIR)
+        let swapped = rustix::io::Errno::from_io_error(&e) == Some(rustix::io::Errno::NOTDIR)
             && rustix::fs::statat(dir, name, rustix::fs::AtFlags::SYMLINK_NOFOLLOW).is_ok_and(
                 |st| {
-                    rustix::fs::FileType::from_raw_mode(st.st_mode) == rustix::fs::FileType::Symlink
+                    matches!(
+                        FileType::from_raw_mode(st.st_mode),
+                        FileType::Symlink | FileType::Directory
+                    )
                 },
             );
-        if is_link {
+        if swapped {
             io::Error::from(rustix::io::Errno::LOOP)
         } else {
             e
