@@ -686,3 +686,40 @@ async fn artifact_budgets_stop_what_a_call_and_a_session_keep() {
     let r = run1(&rt, &session("other"), big(5)).await;
     assert_eq!(r.artifacts()[0].size, 1 << 20);
 }
+
+/// `budgets` in toolgate.yaml: sizes in the size syntax, absent keys at their defaults; a size
+/// that does not parse is an error located in the file.
+#[test]
+fn budgets_are_read_from_toolgate_yaml() {
+    let dir = tempfile::tempdir().unwrap();
+    let project = dir.path().join("toolgate.yaml");
+    let load = || {
+        toolgate::check::check_specs(&toolgate::spec::load::LoadOptions {
+            paths: vec![common::repo().join("tool-specs/read_file.yaml")],
+            config: Some(project.clone()),
+            cwd: dir.path().to_path_buf(),
+        })
+    };
+    std::fs::write(
+        &project,
+        "budgets: {call_artifacts: 64MiB, artifact_store: 10GB, read_file_size: 4096}\n",
+    )
+    .unwrap();
+    let budgets = load().unwrap().bundle().unwrap().project.budgets;
+    let defaults = toolgate::ir::Budgets::default();
+    assert_eq!(
+        budgets,
+        toolgate::ir::Budgets {
+            call_artifacts: 64 << 20,
+            artifact_store: 10_000_000_000,
+            read_file_size: 4096,
+            ..defaults
+        }
+    );
+    std::fs::write(&project, "budgets: {session_artifacts: 1TiB}\n").unwrap();
+    let message = match load() {
+        Ok(checked) => format!("{:?}", checked.diagnostics),
+        Err(e) => e.to_string(),
+    };
+    assert!(message.contains("unknown size unit `TiB`"), "{message}");
+}

@@ -105,7 +105,9 @@ pub enum ArtifactError {
     #[error("`{0}` is not an artifact id (expected blake3: followed by 64 hex characters)")]
     InvalidId(String),
     /// No artifact with that id.
-    #[error("no artifact `{0}` in this project")]
+    #[error(
+        "no artifact `{0}` in this project (the store evicts the oldest artifacts of other sessions when it reaches its quota, budgets.artifact_store)"
+    )]
     NotFound(String),
     /// The file system failed.
     #[error("artifact store: {0}")]
