@@ -215,7 +215,9 @@ pub async fn capture(
             && st.cut.is_none()
             && before + n as u64 > from
         {
-            to.allowance.prepare();
+            // Counting (and near the quota, evicting) is file-system work: off this thread.
+            let allowance = to.allowance.clone();
+            let _ = tokio::task::spawn_blocking(move || allowance.prepare()).await;
             match Spill::start(&to.store, &to.allowance) {
                 Ok(s) => {
                     st.spill = Some(s);
