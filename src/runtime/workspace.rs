@@ -13,12 +13,12 @@
 //! - the path is refused when it is protected ([`Workspace::off_limits`]: the project's
 //!   protected set, and every `.git` folder at any depth);
 //! - it is resolved and opened in one step beneath the root with no symbolic link followed in
-//!   any component ([`beneath`]: openat2 `RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS`), so a link
+//!   any component (`beneath.rs`: openat2 `RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS`), so a link
 //!   swapped in after the check makes the open fail instead of leading elsewhere;
 //! - files are opened `O_NONBLOCK | O_NOCTTY` and judged by `fstat` of the open descriptor:
 //!   anything but a regular file (a FIFO, a socket, a device) is refused, so nothing blocks;
-//! - a file with several links is looked up in the [`identity`] index, so a hard link to a
-//!   protected file is refused like the file itself;
+//! - a file with several links is looked up in the identity index (`identity.rs`), so a hard
+//!   link to a protected file is refused like the file itself;
 //! - writes create their temporary file and rename it inside a folder descriptor opened the
 //!   same way and locked, never by path.
 
