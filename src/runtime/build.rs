@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use crate::ir::{Bundle, BundleError, ExecSpec};
 use crate::runtime::approval::Approver;
-use crate::runtime::artifacts::ArtifactStore;
+use crate::runtime::artifacts::{ArtifactBudgets, ArtifactStore};
 use crate::runtime::bindings::{BindError, HandlerBindings};
 use crate::runtime::exec::builtin::BuiltinExecutor;
 use crate::runtime::exec::command::CommandExecutor;
@@ -22,7 +22,7 @@ use crate::runtime::metrics::Metrics;
 use crate::runtime::pipeline::{Inner, ToolRuntime};
 use crate::runtime::registry::{Registry, ToolLoadError};
 use crate::runtime::trace::{MemoryTrace, TraceSink};
-use crate::runtime::workspace::{Workspace, WorkspaceError};
+use crate::runtime::workspace::{FileLimits, Workspace, WorkspaceError};
 
 /// A runtime that cannot start.
 #[derive(Debug, thiserror::Error)]
@@ -246,7 +246,11 @@ impl RuntimeBuilder {
             None => crate::ir::project::resolve_state_dir(&project.state_dir, &self.project_root)?,
         };
         let protected = protected_set(&project.protect, workspace.root(), &state_dir)?;
-        let workspace = Arc::new(workspace.with_protected(protected));
+        let workspace = Arc::new(
+            workspace
+                .with_protected(protected)
+                .with_file_limits(FileLimits::of(&project.budgets)),
+        );
         let workspace_str = workspace.root().to_string_lossy().into_owned();
         let registry = Registry::build(&self.bundle, &workspace_str)?;
         if let Some(b) = &self.bindings {
@@ -290,13 +294,15 @@ impl RuntimeBuilder {
         let journal = self
             .journal
             .unwrap_or_else(|| Arc::new(MemoryJournal::default()));
+        let artifacts =
+            ArtifactStore::new(&state_dir).with_budgets(ArtifactBudgets::of(&project.budgets));
         Ok(ToolRuntime {
             inner: Arc::new(Inner {
                 registry,
                 project,
                 workspace,
                 workspace_str,
-                artifacts: ArtifactStore::new(&state_dir),
+                artifacts,
                 approver: self.approver,
                 hooks: self.hooks,
                 journal,

@@ -336,6 +336,8 @@ pub(crate) struct Executed<'a> {
     pub(crate) stop: Option<Stop>,
     pub(crate) attempts: u32,
     pub(crate) artifacts: &'a ArtifactStore,
+    /// The session, whose artifact budget the call draws on.
+    pub(crate) session_id: &'a str,
 }
 
 /// Normalizes the outcome of the last attempt.
@@ -433,8 +435,15 @@ pub(crate) fn executed(e: Executed<'_>) -> ToolResult {
                 call_id: e.subject.call_id,
                 media_type: "text/plain",
             };
-            match e.artifacts.put(text.as_bytes(), origin) {
-                Ok(a) => r.artifacts.push(a),
+            let allowance = e.artifacts.allowance(e.session_id);
+            match e.artifacts.put_within(text.as_bytes(), origin, &allowance) {
+                Ok((a, cut)) => {
+                    r.artifacts.extend(a);
+                    if let Some(cut) = cut {
+                        r.summary
+                            .push_str(&format!(" (the full output could not be kept: {cut})"));
+                    }
+                }
                 Err(err) => r
                     .summary
                     .push_str(&format!(" (the full output could not be kept: {err})")),

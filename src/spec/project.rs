@@ -7,12 +7,12 @@ use indexmap::IndexMap;
 
 use crate::diagnostic::{Diagnostic, Severity};
 use crate::ir::{
-    AskMode, ContextPolicy, Effect, FormatterKind, McpServer, ProjectConfig, ProtectPolicy,
-    ProtectedPath, ResourceLimits, SandboxProfile, Target, Toolset,
+    AskMode, Budgets, ContextPolicy, Effect, FormatterKind, McpServer, ProjectConfig,
+    ProtectPolicy, ProtectedPath, ResourceLimits, SandboxProfile, Target, Toolset,
 };
 use crate::lint::Rule;
 use crate::policy::ProtectedSet;
-use crate::spec::project_file::{ProjectFile, ProtectEntryAst};
+use crate::spec::project_file::{BudgetsAst, ProjectFile, ProtectEntryAst};
 use crate::spec::source::SourceId;
 use crate::spec::yaml::Spanned;
 
@@ -292,6 +292,7 @@ pub fn resolve_project(
         .collect();
 
     let protect = resolve_protect(p.protect.as_ref(), &err, diags);
+    let budgets = resolve_budgets(p.budgets.as_ref().map(|b| &b.value));
 
     let config = ProjectConfig {
         workspace: p
@@ -311,8 +312,28 @@ pub fn resolve_project(
         mcp_servers,
         targets,
         protect,
+        budgets,
     };
     (config, defaults)
+}
+
+/// `budgets`: the defaults, with what the project sets.
+fn resolve_budgets(b: Option<&BudgetsAst>) -> Budgets {
+    let mut budgets = Budgets::default();
+    let Some(b) = b else { return budgets };
+    for (value, slot) in [
+        (&b.call_artifacts, &mut budgets.call_artifacts),
+        (&b.session_artifacts, &mut budgets.session_artifacts),
+        (&b.artifact_store, &mut budgets.artifact_store),
+        (&b.read_file_size, &mut budgets.read_file_size),
+        (&b.search_file_size, &mut budgets.search_file_size),
+        (&b.edit_file_size, &mut budgets.edit_file_size),
+    ] {
+        if let Some(v) = value {
+            *slot = v.value.0;
+        }
+    }
+    budgets
 }
 
 /// `protect`: the default set, the project's globs after it, and its exceptions. Each glob

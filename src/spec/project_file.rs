@@ -45,6 +45,34 @@ pub struct ProjectFile {
     /// exceptions from it (`{except, reason}`).
     #[serde(default)]
     pub protect: Option<Spanned<Vec<Spanned<ProtectEntryAst>>>>,
+    /// What one call and one session may consume: artifact bytes and builtin file sizes.
+    #[serde(default)]
+    pub budgets: Option<Spanned<BudgetsAst>>,
+}
+
+/// `budgets`: each a size (`4096`, `256MiB`, `1GiB`); an absent key keeps its default.
+#[derive(Debug, Default, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct BudgetsAst {
+    /// Artifact bytes one call may write (default 256MiB); the artifact stops there.
+    #[serde(default)]
+    pub call_artifacts: Option<Spanned<SizeLit>>,
+    /// Artifact bytes one session may write (default 1GiB).
+    #[serde(default)]
+    pub session_artifacts: Option<Spanned<SizeLit>>,
+    /// The artifact store's quota (default 4GiB): the oldest artifacts of other sessions are
+    /// evicted to make room.
+    #[serde(default)]
+    pub artifact_store: Option<Spanned<SizeLit>>,
+    /// The largest file read_file reads (default 256MiB).
+    #[serde(default)]
+    pub read_file_size: Option<Spanned<SizeLit>>,
+    /// Bytes of each file search_files searches (default 8MiB).
+    #[serde(default)]
+    pub search_file_size: Option<Spanned<SizeLit>>,
+    /// The largest file write_file and apply_patch hold in memory (default 16MiB).
+    #[serde(default)]
+    pub edit_file_size: Option<Spanned<SizeLit>>,
 }
 
 /// One `protect` entry: a protected glob, or an exception, with its reason.

@@ -200,6 +200,7 @@ impl Inner {
             stop,
             attempts: retry.attempts(),
             artifacts: &self.artifacts,
+            session_id: session.id(),
         });
         let point = if r.status() == Status::Success {
             HookPoint::AfterExecute
