@@ -278,10 +278,11 @@ impl ToolgateServer {
             match &inner.options.exposure {
                 Exposure::Toolset(t) => session.with_toolset(t),
                 Exposure::All => session,
-                Exposure::ReadOnly => session.with_tools(
-                    inner.by_name.keys().cloned().collect(),
-                    READ_ONLY_SET,
-                ),
+                Exposure::ReadOnly => {
+                    let mut names: Vec<String> = inner.by_name.keys().cloned().collect();
+                    names.sort();
+                    session.with_tools(names, READ_ONLY_SET)
+                }
             }
         })
     }

@@ -172,7 +172,7 @@ impl Owners {
     }
 
     /// Removes the lock files of owners that have ended (and temporary files a crash left
-    /// behind); returns their ids.
+    /// behind, once they are older than [`TMP_GRACE`]); returns their ids.
     pub(crate) fn sweep(&self) -> Vec<String> {
         let Ok(entries) = std::fs::read_dir(&self.dir) else {
             return Vec::new();
@@ -189,6 +189,18 @@ impl Owners {
             if owner.as_deref() == Some(self.me.as_str()) {
                 continue;
             }
+            // A temporary file may belong to an owner that is registering right now (created,
+            // not yet locked): only one left long ago is a crash's.
+            let young = || {
+                e.metadata()
+                    .and_then(|m| m.modified())
+                    .ok()
+                    .and_then(|t| t.elapsed().ok())
+                    .is_none_or(|age| age < TMP_GRACE)
+            };
+            if owner.is_none() && young() {
+                continue;
+            }
             let free = File::open(e.path()).is_ok_and(|f| f.try_lock().is_ok());
             if free {
                 let _ = std::fs::remove_file(e.path());
@@ -201,6 +213,17 @@ impl Owners {
         ended
     }
 }
+
+impl Drop for Owners {
+    /// Removes this owner's lock file before the lock is released: a missing file means an
+    /// ended owner, as a free one does.
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(self.file(&self.me));
+    }
+}
+
+/// How old a temporary lock file must be before a sweep removes it.
+const TMP_GRACE: std::time::Duration = std::time::Duration::from_secs(60);
 
 /// The path of an owner's lock file, for a reader that is not an owner.
 pub(crate) fn owner_file(journal: &Path, owner: &str) -> PathBuf {
@@ -241,8 +264,12 @@ mod tests {
         assert_eq!(a.liveness(Some("own-never")), Liveness::Ended);
         assert_eq!(a.liveness(None), Liveness::Ended);
         assert_eq!(is_running(&path, Some(&gone)), Some(false));
-        assert_eq!(a.sweep(), vec![gone.clone()]);
-        assert!(!owner_file(&path, &gone).exists());
+        assert!(!owner_file(&path, &gone).exists(), "removed when it closed");
+        // A lock file a crashed owner left behind is swept.
+        let crashed = owner_file(&path, "own-crashed");
+        std::fs::write(&crashed, "1").unwrap();
+        assert_eq!(a.sweep(), vec!["own-crashed".to_owned()]);
+        assert!(!crashed.exists());
         assert!(owner_file(&path, a.me()).exists());
         assert_eq!(
             std::fs::read_to_string(owner_file(&path, a.me())).unwrap(),
