@@ -56,6 +56,9 @@ def server_argv(args):
         args.config,
         "--workspace",
         args.workspace,
+        # A journal of this run's own (the fixture's state_dir would be shared by every run).
+        "--state-dir",
+        os.path.join(args.workspace, ".toolgate"),
     ]
 
 
