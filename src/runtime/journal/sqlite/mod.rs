@@ -16,11 +16,13 @@
 //! [`JournalReader`] opens a journal read-only, for inspection (`toolgate journal list|show|
 //! stats`) while runtimes are running.
 
+mod audit_queue;
 mod listing;
 mod owners;
 mod rows;
 mod schema;
 mod writer;
+mod writes;
 
 use std::fs::File;
 use std::path::{Path, PathBuf};
@@ -30,7 +32,8 @@ use std::time::Duration;
 use rusqlite::{Connection, params};
 
 pub use listing::{AuditRecord, CallSummary, Filter, Refusals, ToolStats};
-pub use writer::{CommitStats, Prune, PruneReport};
+pub use writer::CommitStats;
+pub use writes::{Prune, PruneReport};
 
 use super::{
     AttemptRecord, AuditEntry, Claim, Journal, JournalError, JournalFuture, OperationFinish,
