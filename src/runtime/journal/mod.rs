@@ -444,7 +444,10 @@ pub trait Journal: Send + Sync {
 
     /// Looks the key up and, unless an operation that does not re-run is on record (for a
     /// derived key: one with the same arguments), records `op` as started. Journals should make
-    /// this atomic; the default looks up, then starts.
+    /// this atomic, and answer [`Claim::Blocked`] for a call not safe to repeat while an
+    /// earlier one with the same tool and arguments has an unknown outcome (as
+    /// [`MemoryJournal`] and the SQLite journal do); the default only looks the key up, then
+    /// starts.
     fn claim<'a>(&'a self, op: &'a OperationStart) -> JournalFuture<'a, Claim> {
         Box::pin(async move {
             if let Some(earlier) = self
