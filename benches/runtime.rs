@@ -1,5 +1,7 @@
 //! Runtime benchmarks: the pipeline's own cost per call for a pure in-process tool, compared
-//! with calling the handler directly; and eight read-only 50 ms calls in one batch.
+//! with calling the handler directly — with the in-memory journal (`per_call`) and with the
+//! SQLite journal, whose audit records every call (`per_call_sqlite`); and eight read-only
+//! 50 ms calls in one batch.
 //!
 //! Run with `cargo bench --bench runtime`. The per-call numbers use `iter_custom` so that
 //! entering the tokio runtime is not counted: each sample runs many calls inside one
@@ -32,6 +34,10 @@ fn echo_handler() -> Arc<dyn ToolHandler> {
 }
 
 fn runtime(ws: &std::path::Path, state: &std::path::Path) -> ToolRuntime {
+    builder(ws, state).build().unwrap()
+}
+
+fn builder(ws: &std::path::Path, state: &std::path::Path) -> toolgate::runtime::RuntimeBuilder {
     let sleep = |_ctx: HandlerContext, args: Value| async move {
         tokio::time::sleep(Duration::from_millis(args["ms"].as_u64().unwrap_or(0))).await;
         Ok(HandlerOutput::text("done"))
@@ -58,8 +64,45 @@ fn runtime(ws: &std::path::Path, state: &std::path::Path) -> ToolRuntime {
     .unwrap()
     .bind("send_note", Arc::new(nothing))
     .unwrap()
-    .build()
-    .unwrap()
+}
+
+/// The pure tools through the pipeline, one call at a time.
+fn pipeline_calls(c: &mut Criterion, group: &str, rt: &ToolRuntime) {
+    let tokio_rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let session = Session::new("bench", "interactive");
+    let mut g = c.benchmark_group(group);
+    for tool in ["echo", "echo_handler"] {
+        g.bench_function(format!("pipeline/{tool}"), |b| {
+            b.iter_custom(|iters| {
+                tokio_rt.block_on(async {
+                    let start = Instant::now();
+                    for _ in 0..iters {
+                        let call = ToolCall::new("c", tool, json!({"text": "hello"}));
+                        let r = rt
+                            .execute(vec![call], &session, CancellationToken::new())
+                            .await
+                            .unwrap();
+                        black_box(r);
+                    }
+                    start.elapsed()
+                })
+            });
+        });
+    }
+    g.finish();
+}
+
+fn per_call_sqlite(c: &mut Criterion) {
+    let ws = tempfile::tempdir().unwrap();
+    let state = tempfile::tempdir().unwrap();
+    let rt = builder(ws.path(), state.path())
+        .sqlite_journal()
+        .build()
+        .unwrap();
+    pipeline_calls(c, "per_call_sqlite", &rt);
 }
 
 fn per_call(c: &mut Criterion) {
@@ -149,5 +192,5 @@ fn batch(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, per_call, batch);
+criterion_group!(benches, per_call, per_call_sqlite, batch);
 criterion_main!(benches);

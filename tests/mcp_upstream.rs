@@ -87,6 +87,10 @@ fn setup(ws: &Path) -> Setup {
                 fixture.to_string_lossy().into_owned(),
                 "--workspace".to_owned(),
                 ws.to_string_lossy().into_owned(),
+                // A journal of this run's own: the keys this test sends are the same every run,
+                // and the upstream honours them across restarts.
+                "--state-dir".to_owned(),
+                ws.join(".toolgate-inner").to_string_lossy().into_owned(),
             ],
             inherit_env: vec!["PATH".to_owned()],
             env: IndexMap::new(),

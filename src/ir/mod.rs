@@ -11,7 +11,7 @@ pub mod vocab;
 pub use bundle::{Bundle, BundleError};
 pub use project::{
     AskMode, Budgets, ContextPolicy, McpServer, ProjectConfig, ProtectPolicy, ProtectedPath,
-    ResourceLimits, SandboxProfile, Target, Toolset,
+    ResourceLimits, SandboxProfile, ServeConfig, Target, Toolset,
 };
 pub use tool::{
     ArgvElement, Backoff, CommandSpec, ConcurrencyGroup, EnvSpec, ExecSpec, OutputKeep,

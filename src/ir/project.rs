@@ -19,6 +19,9 @@ pub struct ProjectConfig {
     /// Named tool sets exposed together.
     #[serde(default, skip_serializing_if = "IndexMap::is_empty")]
     pub toolsets: IndexMap<String, Toolset>,
+    /// What `toolgate serve` serves when its command line does not say.
+    #[serde(default, skip_serializing_if = "ServeConfig::is_empty")]
+    pub serve: ServeConfig,
     /// The permission decision per effect class when no rule matches.
     pub default_permissions: BTreeMap<Effect, Decision>,
     /// How `ask` resolves in each context.
@@ -185,6 +188,21 @@ pub struct Toolset {
     pub description: Option<String>,
     /// Its members, by tool name.
     pub tools: Vec<String>,
+}
+
+/// `serve` in toolgate.yaml.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct ServeConfig {
+    /// The toolset `toolgate serve` serves unless `--toolset` or `--all` says otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub toolset: Option<String>,
+}
+
+impl ServeConfig {
+    /// Whether nothing is set.
+    pub fn is_empty(&self) -> bool {
+        self.toolset.is_none()
+    }
 }
 
 /// How an `ask` decision is settled in one context.

@@ -47,7 +47,9 @@ use crate::runtime::approval::Approver;
 use crate::runtime::artifacts::ArtifactStore;
 use crate::runtime::exec::{Dispatch, ExecContext, RawOutcome};
 use crate::runtime::hooks::{Annotations, CallView, HookPoint, HookSet};
-use crate::runtime::journal::{Journal, JournalError, Precondition, Reconciler, RecoveryReport};
+use crate::runtime::journal::{
+    AuditEntry, Journal, JournalError, KeySource, Precondition, Reconciler, RecoveryReport,
+};
 use crate::runtime::metrics::{Metrics, MetricsSnapshot};
 use crate::runtime::permission::{self, AuthorizedCall, PermissionEnv, PermissionRecord};
 use crate::runtime::projection::{self, Projection};
@@ -139,7 +141,14 @@ pub(crate) struct CallMeta {
     pub(crate) args_hash: String,
     pub(crate) batch: Option<usize>,
     pub(crate) operation_id: Option<String>,
+    /// The spec's idempotency key, when the spec names one.
     pub(crate) idempotency_key: Option<String>,
+    /// The key the client sent with the call, if any.
+    pub(crate) client_key: Option<String>,
+    /// The key the call is journaled under (spec, else client, else derived), once validated.
+    pub(crate) call_key: Option<String>,
+    /// Where `call_key` came from.
+    pub(crate) key_source: KeySource,
 }
 
 /// A call after the first three stages.
@@ -282,6 +291,9 @@ impl Inner {
             batch: None,
             operation_id: None,
             idempotency_key: None,
+            client_key: call.idempotency_key.clone(),
+            call_key: None,
+            key_source: KeySource::Derived,
         }
     }
 
@@ -324,7 +336,7 @@ impl Inner {
         turn: &CancellationToken,
     ) -> Prepared {
         self.hook(HookPoint::BeforeValidate, meta, session, None, 0, None);
-        let resolved = match self.registry.lookup(call, session.toolset()) {
+        let resolved = match session.lookup(&self.registry, call) {
             Ok(r) => r,
             Err(unknown) => {
                 return Prepared::Done(Box::new((
@@ -347,6 +359,20 @@ impl Inner {
                 return Prepared::done(result::refused(subject, r.error_type, r.message, r.hint));
             }
         };
+        if let Some(Err(m)) = meta
+            .client_key
+            .as_deref()
+            .map(crate::runtime::journal::check_client_key)
+        {
+            let hint = "Send a key of 1 to 255 visible characters (a UUID is best), or none.";
+            let m = format!("{m}; it names the request for retries, so it must be usable as one");
+            return Prepared::done(result::refused(
+                subject,
+                ErrorType::InvalidArguments,
+                m,
+                Some(hint.into()),
+            ));
+        }
         // From here on the arguments carry resolved paths: what the rules, the hooks, the
         // approver and the tool see is the file that will be touched.
         validate::resolve_paths(&mut valid, &self.workspace);
@@ -384,9 +410,17 @@ impl Inner {
             };
             match validate::semantic_check(valid, ev.as_ref()) {
                 Ok(mut checked) => {
-                    checked.call_key = checked.idempotency_key.clone().unwrap_or_else(|| {
-                        crate::runtime::journal::derived_key(session.id(), &meta.call_id)
-                    });
+                    let (key, source) = match (&checked.idempotency_key, &meta.client_key) {
+                        (Some(k), _) => (k.clone(), KeySource::Spec),
+                        (None, Some(k)) => (k.clone(), KeySource::Client),
+                        (None, None) => (
+                            crate::runtime::journal::derived_key(session.id(), &meta.call_id),
+                            KeySource::Derived,
+                        ),
+                    };
+                    meta.call_key = Some(key.clone());
+                    meta.key_source = source;
+                    checked.call_key = key;
                     meta.args_hash = checked.args_hash.clone();
                     meta.idempotency_key = checked.idempotency_key.clone();
                     self.hook(HookPoint::AfterValidate, meta, session, None, 0, None);
@@ -569,6 +603,14 @@ impl Inner {
         r.set_projection(projection);
         let record = crate::runtime::trace::record(self, &r, meta, session, permission, backend);
         self.trace.record(&record);
+        if self.journal.records_audit() {
+            self.journal.audit(AuditEntry {
+                trace: record.clone(),
+                arguments: meta.arguments.clone(),
+                summary: r.summary().to_owned(),
+                idempotency_key: meta.call_key.clone(),
+            });
+        }
         self.metrics.record(
             &record.tool,
             r.status(),

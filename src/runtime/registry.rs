@@ -154,14 +154,39 @@ impl Registry {
                 .collect(),
             None => self.names.iter().map(String::as_str).collect(),
         };
+        self.resolve(call, &visible, toolset)
+    }
+
+    /// The lookup stage for a session limited to a set of tools that is not a toolset of
+    /// toolgate.yaml; `label` names the set in the UNKNOWN_TOOL message.
+    pub fn lookup_among(
+        &self,
+        call: ToolCall,
+        names: &[String],
+        label: &str,
+    ) -> Result<ResolvedCall, UnknownTool> {
+        let visible: Vec<&str> = names
+            .iter()
+            .map(String::as_str)
+            .filter(|n| self.tools.contains_key(*n))
+            .collect();
+        self.resolve(call, &visible, Some(label))
+    }
+
+    fn resolve(
+        &self,
+        call: ToolCall,
+        visible: &[&str],
+        scope: Option<&str>,
+    ) -> Result<ResolvedCall, UnknownTool> {
         match self.tools.get(&call.name) {
             Some(tool) if visible.contains(&call.name.as_str()) => Ok(ResolvedCall {
                 tool: tool.clone(),
                 call,
             }),
             found => Err(UnknownTool {
-                alternatives: self.alternatives(&call.name, &visible),
-                hidden_by_toolset: found.and(toolset.map(str::to_owned)),
+                alternatives: self.alternatives(&call.name, visible),
+                hidden_by_toolset: found.and(scope.map(str::to_owned)),
                 name: call.name,
             }),
         }

@@ -294,6 +294,30 @@ pub fn resolve_project(
     let protect = resolve_protect(p.protect.as_ref(), &err, diags);
     let budgets = resolve_budgets(p.budgets.as_ref().map(|b| &b.value));
 
+    let mut serve = crate::ir::ServeConfig::default();
+    if let Some(t) = p.serve.as_ref().and_then(|s| s.value.toolset.as_ref()) {
+        if p.toolsets.contains_key(&t.value) {
+            serve.toolset = Some(t.value.clone());
+        } else {
+            let names: Vec<&str> = p.toolsets.keys().map(String::as_str).collect();
+            let help = match crate::suggest::closest(&t.value, names.iter().copied()) {
+                Some(s) => format!("did you mean `{s}`?"),
+                None if names.is_empty() => "define it under `toolsets`".into(),
+                None => format!("toolsets are: {}", names.join(", ")),
+            };
+            diags.push(
+                err(
+                    t.range,
+                    format!(
+                        "`serve.toolset` names `{}`, which `toolsets` does not define",
+                        t.value
+                    ),
+                )
+                .with_help(help),
+            );
+        }
+    }
+
     let config = ProjectConfig {
         workspace: p
             .workspace
@@ -306,6 +330,7 @@ pub fn resolve_project(
             .map(|w| w.value.clone())
             .unwrap_or_else(|| crate::ir::project::DEFAULT_STATE_DIR.into()),
         toolsets,
+        serve,
         default_permissions,
         contexts,
         sandbox_profiles,

@@ -23,6 +23,9 @@ pub struct ProjectFile {
     /// Named tool sets.
     #[serde(default)]
     pub toolsets: IndexMap<String, Spanned<ToolsetAst>>,
+    /// What `toolgate serve` serves when its command line does not say.
+    #[serde(default)]
+    pub serve: Option<Spanned<ServeAst>>,
     /// Project-wide defaults.
     #[serde(default)]
     pub defaults: Option<Spanned<DefaultsAst>>,
@@ -88,6 +91,16 @@ pub struct ProtectEntryAst {
     pub except: Option<Spanned<String>>,
     /// Why: what the model and the person read when a call is refused.
     pub reason: Spanned<String>,
+}
+
+/// `serve`: the defaults of `toolgate serve`.
+#[derive(Debug, Default, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ServeAst {
+    /// The toolset to serve (`--toolset` and `--all` override it). Without one, `serve`
+    /// serves only the tools that neither run processes nor write or delete.
+    #[serde(default)]
+    pub toolset: Option<Spanned<String>>,
 }
 
 /// A toolset.
