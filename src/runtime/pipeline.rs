@@ -51,7 +51,8 @@ use crate::runtime::permission::{self, AuthorizedCall, PermissionEnv, Permission
 use crate::runtime::projection::{self, Projection};
 use crate::runtime::registry::Registry;
 use crate::runtime::result::{self, Subject, ToolResult};
-use crate::runtime::scheduler::{Plan, RefusedCall, ScheduleInput};
+use crate::runtime::scheduler::admission::AdmissionTable;
+use crate::runtime::scheduler::{Plan, RefusedCall, ScheduleInput, Wait};
 use crate::runtime::session::{Session, ToolCall};
 use crate::runtime::trace::{MemoryTrace, TraceRecord, TraceSink};
 use crate::runtime::validate;
@@ -121,6 +122,8 @@ pub(crate) struct Inner {
     pub(crate) memory_trace: Option<Arc<MemoryTrace>>,
     pub(crate) metrics: Metrics,
     pub(crate) dispatch: Dispatch,
+    /// Where the calls of every session, request and `execute()` wait for each other.
+    pub(crate) admission: Arc<AdmissionTable>,
 }
 
 /// What the pipeline remembers about one call while it moves through the stages.
@@ -138,6 +141,8 @@ pub(crate) struct CallMeta {
     pub(crate) batch: Option<usize>,
     pub(crate) operation_id: Option<String>,
     pub(crate) idempotency_key: Option<String>,
+    /// How long it waited for conflicting calls, when it did.
+    pub(crate) wait: Option<Wait>,
 }
 
 /// A call after the first three stages.
@@ -264,6 +269,12 @@ impl ToolRuntime {
     pub fn project(&self) -> &ProjectConfig {
         &self.inner.project
     }
+
+    /// The lock file the calls of this runtime share with other toolgate processes on the
+    /// project (`None` when [`RuntimeBuilder::process_locks`](crate::runtime::RuntimeBuilder::process_locks) is off).
+    pub fn lock_file(&self) -> Option<&std::path::Path> {
+        self.inner.admission.locks().map(|l| l.path())
+    }
 }
 
 impl Inner {
@@ -280,6 +291,7 @@ impl Inner {
             batch: None,
             operation_id: None,
             idempotency_key: None,
+            wait: None,
         }
     }
 
@@ -525,6 +537,9 @@ impl Inner {
             self.hook(HookPoint::OnError, meta, session, permission, 0, Some(&r));
         }
         r.set_duration(meta.started.elapsed());
+        if let Some(w) = &meta.wait {
+            r.set_queued(Duration::from_micros(w.queued_us));
+        }
         let projection: Projection = if self.hooks.is_empty() {
             projection::project(&r, &Default::default())
         } else {
