@@ -6,6 +6,11 @@
 //! connection. A call runs under the request's cancellation token: the client's
 //! `notifications/cancelled` (or the connection closing) cancels it, and the runtime stops the
 //! tool — the subprocess backend kills the process group.
+//!
+//! Requests run concurrently, each as its own `execute()` of the one runtime the server was
+//! given: they meet in that runtime's admission table (and other processes' calls in the
+//! project's lock file), so conflicting calls wait for each other in arrival order, and a
+//! cancelled request that is still waiting leaves the queue without running.
 
 use std::collections::HashMap;
 use std::sync::{Arc, OnceLock};

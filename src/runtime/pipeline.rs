@@ -15,7 +15,11 @@
 //! Then for the authorized calls together: the [`Plan`] (conflict graph → batches). Batches run
 //! one after another, the calls of a batch concurrently; for each call:
 //!
-//! 4. the [`Journal`] claims the call's idempotency key (replay a finished result, or
+//! 4. the runtime's [admission table](crate::runtime::scheduler::admission) admits it against
+//!    the calls of every turn, session and request in flight, then the project's
+//!    [lock file](crate::runtime::scheduler::lockfile) against other processes — it waits
+//!    (cancellably) while a conflicting call runs, and holds its claim until its attempts end;
+//!    the [`Journal`] claims the call's idempotency key (replay a finished result, or
 //!    UNKNOWN_OUTCOME for an unfinished or uncertain earlier run) and records the start —
 //!    durable before the body for side-effecting calls;
 //! 5. per attempt: hooks `BeforeExecute`, then the backend's

@@ -219,7 +219,7 @@ pub(crate) struct Admitted {
 
 struct Entry {
     id: u64,
-    claim: ResourceClaim,
+    claim: Arc<ResourceClaim>,
     holder: Holder,
 }
 
@@ -371,6 +371,7 @@ impl AdmissionTable {
         cancel: &CancellationToken,
     ) -> Result<Admitted, NotAdmitted> {
         let arrived = Instant::now();
+        let claim = Arc::new(claim);
         let (ticket, wake, mut behind) = self.enqueue(holder, claim.clone());
         if let Some(wake) = wake {
             tokio::select! {
@@ -413,7 +414,7 @@ impl AdmissionTable {
     fn enqueue(
         self: &Arc<Self>,
         holder: Holder,
-        claim: ResourceClaim,
+        claim: Arc<ResourceClaim>,
     ) -> (Ticket, Option<oneshot::Receiver<()>>, Vec<WaitedBehind>) {
         let mut s = self.lock();
         let id = s.next_id;
