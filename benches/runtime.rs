@@ -36,7 +36,11 @@ fn echo_handler() -> Arc<dyn ToolHandler> {
 
 fn runtime(ws: &std::path::Path, state: &std::path::Path) -> ToolRuntime {
     let sleep = |_ctx: HandlerContext, args: Value| async move {
-        tokio::time::sleep(Duration::from_millis(args["ms"].as_u64().unwrap_or(0))).await;
+        // No timer for 0 ms: tokio's timer has a 1 ms tick, which would swamp a per-call cost.
+        let ms = args["ms"].as_u64().unwrap_or(0);
+        if ms > 0 {
+            tokio::time::sleep(Duration::from_millis(ms)).await;
+        }
         Ok(HandlerOutput::text("done"))
     };
     let nothing = |_ctx: HandlerContext, _args: Value| async move { Ok(HandlerOutput::text("")) };
