@@ -270,3 +270,40 @@ async fn two_runtimes_on_one_project_share_the_lock_file() {
         assert_eq!(w.call_id, None);
     }
 }
+
+/// A lock folder that cannot hold the lock file stops the runtime from starting, naming the
+/// file and what to do; `process_locks(false)` starts without one.
+#[test]
+fn a_lock_file_that_cannot_be_made_stops_build() {
+    let (ws, state) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let not_a_folder = state.path().join("plain-file");
+    std::fs::write(&not_a_folder, "").unwrap();
+    let builder = || {
+        RuntimeBuilder::from_specs(&LoadOptions {
+            paths: vec![repo().join("tests/fixtures/scheduler")],
+            config: Some(repo().join("tests/fixtures/scheduler/toolgate.yaml")),
+            cwd: repo(),
+        })
+        .unwrap()
+        .workspace(ws.path())
+        .state_dir(state.path())
+        .lock_dir(&not_a_folder)
+    };
+    let err = builder().build().unwrap_err();
+    let toolgate::runtime::BuildError::Locks { path, source } = &err else {
+        panic!("{err}");
+    };
+    assert_eq!(
+        path,
+        &not_a_folder.join(toolgate::runtime::scheduler::LOCK_FILE)
+    );
+    assert_eq!(
+        err.to_string(),
+        format!(
+            "cannot use the lock file {} that orders calls across toolgate processes: {source}; give a writable state folder (`state_dir`, `--state-dir`) on a local file system, or a lock folder (TOOLGATE_LOCK_DIR)",
+            path.display()
+        )
+    );
+    let rt = builder().process_locks(false).build().unwrap();
+    assert_eq!(rt.lock_file(), None);
+}
