@@ -16,6 +16,11 @@
 //! request's, so request ids that start again on a new connection never meet an old call's
 //! record. A key the client sends in `_meta` ([`IDEMPOTENCY_KEY_MCP_META`]) names the request
 //! across connections and restarts instead.
+//!
+//! Requests run concurrently, each as its own `execute()` of the one runtime the server was
+//! given: they meet in that runtime's admission table (and other processes' calls in the
+//! project's lock file), so conflicting calls wait for each other in arrival order, and a
+//! cancelled request that is still waiting leaves the queue without running.
 
 use std::collections::HashMap;
 use std::sync::{Arc, OnceLock};

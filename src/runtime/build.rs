@@ -21,6 +21,8 @@ use crate::runtime::journal::{Journal, JournalError, MemoryJournal, Precondition
 use crate::runtime::metrics::Metrics;
 use crate::runtime::pipeline::{Inner, ToolRuntime};
 use crate::runtime::registry::{Registry, ToolLoadError};
+use crate::runtime::scheduler::admission::AdmissionTable;
+use crate::runtime::scheduler::{LOCK_FILE, ProjectLocks};
 use crate::runtime::trace::{MemoryTrace, TraceSink};
 use crate::runtime::workspace::{FileLimits, Workspace, WorkspaceError};
 
@@ -49,6 +51,18 @@ pub enum BuildError {
     /// The journal cannot be opened (never replaced by a fresh one in silence).
     #[error(transparent)]
     Journal(#[from] JournalError),
+    /// The project's lock file cannot be opened or locked.
+    #[error(
+        "cannot use the lock file {} that orders calls across toolgate processes: {source}; give a writable state folder (`state_dir`, `--state-dir`) on a local file system, or a lock folder ({LOCK_DIR_ENV})",
+        path.display()
+    )]
+    Locks {
+        /// The lock file.
+        path: PathBuf,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
     /// The specs could not be loaded.
     #[cfg(feature = "compiler")]
     #[error(transparent)]
@@ -76,7 +90,13 @@ pub struct RuntimeBuilder {
     trace: Option<Arc<dyn TraceSink>>,
     executors: Vec<(Backend, Arc<dyn Executor>)>,
     shim: Option<PathBuf>,
+    process_locks: bool,
+    lock_dir: Option<PathBuf>,
 }
+
+/// The environment variable that places the project's lock file elsewhere than the state
+/// folder (see [`RuntimeBuilder::lock_dir`]).
+pub const LOCK_DIR_ENV: &str = "TOOLGATE_LOCK_DIR";
 
 impl std::fmt::Debug for RuntimeBuilder {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -106,6 +126,8 @@ impl RuntimeBuilder {
             trace: None,
             executors: Vec::new(),
             shim: None,
+            process_locks: true,
+            lock_dir: None,
         }
     }
 
@@ -233,6 +255,22 @@ impl RuntimeBuilder {
         self
     }
 
+    /// Whether calls also take the project's cross-process locks (default: yes), so that other
+    /// toolgate processes on the project (other `serve`s, a `call`) are excluded as calls of
+    /// this runtime are. Turn it off only for a runtime that is alone on its workspace.
+    pub fn process_locks(mut self, on: bool) -> Self {
+        self.process_locks = on;
+        self
+    }
+
+    /// The folder of the project's lock file (default: the environment variable
+    /// [`LOCK_DIR_ENV`], else the state folder). Processes share locks when they use one
+    /// folder: give it to processes that keep separate state folders but touch one workspace.
+    pub fn lock_dir(mut self, dir: impl AsRef<Path>) -> Self {
+        self.lock_dir = Some(dir.as_ref().to_path_buf());
+        self
+    }
+
     /// Opens the workspace, compiles every tool, and returns the runtime.
     pub fn build(self) -> Result<ToolRuntime, BuildError> {
         let project = self.bundle.project.clone();
@@ -296,6 +334,23 @@ impl RuntimeBuilder {
             .unwrap_or_else(|| Arc::new(MemoryJournal::default()));
         let artifacts =
             ArtifactStore::new(&state_dir).with_budgets(ArtifactBudgets::of(&project.budgets));
+        let locks = if self.process_locks {
+            let dir = self
+                .lock_dir
+                .or_else(|| {
+                    std::env::var_os(LOCK_DIR_ENV)
+                        .filter(|d| !d.is_empty())
+                        .map(PathBuf::from)
+                })
+                .unwrap_or_else(|| state_dir.clone());
+            let path = dir.join(LOCK_FILE);
+            match ProjectLocks::open(&path) {
+                Ok(l) => Some(l),
+                Err(source) => return Err(BuildError::Locks { path, source }),
+            }
+        } else {
+            None
+        };
         Ok(ToolRuntime {
             inner: Arc::new(Inner {
                 registry,
@@ -313,6 +368,7 @@ impl RuntimeBuilder {
                 memory_trace,
                 metrics: Metrics::default(),
                 dispatch,
+                admission: Arc::new(AdmissionTable::new(locks)),
             }),
         })
     }

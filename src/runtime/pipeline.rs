@@ -17,7 +17,11 @@
 //! Then for the authorized calls together: the [`Plan`] (conflict graph → batches). Batches run
 //! one after another, the calls of a batch concurrently; for each call:
 //!
-//! 4. the [`Journal`] claims the call's idempotency key (replay a finished result, or
+//! 4. the runtime's [admission table](crate::runtime::scheduler::admission) admits it against
+//!    the calls of every turn, session and request in flight, then the project's
+//!    [lock file](crate::runtime::scheduler::lockfile) against other processes — it waits
+//!    (cancellably) while a conflicting call runs, and holds its claim until its attempts end;
+//!    the [`Journal`] claims the call's idempotency key (replay a finished result, or
 //!    UNKNOWN_OUTCOME for an unfinished or uncertain earlier run) and records the start —
 //!    durable before the body for side-effecting calls;
 //! 5. per attempt: hooks `BeforeExecute`, then the backend's
@@ -55,7 +59,8 @@ use crate::runtime::permission::{self, AuthorizedCall, PermissionEnv, Permission
 use crate::runtime::projection::{self, Projection};
 use crate::runtime::registry::Registry;
 use crate::runtime::result::{self, Subject, ToolResult};
-use crate::runtime::scheduler::{Plan, RefusedCall, ScheduleInput};
+use crate::runtime::scheduler::admission::AdmissionTable;
+use crate::runtime::scheduler::{Plan, RefusedCall, ScheduleInput, Wait};
 use crate::runtime::session::{Session, ToolCall};
 use crate::runtime::trace::{MemoryTrace, TraceRecord, TraceSink};
 use crate::runtime::validate;
@@ -125,6 +130,8 @@ pub(crate) struct Inner {
     pub(crate) memory_trace: Option<Arc<MemoryTrace>>,
     pub(crate) metrics: Metrics,
     pub(crate) dispatch: Dispatch,
+    /// Where the calls of every session, request and `execute()` wait for each other.
+    pub(crate) admission: Arc<AdmissionTable>,
 }
 
 /// What the pipeline remembers about one call while it moves through the stages.
@@ -149,6 +156,8 @@ pub(crate) struct CallMeta {
     pub(crate) call_key: Option<String>,
     /// Where `call_key` came from.
     pub(crate) key_source: KeySource,
+    /// How long it waited for conflicting calls, when it did.
+    pub(crate) wait: Option<Wait>,
 }
 
 /// A call after the first three stages.
@@ -275,6 +284,12 @@ impl ToolRuntime {
     pub fn project(&self) -> &ProjectConfig {
         &self.inner.project
     }
+
+    /// The lock file the calls of this runtime share with other toolgate processes on the
+    /// project (`None` when [`RuntimeBuilder::process_locks`](crate::runtime::RuntimeBuilder::process_locks) is off).
+    pub fn lock_file(&self) -> Option<&std::path::Path> {
+        self.inner.admission.locks().map(|l| l.path())
+    }
 }
 
 impl Inner {
@@ -294,6 +309,7 @@ impl Inner {
             client_key: call.idempotency_key.clone(),
             call_key: None,
             key_source: KeySource::Derived,
+            wait: None,
         }
     }
 
@@ -566,6 +582,9 @@ impl Inner {
             self.hook(HookPoint::OnError, meta, session, permission, 0, Some(&r));
         }
         r.set_duration(meta.started.elapsed());
+        if let Some(w) = &meta.wait {
+            r.set_queued(Duration::from_micros(w.queued_us));
+        }
         let projection: Projection = if self.hooks.is_empty() {
             projection::project(&r, &Default::default())
         } else {

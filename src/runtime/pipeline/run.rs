@@ -18,6 +18,7 @@ use crate::runtime::journal::{
 use crate::runtime::permission::AuthorizedCall;
 use crate::runtime::result::{self, Executed, Stop, Subject, ToolResult};
 use crate::runtime::retry::{Retry, RetryDecision};
+use crate::runtime::scheduler::admission::{Holder, NotAdmitted, ResourceClaim};
 use crate::runtime::session::Session;
 use crate::runtime::validate::canonical_json;
 
@@ -71,6 +72,60 @@ impl Inner {
             call_id: &call_id,
             tool: &def.name,
             definition: Some(def),
+        };
+        if turn.is_cancelled() {
+            let m = format!("{} was cancelled before it started", def.name);
+            let r = result::refused(subject, ErrorType::Cancelled, m, None);
+            let (r, _) = self.finish(r, &mut meta, &session, Some(&permission), None);
+            return Ok((meta.index, r));
+        }
+
+        // The scheduler across turns, sessions and processes: wait until no conflicting call
+        // runs (or waits ahead). Held until the attempts are over.
+        let admitted = match ResourceClaim::of(&auth) {
+            None => None,
+            Some(claim) => {
+                let holder = Holder {
+                    session_id: session.id().to_owned(),
+                    call_id: meta.call_id.clone(),
+                    tool: def.name.clone(),
+                };
+                match self.admission.admit(holder, claim, &turn).await {
+                    Ok(a) => {
+                        meta.wait.clone_from(&a.wait);
+                        Some(a)
+                    }
+                    Err(refusal) => {
+                        let r = match refusal {
+                            NotAdmitted::Cancelled(wait) => {
+                                let m = format!(
+                                    "{} was cancelled while it waited behind {}; it did not run",
+                                    def.name,
+                                    wait.first_blocker()
+                                );
+                                meta.wait = Some(wait);
+                                result::refused(subject, ErrorType::Cancelled, m, None)
+                            }
+                            NotAdmitted::Locks { path, error } => {
+                                let m = format!(
+                                    "{} did not run: the project's lock file {} failed ({error})",
+                                    def.name,
+                                    path.display()
+                                );
+                                let hint = "The runtime could not take its cross-process locks; this is not caused by the arguments. Report it to the operator; repeating the call may work once the state folder is usable.";
+                                result::refused(
+                                    subject,
+                                    ErrorType::SchedulingConflict,
+                                    m,
+                                    Some(hint.into()),
+                                )
+                            }
+                        };
+                        let (r, _) = self.finish(r, &mut meta, &session, Some(&permission), None);
+                        return Ok((meta.index, r));
+                    }
+                }
+            }
         };
         if turn.is_cancelled() {
             let m = format!("{} was cancelled before it started", def.name);
@@ -201,6 +256,8 @@ impl Inner {
                 None => break (raw, stop),
             }
         };
+        // The call's effect is over: the calls waiting for its resources may start.
+        drop(admitted);
         let r = result::executed(Executed {
             subject,
             tool: &tool,
