@@ -542,7 +542,7 @@ async fn two_servers_share_the_journal_and_never_settle_each_others_running_call
     // It finishes; then the same call, asked for again, runs.
     p.hold("long", false);
     let done = held.await.unwrap().unwrap();
-    assert_eq!(done.is_error, Some(false));
+    assert_eq!(done.is_error, Some(false), "{:?}", done);
     let again = b.call("mark_once", json!({"name": "long"}), None).await;
     assert_eq!(again.status, "success", "{}", again.text);
     assert_eq!(p.marks().len(), 3);

@@ -194,6 +194,23 @@ impl Journal for MemoryJournal {
         Box::pin(async move { Ok(r) })
     }
 
+    fn uncertain<'a>(
+        &'a self,
+        tool: &'a str,
+        arguments_hash: &'a str,
+    ) -> JournalFuture<'a, Option<OperationRecord>> {
+        let r = self.with(|s| {
+            s.by_args
+                .get(&(tool.to_owned(), arguments_hash.to_owned()))?
+                .iter()
+                .rev()
+                .map(|&i| &s.ops[i])
+                .find(|o| o.state().is_uncertain())
+                .cloned()
+        });
+        Box::pin(async move { Ok(r) })
+    }
+
     fn unfinished<'a>(&'a self) -> JournalFuture<'a, Vec<OperationRecord>> {
         let r = self.with(|s| {
             s.ops

@@ -168,12 +168,18 @@ impl OperationStart {
     /// Whether an earlier call of the same tool and arguments with an unknown outcome keeps
     /// this one from running: it changes something and is not safe to repeat.
     pub fn blocked_by_uncertainty(&self) -> bool {
-        !self.effect.is_read_only()
-            && matches!(
-                self.idempotency,
-                Idempotency::NonIdempotent | Idempotency::ConditionallyIdempotent
-            )
+        unsafe_to_repeat(self.effect, self.idempotency)
     }
+}
+
+/// Whether a call of this effect and idempotency changes something and is not safe to repeat
+/// while an earlier run's outcome is unknown.
+pub fn unsafe_to_repeat(effect: Effect, idempotency: Idempotency) -> bool {
+    !effect.is_read_only()
+        && matches!(
+            idempotency,
+            Idempotency::NonIdempotent | Idempotency::ConditionallyIdempotent
+        )
 }
 
 /// One attempt of an operation.
@@ -441,6 +447,20 @@ pub trait Journal: Send + Sync {
     -> JournalFuture<'a, Option<OperationRecord>>;
     /// Operations started and neither finished nor settled (what crash recovery looks at).
     fn unfinished<'a>(&'a self) -> JournalFuture<'a, Vec<OperationRecord>>;
+
+    /// The latest operation of `tool` with these arguments whose outcome is not known yet and
+    /// whose process is alive to learn it: still running, or cut off and unsettled. A call not
+    /// safe to repeat asks before it queues behind that very operation, so that a retry from
+    /// another connection is answered at once instead of running after it (an operation of a
+    /// process that has ended is left to [`Journal::claim`], which settles it). Default: none.
+    fn uncertain<'a>(
+        &'a self,
+        tool: &'a str,
+        arguments_hash: &'a str,
+    ) -> JournalFuture<'a, Option<OperationRecord>> {
+        let _ = (tool, arguments_hash);
+        Box::pin(async { Ok(None) })
+    }
 
     /// Looks the key up and, unless an operation that does not re-run is on record (for a
     /// derived key: one with the same arguments), records `op` as started. Journals should make

@@ -80,6 +80,28 @@ impl Inner {
             return Ok((meta.index, r));
         }
 
+        // A call not safe to repeat whose twin is running (here or in another process) or was cut
+        // off is answered now: queued behind that very call, it would run after it, twice.
+        let journaled = !def.effect.is_read_only()
+            || (def.effect != Effect::Pure && self.journal.records_read_only());
+        if journaled
+            && crate::runtime::journal::unsafe_to_repeat(def.effect, def.idempotency)
+            && meta.key_source == KeySource::Derived
+            && let Some(earlier) = self
+                .journal
+                .uncertain(&def.name, &auth.checked().args_hash)
+                .await?
+        {
+            let (r, _) = self.finish(
+                blocked(subject, &earlier),
+                &mut meta,
+                &session,
+                Some(&permission),
+                backend,
+            );
+            return Ok((meta.index, r));
+        }
+
         // The scheduler across turns, sessions and processes: wait until no conflicting call
         // runs (or waits ahead). Held until the attempts are over.
         let admitted = match ResourceClaim::of(&auth) {
@@ -139,8 +161,6 @@ impl Inner {
         // A pure call has no effect to settle and observes nothing of the world worth keeping
         // (the trace is its record); a read-only call is journaled where the journal keeps
         // reads (what was read, and when), a side-effecting call always.
-        let journaled = !def.effect.is_read_only()
-            || (def.effect != Effect::Pure && self.journal.records_read_only());
         let earlier = if journaled {
             let op = OperationStart {
                 operation_id: format!("op-{}", uuid::Uuid::now_v7()),

@@ -328,6 +328,23 @@ impl Journal for SqliteJournal {
         Box::pin(async move { r })
     }
 
+    fn uncertain<'a>(
+        &'a self,
+        tool: &'a str,
+        arguments_hash: &'a str,
+    ) -> JournalFuture<'a, Option<OperationRecord>> {
+        let r = self
+            .read(|c| rows::latest_uncertain(c, tool, arguments_hash))
+            .map(|o| {
+                o.map(|o| self.owned(o)).and_then(|(record, live)| {
+                    let orphan =
+                        record.state() == OperationState::Started && live == Liveness::Ended;
+                    (!orphan).then_some(record)
+                })
+            });
+        Box::pin(async move { r })
+    }
+
     fn records_read_only(&self) -> bool {
         true
     }
