@@ -70,6 +70,7 @@ pub fn run(a: ImportArgs) -> miette::Result<u8> {
             inherit_env: ["PATH", "HOME", "LANG"].map(str::to_owned).to_vec(),
             env: Default::default(),
             cwd: None,
+            sandbox: None,
         },
         None => match project.mcp_servers.get(&a.from_mcp) {
             Some(s) => s.clone(),

@@ -43,7 +43,10 @@ pub fn run(a: SandboxArgs) -> miette::Result<u8> {
     let plans: Vec<_> = project
         .sandbox_profiles
         .iter()
-        .map(|(name, p)| (name, sandbox::plan(Some((name, p)), &workspace, kernel)))
+        .map(|(name, p)| {
+            let ctx = sandbox::PlanContext::new(&workspace);
+            (name, sandbox::plan(Some((name, p)), &ctx, kernel))
+        })
         .collect();
     let text = match a.format {
         super::call::OutputFormat::Json => {

@@ -20,6 +20,7 @@ use crate::ir::{ProtectPolicy, ProtectedPath};
 #[derive(Clone, Debug)]
 pub struct ProtectedSet {
     paths: Vec<ProtectedPath>,
+    exceptions: Vec<ProtectedPath>,
     protect: GlobSet,
     except: GlobSet,
 }
@@ -38,10 +39,20 @@ impl ProtectedSet {
     /// Compiles the default set with a project's additions and exceptions.
     pub fn new(policy: &ProtectPolicy) -> Result<ProtectedSet, ProtectError> {
         let paths = policy.all_paths();
+        ProtectedSet::from_parts(paths, policy.except.clone())
+    }
+
+    /// Compiles a set from its protected globs and exceptions as [`ProtectedSet::paths`] and
+    /// [`ProtectedSet::exceptions`] return them (the exec shim rebuilds the set this way).
+    pub fn from_parts(
+        paths: Vec<ProtectedPath>,
+        exceptions: Vec<ProtectedPath>,
+    ) -> Result<ProtectedSet, ProtectError> {
         Ok(ProtectedSet {
             protect: compile(&paths)?,
-            except: compile(&policy.except)?,
+            except: compile(&exceptions)?,
             paths,
+            exceptions,
         })
     }
 
@@ -66,6 +77,11 @@ impl ProtectedSet {
     /// The protected globs: the defaults, then the project's.
     pub fn paths(&self) -> &[ProtectedPath] {
         &self.paths
+    }
+
+    /// The exceptions.
+    pub fn exceptions(&self) -> &[ProtectedPath] {
+        &self.exceptions
     }
 
     /// Why a workspace-relative path is protected, or `None` when it is not. `.` (the root)

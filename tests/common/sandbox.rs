@@ -70,6 +70,11 @@ pub fn workspace_write_protections() -> Vec<Protection> {
         Protection::ProcessGroup,
         Protection::Subreaper,
         Protection::CgroupKill,
+        Protection::MountNamespace,
+        Protection::PidNamespace,
+        Protection::PrivateTmp,
+        Protection::ProtectedMasked,
+        Protection::GitReadOnly,
         Protection::Landlock,
         Protection::SignalScope,
         Protection::NoNetwork,
@@ -94,7 +99,10 @@ pub fn has_scopes() -> bool {
 /// asserts that the call failed closed instead.
 pub fn fully_sandboxed(r: &ToolResult) -> bool {
     let k = probe();
-    let complete = k.landlock_abi.is_some() && k.seccomp && k.pids.is_some();
+    let complete = k.landlock_abi.is_some()
+        && k.seccomp
+        && k.pids.is_some()
+        && k.namespaces.as_ref().is_some_and(|n| n.pid);
     if !complete {
         assert_eq!(r.error_type(), Some(ErrorType::RuntimeException));
         assert!(
