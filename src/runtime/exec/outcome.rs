@@ -261,7 +261,9 @@ mod tests {
 
     #[test]
     fn finds_absolute_paths_in_messages() {
-        let paths = |l: &str| absolute_paths(l).collect::<Vec<_>>();
+        fn paths(l: &str) -> Vec<&str> {
+            absolute_paths(l).collect()
+        }
         assert_eq!(
             paths("cat: /work/x/secret.txt: No such file or directory"),
             vec!["/work/x/secret.txt"]

@@ -130,5 +130,6 @@ impl Protection {
     }
 }
 
-#[cfg(test)]
+// The plans of the built-in profiles, which the compiler's project resolution defines.
+#[cfg(all(test, feature = "compiler"))]
 mod tests;
