@@ -481,3 +481,32 @@ async fn a_socket_inside_the_workspace_is_reachable() {
     assert_eq!(r.status(), Status::Success, "{}", r.projection().text);
     assert_eq!(accept.join().unwrap(), "hello");
 }
+
+/// A state folder inside a tree a sandboxed tool may write is refused at start, naming the
+/// folder, the profile and a tool; one under the host's /tmp (private in every view) is not.
+#[test]
+fn a_state_folder_a_sandboxed_tool_could_write_refuses_to_start() {
+    let ws = HostileWorkspace::new();
+    if !toolgate::runtime::exec::sandbox::probe()
+        .namespaces
+        .as_ref()
+        .is_some_and(|n| n.pid)
+    {
+        return;
+    }
+    let state = ws.path().join("state/.toolgate");
+    let e = ws.fixture.builder().state_dir(&state).build().unwrap_err();
+    let text = e.to_string();
+    assert!(
+        text.starts_with(&format!("the state folder `{}` lies inside `", state.display())),
+        "{text}"
+    );
+    assert!(
+        text.contains("under the sandbox profile `workspace-write`") && text.contains("the tool `"),
+        "{text}"
+    );
+    assert!(text.contains("Move `state_dir` out of every writable root"), "{text}");
+    // The fixture's own state folder is under the host's /tmp, which no view shows.
+    assert!(ws.fixture.state.path().starts_with(std::env::temp_dir()));
+    ws.fixture.builder().build().unwrap();
+}

@@ -21,6 +21,13 @@ Reports the project's `state_dir` when it lies beneath a writable root of a sand
 a command tool runs under — typically `state_dir: .toolgate` beside `sandbox: workspace-write`,
 whose writable root is the whole workspace.
 
+The writable roots are those the process sees as trees of the host: a private `/tmp` (what
+`/tmp` is in a profile's `write` under the mount namespace) does not count, except for a
+best-effort profile, which may run without the namespace on a kernel that lacks it; nor does
+`/dev/null`; nor a profile that writes `/` (`none`), which isolates no files and only masks the
+state folder. The runtime refuses to start on the same finding, judged against the kernel it
+runs on.
+
 Paths are compared as written: `{workspace}` and relative profile paths beneath the workspace,
 a relative `state_dir` beneath the project folder. An absolute path is compared only with an
 absolute one.
@@ -29,7 +36,9 @@ absolute one.
 The state folder holds the execution journal and the artifacts. A tool that can write it can
 delete or rewrite the journal — so recovery no longer knows what ran, and a non-idempotent call
 may run twice — or replace an artifact the model reads later. Landlock can only grant paths, not
-carve one out of a granted folder, so the state folder has to live outside every writable root.
+carve one out of a granted folder, and the view's mask over the state folder does not keep a
+tool from moving a folder above it, so the state folder has to live outside every writable
+root.
 
 ## Example
 ```yaml
@@ -115,7 +124,7 @@ fn locate(path: &Path, base: &Path) -> Located {
 fn writable_root_over(project: &ProjectConfig, profile: &str, state: &Located) -> Option<String> {
     let profile = project.sandbox_profiles.get(profile)?;
     let workspace = Path::new(&project.workspace);
-    profile.write.iter().find_map(|raw| {
+    profile.shared_write_roots().into_iter().find_map(|raw| {
         let root = match raw.strip_prefix("{workspace}") {
             Some(rest) => locate(&workspace.join(rest.trim_start_matches('/')), Path::new("")),
             None => locate(Path::new(raw), workspace),
@@ -125,7 +134,7 @@ fn writable_root_over(project: &ProjectConfig, profile: &str, state: &Located) -
             | (Located::Absolute(r), Located::Absolute(s)) => s.starts_with(r),
             _ => false,
         };
-        contains.then(|| raw.clone())
+        contains.then(|| raw.to_owned())
     })
 }
 
