@@ -14,7 +14,7 @@ use crate::runtime::bindings::{BindError, HandlerBindings};
 use crate::runtime::exec::builtin::BuiltinExecutor;
 use crate::runtime::exec::command::CommandExecutor;
 use crate::runtime::exec::handler::HandlerExecutor;
-use crate::runtime::exec::{Backend, Dispatch, Executor, default_mcp_executor};
+use crate::runtime::exec::{Backend, Dispatch, Executor, UpstreamContext, default_mcp_executor};
 use crate::runtime::handler::ToolHandler;
 use crate::runtime::hooks::{Hook, HookSet};
 use crate::runtime::journal::{Journal, JournalError, MemoryJournal, Precondition, Reconciler};
@@ -282,7 +282,19 @@ impl RuntimeBuilder {
                 }
                 None => CommandExecutor::new(project.sandbox_profiles.clone()),
             }),
-            mcp: default_mcp_executor(&project, &self.project_root),
+            mcp: default_mcp_executor(
+                &project,
+                &self.project_root,
+                UpstreamContext {
+                    workspace: workspace.root().to_path_buf(),
+                    state_dir: state_dir.clone(),
+                    protected: workspace.protected().clone(),
+                    shim: self
+                        .shim
+                        .clone()
+                        .unwrap_or_else(crate::runtime::exec::spawn::default_shim),
+                },
+            ),
             handler: Arc::new(HandlerExecutor::new(self.bindings.filter(|_| has_handlers))),
         };
         for (backend, executor) in self.executors {

@@ -16,8 +16,12 @@
 //!   PROCESS_ERROR for a read-only tool and UNKNOWN_OUTCOME for any other (it may have acted);
 //! - a timeout or cancel sends `notifications/cancelled` for the request and stops waiting.
 //!
-//! The child's environment starts empty and gets only `inherit_env` and `env`; its stderr is
-//! toolgate's stderr (never stdout, which an MCP server's own stdout may be).
+//! A server runs under the exec shim like any process tool (`toolgate-shim __exec-shim PLAN --
+//! COMMAND…`, its stdio passed through to rmcp's child-process transport), under the sandbox
+//! profile its `sandbox:` key names — by default none, which is the `none` profile's view: the
+//! host's file system with the protected files masked, network allowed. The child's environment
+//! starts empty and gets only `inherit_env` and `env`; its stderr is toolgate's stderr (never
+//! stdout, which an MCP server's own stdout may be).
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -37,7 +41,12 @@ use rmcp::{Peer, RoleClient, ServiceExt};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-use crate::ir::{ErrorType, ExecSpec, McpServer};
+use crate::ir::{ErrorType, ExecSpec, McpServer, SandboxProfile};
+use crate::policy::ProtectedSet;
+use crate::runtime::exec::sandbox::cgroup::ExecCgroups;
+use crate::runtime::exec::sandbox::shim::shim_args;
+use crate::runtime::exec::sandbox::{self, PlanContext, Protection, report, toolchain};
+use crate::runtime::exec::spawn::{default_shim, shim_plan};
 use crate::runtime::exec::{ExecContext, ExecFailure, ExecFuture, Executor, RawOutcome};
 use crate::runtime::permission::AuthorizedCall;
 
@@ -59,6 +68,14 @@ pub enum UpstreamError {
     /// The server's command line is empty.
     #[error("the MCP server `{0}` has an empty command")]
     EmptyCommand(String),
+    /// Its sandbox profile cannot be put in force here.
+    #[error("the MCP server `{server}` was not started: {message}")]
+    Sandbox {
+        /// The server.
+        server: String,
+        /// Why.
+        message: String,
+    },
     /// The process could not be started.
     #[error("the MCP server `{server}` could not be started ({command}): {source}")]
     Spawn {
@@ -92,10 +109,36 @@ pub enum UpstreamError {
     },
 }
 
-/// A started server: its connection and its process id.
+/// A started server: its connection, the process id of its shim, and the cgroups the shim's
+/// tree lives in (removed when the connection goes).
 struct Connection {
     service: RunningService<RoleClient, ClientConfig>,
     pid: Option<u32>,
+    cgroups: Option<ExecCgroups>,
+}
+
+impl Drop for Connection {
+    fn drop(&mut self) {
+        // Removing waits for the cgroups to empty: not on an async worker.
+        if let Some(mut c) = self.cgroups.take() {
+            std::thread::spawn(move || c.remove());
+        }
+    }
+}
+
+/// Where and how upstream servers are sandboxed.
+#[derive(Clone, Debug)]
+pub struct UpstreamSandbox {
+    /// The project's sandbox profiles (a server's `sandbox:` names one).
+    pub profiles: IndexMap<String, SandboxProfile>,
+    /// The workspace whose protected files are masked.
+    pub workspace: PathBuf,
+    /// The state folder (masked too).
+    pub state_dir: Option<PathBuf>,
+    /// The protected set (`None`: the default set).
+    pub protected: Option<Arc<ProtectedSet>>,
+    /// The exec shim.
+    pub shim: PathBuf,
 }
 
 impl Connection {
@@ -114,6 +157,7 @@ struct Slot {
 pub struct McpUpstreams {
     root: PathBuf,
     slots: HashMap<String, Slot>,
+    sandbox: UpstreamSandbox,
 }
 
 impl std::fmt::Debug for McpUpstreams {
@@ -130,8 +174,18 @@ impl std::fmt::Debug for McpUpstreams {
 impl McpUpstreams {
     /// The servers toolgate.yaml declares; `root` is the project folder their `cwd` is
     /// relative to. Nothing starts until a call needs it.
+    /// They run under the exec shim found beside this executable ([`default_shim`]), with
+    /// `root` as the workspace whose protected files are masked and no profiles but the
+    /// default (see [`McpUpstreams::with_sandbox`]).
     pub fn new(servers: &IndexMap<String, McpServer>, root: impl AsRef<Path>) -> Self {
         McpUpstreams {
+            sandbox: UpstreamSandbox {
+                profiles: IndexMap::new(),
+                workspace: root.as_ref().to_path_buf(),
+                state_dir: None,
+                protected: None,
+                shim: default_shim(),
+            },
             root: root.as_ref().to_path_buf(),
             slots: servers
                 .iter()
@@ -144,6 +198,18 @@ impl McpUpstreams {
                 })
                 .collect(),
         }
+    }
+
+    /// Sandboxes the servers this way (profiles, workspace, state folder, shim).
+    pub fn with_sandbox(mut self, sandbox: UpstreamSandbox) -> Self {
+        self.sandbox = sandbox;
+        self
+    }
+
+    /// Starts the servers under another exec shim (`toolgate-shim` or `toolgate`).
+    pub fn with_shim(mut self, shim: impl Into<PathBuf>) -> Self {
+        self.sandbox.shim = shim.into();
+        self
     }
 
     /// The live connection to a server, starting (or restarting) it when needed.
@@ -159,9 +225,13 @@ impl McpUpstreams {
             }
             tracing::warn!(server, "the MCP upstream has exited; starting it again");
         }
-        let (service, pid) = connect(server, &slot.config, &self.root).await?;
-        let peer = service.peer().clone();
-        *conn = Some(Connection { service, pid });
+        let started = connect(server, &slot.config, &self.root, &self.sandbox).await?;
+        let peer = started.service.peer().clone();
+        *conn = Some(Connection {
+            service: started.service,
+            pid: started.pid,
+            cgroups: started.cgroups,
+        });
         Ok(peer)
     }
 
@@ -203,28 +273,106 @@ impl McpUpstreams {
     }
 }
 
-/// Starts one server and completes the MCP handshake; returns the connection and the pid.
+/// A server started and past the handshake.
+pub struct Started {
+    /// The connection.
+    pub service: RunningService<RoleClient, ClientConfig>,
+    /// The process id of its shim.
+    pub pid: Option<u32>,
+    /// The protections planned around it (what its profile puts in force here).
+    pub protections: Vec<Protection>,
+    cgroups: Option<ExecCgroups>,
+}
+
+impl std::fmt::Debug for Started {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Started")
+            .field("pid", &self.pid)
+            .field("protections", &self.protections)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Starts one server under the exec shim and completes the MCP handshake.
 pub async fn connect(
     name: &str,
     config: &McpServer,
     root: &Path,
-) -> Result<(RunningService<RoleClient, ClientConfig>, Option<u32>), UpstreamError> {
+    sandbox: &UpstreamSandbox,
+) -> Result<Started, UpstreamError> {
     let Some((program, args)) = config.command.split_first() else {
         return Err(UpstreamError::EmptyCommand(name.to_owned()));
     };
-    let mut cmd = tokio::process::Command::new(program);
-    cmd.args(args).env_clear();
-    for var in &config.inherit_env {
-        if let Some(v) = std::env::var_os(var) {
-            cmd.env(var, v);
-        }
-    }
-    cmd.envs(&config.env);
-    cmd.current_dir(match &config.cwd {
+    let refused = |message: String| UpstreamError::Sandbox {
+        server: name.to_owned(),
+        message,
+    };
+    let env: Vec<(String, String)> = config
+        .inherit_env
+        .iter()
+        .filter_map(|k| std::env::var(k).ok().map(|v| (k.clone(), v)))
+        .chain(config.env.iter().map(|(k, v)| (k.clone(), v.clone())))
+        .collect();
+    let cwd = match &config.cwd {
         Some(c) => root.join(c),
         None => root.to_path_buf(),
-    });
-    cmd.kill_on_drop(true);
+    };
+    let workspace = sandbox
+        .workspace
+        .canonicalize()
+        .unwrap_or_else(|_| sandbox.workspace.clone());
+    let profile = match &config.sandbox {
+        Some(p) => match sandbox.profiles.get(p) {
+            Some(profile) => Some((p.as_str(), profile)),
+            None => {
+                return Err(refused(format!(
+                    "its sandbox profile `{p}` is not defined; refusing to run unsandboxed"
+                )));
+            }
+        },
+        None => None,
+    };
+    let toolchains = toolchain::roots(
+        program,
+        &env,
+        &cwd,
+        &toolchain::Guard {
+            workspace: &workspace,
+            state_dir: sandbox.state_dir.as_deref(),
+        },
+    );
+    let plan = sandbox::plan(
+        profile,
+        &PlanContext {
+            workspace: &workspace,
+            state_dir: sandbox.state_dir.as_deref(),
+            toolchains: &toolchains,
+            protected: sandbox.protected.as_deref(),
+        },
+        sandbox::probe(),
+    )
+    .map_err(|e| refused(e.to_string()))?;
+    let cgroups = match ExecCgroups::create(&plan.cgroup) {
+        Ok(c) => c,
+        Err(_) if plan.best_effort => ExecCgroups::default(),
+        Err(e) => return Err(refused(format!("the sandbox could not set the process cap ({e})"))),
+    };
+    let (report_reader, report_end) = report::channel().map_err(|e| UpstreamError::Spawn {
+        server: name.to_owned(),
+        command: config.command.join(" "),
+        source: e,
+    })?;
+    let mut cmd = tokio::process::Command::new(&sandbox.shim);
+    cmd.args(shim_args(
+        &shim_plan(&plan, &cgroups, report_end.fd()),
+        program,
+        args,
+    ))
+    .env_clear()
+    .envs(env)
+    .current_dir(cwd)
+    .kill_on_drop(true);
+    report_end.pass_to(&mut cmd);
     let spawn_error = |source| UpstreamError::Spawn {
         server: name.to_owned(),
         command: config.command.join(" "),
@@ -234,24 +382,35 @@ pub async fn connect(
         .stderr(Stdio::inherit())
         .spawn()
         .map_err(spawn_error)?;
+    // The shim's report tells what it put in force once it ends; nobody waits for it (the
+    // shim's write then fails quietly), the plan's list stands for the server.
+    drop(report_reader);
     let pid = transport.id();
     let info = ClientConfig::new(
         ClientCapabilities::default(),
         Implementation::new("toolgate", env!("CARGO_PKG_VERSION")),
     );
-    match tokio::time::timeout(
+    let service = match tokio::time::timeout(
         Duration::from_millis(UPSTREAM_START_TIMEOUT_MS),
         info.serve(transport),
     )
     .await
     {
-        Ok(Ok(running)) => Ok((running, pid)),
-        Ok(Err(e)) => Err(UpstreamError::Handshake {
-            server: name.to_owned(),
-            message: e.to_string(),
-        }),
-        Err(_) => Err(UpstreamError::StartTimeout(name.to_owned())),
-    }
+        Ok(Ok(running)) => running,
+        Ok(Err(e)) => {
+            return Err(UpstreamError::Handshake {
+                server: name.to_owned(),
+                message: e.to_string(),
+            });
+        }
+        Err(_) => return Err(UpstreamError::StartTimeout(name.to_owned())),
+    };
+    Ok(Started {
+        service,
+        pid,
+        protections: plan.protections,
+        cgroups: Some(cgroups),
+    })
 }
 
 /// The executor of `exec: {mcp: …}` tools.
