@@ -510,3 +510,72 @@ fn a_state_folder_a_sandboxed_tool_could_write_refuses_to_start() {
     assert!(ws.fixture.state.path().starts_with(std::env::temp_dir()));
     ws.fixture.builder().build().unwrap();
 }
+
+/// `toolgate sandbox` lists, per profile, what a process sees here: the masks of this
+/// workspace (hard links included), `.git` read-only, `/tmp`, `/dev`, `/proc`, the network.
+#[test]
+fn toolgate_sandbox_lists_what_each_profile_exposes() {
+    let ws = HostileWorkspace::new();
+    std::fs::hard_link(ws.path().join(".env"), ws.path().join("src/notes.txt")).unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_toolgate"))
+        .args(["sandbox", "--format", "json", "--config"])
+        .arg(common::repo().join("tests/fixtures/runtime/toolgate.yaml"))
+        .arg("--workspace")
+        .arg(ws.path())
+        .arg("--state-dir")
+        .arg(ws.fixture.state.path())
+        .output()
+        .unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!("{e}: {}", String::from_utf8_lossy(&out.stderr))
+    });
+    if v["kernel"]["namespaces"].is_null() {
+        assert!(v["profiles"]["workspace-write"]["refuses"].is_string(), "{v:#}");
+        return;
+    }
+    let p = &v["profiles"]["workspace-write"];
+    let masked: Vec<&str> = p["masked"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m.as_str().unwrap())
+        .collect();
+    for m in [
+        ".env",
+        "config/.env.production",
+        "keys/server.pem",
+        "keys/id_rsa",
+        "deploy/.aws",
+        "vendor/lib/.env",
+        "src/notes.txt",
+    ] {
+        assert!(masked.contains(&m), "{m} is not listed as masked: {p:#}");
+    }
+    assert_eq!(masked.len(), 7, "{p:#}");
+    assert_eq!(p["git_read_only"], json!([".git", "vendor/lib/.git"]));
+    assert_eq!(p["writable"], json!([ws.path()]));
+    assert!(p["tmp"].as_str().unwrap().starts_with("private, writable"));
+    assert!(p["proc"].as_str().unwrap().contains("PID namespace"));
+    assert_eq!(p["network"], false);
+    assert!(
+        p["used_by"].as_array().unwrap().contains(&json!("shell")),
+        "{p:#}"
+    );
+    let readable = p["readable"].as_array().unwrap();
+    assert!(readable.contains(&json!("/usr")), "{p:#}");
+    assert!(
+        !readable.iter().any(|r| r == "/" || r == "/root" || r == "/home"),
+        "no home folder as a whole: {p:#}"
+    );
+    // The text form says the same for a person.
+    let text = std::process::Command::new(env!("CARGO_BIN_EXE_toolgate"))
+        .args(["sandbox", "--config"])
+        .arg(common::repo().join("tests/fixtures/runtime/toolgate.yaml"))
+        .arg("--workspace")
+        .arg(ws.path())
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&text.stdout);
+    assert!(text.contains("masked in this workspace: 7 ("), "{text}");
+    assert!(text.contains(".git read-only: .git, vendor/lib/.git"), "{text}");
+}

@@ -343,7 +343,7 @@ impl RuntimeBuilder {
 
 /// The project's protected set, with the state folder added when it lies inside the workspace
 /// (its journal and raw artifacts hold every session's arguments and outputs).
-fn protected_set(
+pub(crate) fn protected_set(
     policy: &crate::ir::ProtectPolicy,
     root: &Path,
     state_dir: &Path,
