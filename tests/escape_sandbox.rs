@@ -38,11 +38,21 @@ fn runtime(ws: &HostileWorkspace) -> ToolRuntime {
 }
 
 async fn shell(rt: &ToolRuntime, command: &str) -> ToolResult {
-    run1(rt, &session(), call("c", "shell", json!({ "command": command }))).await
+    run1(
+        rt,
+        &session(),
+        call("c", "shell", json!({ "command": command })),
+    )
+    .await
 }
 
 async fn bash(rt: &ToolRuntime, command: &str) -> ToolResult {
-    run1(rt, &session(), call("b", "bash", json!({ "command": command }))).await
+    run1(
+        rt,
+        &session(),
+        call("b", "bash", json!({ "command": command })),
+    )
+    .await
 }
 
 /// What the tool printed (stdout, then stderr after a `--- stderr ---` line), or the
@@ -110,7 +120,12 @@ async fn escape_cat_and_grep_see_empty_masks() {
     assert!(out.contains("./README.md:3:The API_KEY"), "{out}");
     assert!(out.contains("./src/app.py:2:API_KEY"), "{out}");
 
-    let r = run1(&rt, &session(), call("g", "grep", json!({"pattern": "API_KEY"}))).await;
+    let r = run1(
+        &rt,
+        &session(),
+        call("g", "grep", json!({"pattern": "API_KEY"})),
+    )
+    .await;
     ws.assert_result_clean("grep tool", &rt, &r);
     assert_eq!(r.status(), Status::Success, "{}", r.projection().text);
     assert!(r.protections().contains(&Protection::ProtectedMasked));
@@ -216,12 +231,19 @@ def test_nothing():
         .output()
         .is_ok_and(|o| o.status.success());
     if pytest {
-        let r = run1(&rt, &session(), call("t", "run_tests", json!({"runner": "pytest"}))).await;
+        let r = run1(
+            &rt,
+            &session(),
+            call("t", "run_tests", json!({"runner": "pytest"})),
+        )
+        .await;
         ws.assert_result_clean("run_tests with conftest.py", &rt, &r);
         assert!(r.protections().contains(&Protection::GitReadOnly));
         assert_eq!(git_snapshot(&ws), before, "nothing lands in .git");
     } else {
-        eprintln!("pytest is not installed: run_tests itself is not tried (the shell runs the conftest)");
+        eprintln!(
+            "pytest is not installed: run_tests itself is not tried (the shell runs the conftest)"
+        );
     }
     // The person's own git runs no planted command.
     git_in(ws.path(), &["status", "--porcelain"]);
@@ -258,13 +280,20 @@ async fn escape_links_made_by_one_call_are_read_by_another_in_vain() {
     for (tool, args) in [
         ("grep", json!({"pattern": "TGSECRET"})),
         ("grep", json!({"pattern": "API_KEY", "path": "link_aws"})),
-        ("bash", json!({"command": "cat link_env link_aws/credentials"})),
+        (
+            "bash",
+            json!({"command": "cat link_env link_aws/credentials"}),
+        ),
     ] {
         let r = run1(&rt, &session(), call("l", tool, args.clone())).await;
         ws.assert_result_clean(&format!("{tool} {args}"), &rt, &r);
     }
     // A hard link made outside the sandbox (by the person) between two calls is masked too.
-    std::fs::hard_link(ws.path().join("keys/server.pem"), ws.path().join("server.txt")).unwrap();
+    std::fs::hard_link(
+        ws.path().join("keys/server.pem"),
+        ws.path().join("server.txt"),
+    )
+    .unwrap();
     let r = shell(&rt, "cat server.txt; wc -c < server.txt").await;
     ws.assert_result_clean("a hard link made between calls", &rt, &r);
     assert_eq!(printed(&r).trim(), "0");
@@ -299,7 +328,10 @@ async fn escape_proc_shows_no_other_process() {
     ws.assert_result_clean("/proc/*/environ", &rt, &r);
     let out = printed(&r);
     assert!(!out.contains(&marker), "{out}");
-    assert!(out.contains(&format!("/proc/{me}/environ: No such file or directory")), "{out}");
+    assert!(
+        out.contains(&format!("/proc/{me}/environ: No such file or directory")),
+        "{out}"
+    );
     // The shell, its pipeline, and the init: a handful, not the host's hundreds.
     let count: usize = out
         .lines()
@@ -390,16 +422,41 @@ async fn escape_no_block_device_and_masks_stay() {
         .lines()
         .take_while(|l| !l.chars().all(|c| c.is_ascii_digit()))
         .collect();
-    for dev in ["null", "zero", "full", "random", "urandom", "tty", "shm", "pts", "fd"] {
+    for dev in [
+        "null", "zero", "full", "random", "urandom", "tty", "shm", "pts", "fd",
+    ] {
         assert!(listing.contains(&dev), "/dev lacks {dev}: {out}");
     }
-    assert!(!out.contains("vda") && !out.contains("sda") && !out.contains("nvme"), "{out}");
-    assert!(out.lines().any(|l| l.trim() == "0"), "no block device: {out}");
+    assert!(
+        !out.contains("vda") && !out.contains("sda") && !out.contains("nvme"),
+        "{out}"
+    );
+    assert!(
+        out.lines().any(|l| l.trim() == "0"),
+        "no block device: {out}"
+    );
     assert!(
         out.contains("umount2 -1 Operation not permitted"),
         "the mount system calls are refused: {out}"
     );
     assert!(out.ends_with("done\n"), "{out}");
+    // A mask can be neither deleted nor moved away; the masked file is untouched.
+    let r = shell(
+        &rt,
+        "rm -f .env; mv keys/server.pem server.txt; rm -rf deploy/.aws; echo tried",
+    )
+    .await;
+    ws.assert_result_clean("rm and mv of masks", &rt, &r);
+    assert!(
+        printed(&r).contains("Device or resource busy"),
+        "{}",
+        printed(&r)
+    );
+    for s in ["/.env", "/keys/server.pem", "/deploy/.aws/credentials"] {
+        let on_host = std::fs::read_to_string(format!("{}{s}", ws.path().display())).unwrap();
+        assert!(on_host.starts_with("API_KEY=TGSECRET"), "{s}: {on_host}");
+    }
+    assert!(!ws.path().join("server.txt").exists());
     // The masks are still there for the next call.
     let r = shell(&rt, "wc -c < .env").await;
     assert_eq!(printed(&r).trim(), "0");
@@ -434,7 +491,10 @@ async fn escape_git_with_a_crafted_config_runs_nothing() {
         .unwrap();
     let plain = String::from_utf8_lossy(&plain.stdout).into_owned()
         + &String::from_utf8_lossy(&plain.stderr);
-    assert!(plain.contains("_RAN"), "the crafted config does nothing: {plain}");
+    assert!(
+        plain.contains("_RAN"),
+        "the crafted config does nothing: {plain}"
+    );
 
     for (tool, args) in [
         ("git_status", json!({})),
@@ -448,7 +508,12 @@ async fn escape_git_with_a_crafted_config_runs_nothing() {
         }
         let text = serde_json::to_string(&r).unwrap();
         assert!(!text.contains("_RAN"), "{tool} {args}: {text}");
-        assert_eq!(r.status(), Status::Success, "{tool}: {}", r.projection().text);
+        assert_eq!(
+            r.status(),
+            Status::Success,
+            "{tool}: {}",
+            r.projection().text
+        );
         ws.assert_result_clean(tool, &rt, &r);
     }
     let r = run1(&rt, &session(), call("g", "git_diff", json!({}))).await;
@@ -498,14 +563,20 @@ fn a_state_folder_a_sandboxed_tool_could_write_refuses_to_start() {
     let e = ws.fixture.builder().state_dir(&state).build().unwrap_err();
     let text = e.to_string();
     assert!(
-        text.starts_with(&format!("the state folder `{}` lies inside `", state.display())),
+        text.starts_with(&format!(
+            "the state folder `{}` lies inside `",
+            state.display()
+        )),
         "{text}"
     );
     assert!(
         text.contains("under the sandbox profile `workspace-write`") && text.contains("the tool `"),
         "{text}"
     );
-    assert!(text.contains("Move `state_dir` out of every writable root"), "{text}");
+    assert!(
+        text.contains("Move `state_dir` out of every writable root"),
+        "{text}"
+    );
     // The fixture's own state folder is under the host's /tmp, which no view shows.
     assert!(ws.fixture.state.path().starts_with(std::env::temp_dir()));
     ws.fixture.builder().build().unwrap();
@@ -526,11 +597,13 @@ fn toolgate_sandbox_lists_what_each_profile_exposes() {
         .arg(ws.fixture.state.path())
         .output()
         .unwrap();
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
-        panic!("{e}: {}", String::from_utf8_lossy(&out.stderr))
-    });
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stderr)));
     if v["kernel"]["namespaces"].is_null() {
-        assert!(v["profiles"]["workspace-write"]["refuses"].is_string(), "{v:#}");
+        assert!(
+            v["profiles"]["workspace-write"]["refuses"].is_string(),
+            "{v:#}"
+        );
         return;
     }
     let p = &v["profiles"]["workspace-write"];
@@ -564,7 +637,9 @@ fn toolgate_sandbox_lists_what_each_profile_exposes() {
     let readable = p["readable"].as_array().unwrap();
     assert!(readable.contains(&json!("/usr")), "{p:#}");
     assert!(
-        !readable.iter().any(|r| r == "/" || r == "/root" || r == "/home"),
+        !readable
+            .iter()
+            .any(|r| r == "/" || r == "/root" || r == "/home"),
         "no home folder as a whole: {p:#}"
     );
     // The text form says the same for a person.
@@ -577,5 +652,8 @@ fn toolgate_sandbox_lists_what_each_profile_exposes() {
         .unwrap();
     let text = String::from_utf8_lossy(&text.stdout);
     assert!(text.contains("masked in this workspace: 7 ("), "{text}");
-    assert!(text.contains(".git read-only: .git, vendor/lib/.git"), "{text}");
+    assert!(
+        text.contains(".git read-only: .git, vendor/lib/.git"),
+        "{text}"
+    );
 }

@@ -121,9 +121,8 @@ fn setup(ws: &Path) -> Setup {
         },
     );
     // Each server starts under the exec shim (the test binary is not one).
-    let upstreams = Arc::new(
-        McpUpstreams::new(&servers, ws).with_shim(env!("CARGO_BIN_EXE_toolgate-shim")),
-    );
+    let upstreams =
+        Arc::new(McpUpstreams::new(&servers, ws).with_shim(env!("CARGO_BIN_EXE_toolgate-shim")));
     let journal = Arc::new(MemoryJournal::default());
     let runtime = RuntimeBuilder::from_specs(&LoadOptions {
         paths: Vec::new(),

@@ -187,7 +187,8 @@ fn exposure(
     workspace: &Path,
     used_by: Vec<String>,
 ) -> Exposure {
-    let present = |v: &[PathBuf]| -> Vec<PathBuf> { v.iter().filter(|p| p.exists()).cloned().collect() };
+    let present =
+        |v: &[PathBuf]| -> Vec<PathBuf> { v.iter().filter(|p| p.exists()).cloned().collect() };
     let (base, readable, writable, tmp, dev, proc) = match &plan.view {
         Some(v) => {
             let mut readable = present(&v.read);
@@ -206,8 +207,9 @@ fn exposure(
                 Some(false) => "private, read-only".to_owned(),
                 None => "the host's".to_owned(),
             };
-            let dev = "minimal: null, zero, full, random, urandom, tty, fd, shm, pts (no block device)"
-                .to_owned();
+            let dev =
+                "minimal: null, zero, full, random, urandom, tty, fd, shm, pts (no block device)"
+                    .to_owned();
             let proc = if v.fresh_proc {
                 "fresh, for a PID namespace of its own (no other process is visible)".to_owned()
             } else {
@@ -223,8 +225,16 @@ fn exposure(
             };
             (
                 None,
-                if plan.landlock { plan.read_roots.clone() } else { vec![PathBuf::from("/")] },
-                if plan.landlock { plan.write_roots.clone() } else { vec![PathBuf::from("/")] },
+                if plan.landlock {
+                    plan.read_roots.clone()
+                } else {
+                    vec![PathBuf::from("/")]
+                },
+                if plan.landlock {
+                    plan.write_roots.clone()
+                } else {
+                    vec![PathBuf::from("/")]
+                },
                 all.to_owned(),
                 all.to_owned(),
                 all.to_owned(),
@@ -233,9 +243,18 @@ fn exposure(
     };
     let (masked, hidden, git) = match &plan.view {
         Some(v) if v.shows(workspace) => (
-            found.files.iter().chain(found.folders.iter()).cloned().collect(),
+            found
+                .files
+                .iter()
+                .chain(found.folders.iter())
+                .cloned()
+                .collect(),
             hidden(v),
-            if v.git_read_only { found.git.clone() } else { Vec::new() },
+            if v.git_read_only {
+                found.git.clone()
+            } else {
+                Vec::new()
+            },
         ),
         Some(v) => (Vec::new(), hidden(v), Vec::new()),
         None => (Vec::new(), Vec::new(), Vec::new()),
@@ -405,7 +424,10 @@ fn text(
         t.push_str(&format!("    view: {base}\n"));
         t.push_str(&format!("    readable: {}\n", list(&e.readable)));
         t.push_str(&format!("    writable: {}\n", list(&e.writable)));
-        t.push_str(&format!("    /tmp: {}\n    /dev: {}\n    /proc: {}\n", e.tmp, e.dev, e.proc));
+        t.push_str(&format!(
+            "    /tmp: {}\n    /dev: {}\n    /proc: {}\n",
+            e.tmp, e.dev, e.proc
+        ));
         t.push_str(&format!("    network: {}\n", yes(e.network)));
         t.push_str(&format!(
             "    masked in this workspace: {} ({})\n",

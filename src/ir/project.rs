@@ -211,7 +211,7 @@ impl SandboxProfile {
         self.write
             .iter()
             .map(String::as_str)
-            .filter(|w| *w != "/dev/null" && !(*w == PRIVATE_TMP && !self.best_effort))
+            .filter(|w| *w != "/dev/null" && (*w != PRIVATE_TMP || self.best_effort))
             .collect()
     }
 }

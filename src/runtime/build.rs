@@ -426,9 +426,15 @@ fn real_path(p: &Path) -> PathBuf {
     let mut cur = p.to_path_buf();
     loop {
         if let Ok(real) = cur.canonicalize() {
-            return missing.iter().rev().fold(real, |acc: PathBuf, c| acc.join(c));
+            return missing
+                .iter()
+                .rev()
+                .fold(real, |acc: PathBuf, c| acc.join(c));
         }
-        match (cur.file_name().map(std::ffi::OsStr::to_os_string), cur.parent()) {
+        match (
+            cur.file_name().map(std::ffi::OsStr::to_os_string),
+            cur.parent(),
+        ) {
             (Some(name), Some(parent)) => {
                 missing.push(name);
                 cur = parent.to_path_buf();

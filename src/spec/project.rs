@@ -6,11 +6,11 @@ use std::time::Duration;
 use indexmap::IndexMap;
 
 use crate::diagnostic::{Diagnostic, Severity};
+use crate::ir::project::{PRIVATE_TMP, SYSTEM_ROOT, TOOLCHAIN_ROOT};
 use crate::ir::{
     AskMode, ContextPolicy, Effect, FormatterKind, McpServer, ProjectConfig, ProtectPolicy,
     ProtectedPath, ResourceLimits, SandboxProfile, Target, Toolset,
 };
-use crate::ir::project::{PRIVATE_TMP, SYSTEM_ROOT, TOOLCHAIN_ROOT};
 use crate::lint::Rule;
 use crate::policy::ProtectedSet;
 use crate::spec::project_file::{ProjectFile, ProtectEntryAst};

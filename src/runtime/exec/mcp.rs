@@ -355,7 +355,11 @@ pub async fn connect(
     let cgroups = match ExecCgroups::create(&plan.cgroup) {
         Ok(c) => c,
         Err(_) if plan.best_effort => ExecCgroups::default(),
-        Err(e) => return Err(refused(format!("the sandbox could not set the process cap ({e})"))),
+        Err(e) => {
+            return Err(refused(format!(
+                "the sandbox could not set the process cap ({e})"
+            )));
+        }
     };
     let (report_reader, report_end) = report::channel().map_err(|e| UpstreamError::Spawn {
         server: name.to_owned(),

@@ -211,15 +211,14 @@ pub(crate) fn default_mcp_executor(
     root: &std::path::Path,
     context: UpstreamContext,
 ) -> Arc<dyn Executor> {
-    let upstreams = mcp::McpUpstreams::new(&project.mcp_servers, root).with_sandbox(
-        mcp::UpstreamSandbox {
+    let upstreams =
+        mcp::McpUpstreams::new(&project.mcp_servers, root).with_sandbox(mcp::UpstreamSandbox {
             profiles: project.sandbox_profiles.clone(),
             workspace: context.workspace,
             state_dir: Some(context.state_dir),
             protected: Some(context.protected),
             shim: context.shim,
-        },
-    );
+        });
     Arc::new(mcp::McpExecutor::new(Arc::new(upstreams)))
 }
 

@@ -11,8 +11,8 @@
 use std::io;
 
 use rustix::thread::{
-    CapabilitySet, CapabilitySets, clear_ambient_capability_set, remove_capability_from_bounding_set,
-    set_capabilities, set_no_new_privs,
+    CapabilitySet, CapabilitySets, clear_ambient_capability_set,
+    remove_capability_from_bounding_set, set_capabilities, set_no_new_privs,
 };
 
 /// The highest capability number this kernel knows (`/proc/sys/kernel/cap_last_cap`, or the

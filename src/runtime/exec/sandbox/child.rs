@@ -496,7 +496,13 @@ mod tests {
         assert!(none_profile.contains(&ProtectedMasked));
         // Best effort: seccomp and the rlimits failed; Landlock held, partially.
         assert_eq!(
-            applied(setup::LANDLOCK_PARTIAL | setup::CGROUP_JOINED, None, false, false).0,
+            applied(
+                setup::LANDLOCK_PARTIAL | setup::CGROUP_JOINED,
+                None,
+                false,
+                false
+            )
+            .0,
             vec![ProcessGroup, Subreaper, Landlock, CgroupKill]
         );
         // A scope-only ruleset reports its scopes, not Landlock's file rules.

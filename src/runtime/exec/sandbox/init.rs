@@ -22,10 +22,10 @@ use nix::sys::wait::{WaitPidFlag, WaitStatus, waitpid};
 use nix::unistd::{Pid, getpid, pipe2};
 use seccompiler::BpfProgram;
 
+use super::Rlimits;
 use super::child::{ChildSetup, Layers, Line, Step, ViewDone, receive, send};
 use super::landlock::{self, Restrictions};
 use super::mounts::{self, Prepared};
-use super::Rlimits;
 
 /// Landlock's restrictions with their roots owned (they cross the init's fork).
 #[derive(Clone, Debug, Default)]

@@ -205,7 +205,11 @@ pub(super) fn prepare(view: &ViewPlan) -> Result<Prepared, String> {
                     extra.extend(
                         entries
                             .flatten()
-                            .filter(|e| e.file_name().to_str().is_some_and(|n| matches_star(name, n)))
+                            .filter(|e| {
+                                e.file_name()
+                                    .to_str()
+                                    .is_some_and(|n| matches_star(name, n))
+                            })
                             .map(|e| e.path()),
                     );
                 }
@@ -410,8 +414,11 @@ fn is_vanished(e: &ViewError) -> bool {
 pub(super) fn enter(p: &Prepared, cwd: &Path) -> Result<Built, ViewError> {
     let v = &p.view;
     let nothing: Option<&CStr> = None;
-    mount_change("/", MountPropagationFlags::REC | MountPropagationFlags::PRIVATE)
-        .map_err(step(|| "make every mount private".to_owned()))?;
+    mount_change(
+        "/",
+        MountPropagationFlags::REC | MountPropagationFlags::PRIVATE,
+    )
+    .map_err(step(|| "make every mount private".to_owned()))?;
     let setup = SETUP
         .iter()
         .map(Path::new)
@@ -420,21 +427,33 @@ pub(super) fn enter(p: &Prepared, cwd: &Path) -> Result<Built, ViewError> {
             step: format!("find a folder to set up in (one of {})", SETUP.join(", ")),
             source: io::Error::from(io::ErrorKind::NotFound),
         })?;
-    tmpfs(setup, "mode=0700,size=1m", MountFlags::NOSUID | MountFlags::NODEV)?;
+    tmpfs(
+        setup,
+        "mode=0700,size=1m",
+        MountFlags::NOSUID | MountFlags::NODEV,
+    )?;
     for d in ["newroot", "oldroot", "emptydir"] {
-        std::fs::create_dir(setup.join(d)).map_err(step(|| format!("make the setup folder {d}")))?;
+        std::fs::create_dir(setup.join(d))
+            .map_err(step(|| format!("make the setup folder {d}")))?;
     }
-    std::fs::set_permissions(setup.join("emptydir"), std::fs::Permissions::from_mode(0o555))
-        .map_err(step(|| "the empty folder's mode".to_owned()))?;
+    std::fs::set_permissions(
+        setup.join("emptydir"),
+        std::fs::Permissions::from_mode(0o555),
+    )
+    .map_err(step(|| "the empty folder's mode".to_owned()))?;
     make_file(&setup.join("empty"))?;
-    rustix::process::pivot_root(setup, &setup.join("oldroot"))
+    rustix::process::pivot_root(setup, setup.join("oldroot"))
         .map_err(step(|| "enter the setup root".to_owned()))?;
     std::env::set_current_dir("/").map_err(step(|| "change to /".to_owned()))?;
 
     // The view's root.
     let root = Path::new(NEW);
     match v.base {
-        ViewBase::Empty => tmpfs(root, "mode=0755,size=1m", MountFlags::NOSUID | MountFlags::NODEV)?,
+        ViewBase::Empty => tmpfs(
+            root,
+            "mode=0755,size=1m",
+            MountFlags::NOSUID | MountFlags::NODEV,
+        )?,
         ViewBase::HostReadOnly => bind_folder(Path::new("/"), false)?,
         ViewBase::HostWritable => bind_folder(Path::new("/"), true)?,
     }
@@ -446,12 +465,20 @@ pub(super) fn enter(p: &Prepared, cwd: &Path) -> Result<Built, ViewError> {
     if v.private_tmp.is_some() {
         let t = new(Path::new("/tmp"));
         make_dirs(&t, &owners)?;
-        tmpfs(&t, &format!("mode=1777{size}"), MountFlags::NOSUID | MountFlags::NODEV)?;
+        tmpfs(
+            &t,
+            &format!("mode=1777{size}"),
+            MountFlags::NOSUID | MountFlags::NODEV,
+        )?;
         owners.add(t, true);
     }
     let dev = new(Path::new("/dev"));
     make_dirs(&dev, &owners)?;
-    tmpfs(&dev, "mode=0755,size=64k", MountFlags::NOSUID | MountFlags::NOEXEC)?;
+    tmpfs(
+        &dev,
+        "mode=0755,size=64k",
+        MountFlags::NOSUID | MountFlags::NOEXEC,
+    )?;
     owners.add(dev.clone(), true);
     for d in DEVICES {
         let target = dev.join(d);
@@ -465,7 +492,11 @@ pub(super) fn enter(p: &Prepared, cwd: &Path) -> Result<Built, ViewError> {
     }
     let shm = dev.join("shm");
     std::fs::create_dir(&shm).map_err(step(|| "make /dev/shm".to_owned()))?;
-    tmpfs(&shm, &format!("mode=1777{size}"), MountFlags::NOSUID | MountFlags::NODEV)?;
+    tmpfs(
+        &shm,
+        &format!("mode=1777{size}"),
+        MountFlags::NOSUID | MountFlags::NODEV,
+    )?;
     let pts = dev.join("pts");
     std::fs::create_dir(&pts).map_err(step(|| "make /dev/pts".to_owned()))?;
     // A terminal of its own is a convenience: some kernels refuse a devpts instance in a user
@@ -516,7 +547,11 @@ pub(super) fn enter(p: &Prepared, cwd: &Path) -> Result<Built, ViewError> {
         .git
         .iter()
         .map(|(g, dir)| (g.as_path(), u8::from(*dir)))
-        .chain(p.masks.iter().map(|m| (m.path.as_path(), 2 + u8::from(m.folder))))
+        .chain(
+            p.masks
+                .iter()
+                .map(|m| (m.path.as_path(), 2 + u8::from(m.folder))),
+        )
         .collect();
     overlays.sort_by_key(|(path, _)| path.components().count());
     let mut masked = 0u32;
@@ -555,16 +590,28 @@ pub(super) fn enter(p: &Prepared, cwd: &Path) -> Result<Built, ViewError> {
         std::os::unix::fs::symlink(target, &at)
             .map_err(step(|| format!("link {}", at.display())))?;
     }
-    mount_remount(&dev, MountFlags::RDONLY | MountFlags::NOSUID | MountFlags::NOEXEC, "")
-        .map_err(step(|| "make /dev read-only".to_owned()))?;
+    mount_remount(
+        &dev,
+        MountFlags::RDONLY | MountFlags::NOSUID | MountFlags::NOEXEC,
+        "",
+    )
+    .map_err(step(|| "make /dev read-only".to_owned()))?;
     if v.private_tmp == Some(false) {
         let t = new(Path::new("/tmp"));
-        mount_remount(&t, MountFlags::RDONLY | MountFlags::NOSUID | MountFlags::NODEV, "")
-            .map_err(step(|| "make /tmp read-only".to_owned()))?;
+        mount_remount(
+            &t,
+            MountFlags::RDONLY | MountFlags::NOSUID | MountFlags::NODEV,
+            "",
+        )
+        .map_err(step(|| "make /tmp read-only".to_owned()))?;
     }
     if v.base == ViewBase::Empty {
-        mount_remount(root, MountFlags::RDONLY | MountFlags::NOSUID | MountFlags::NODEV, "")
-            .map_err(step(|| "make the root read-only".to_owned()))?;
+        mount_remount(
+            root,
+            MountFlags::RDONLY | MountFlags::NOSUID | MountFlags::NODEV,
+            "",
+        )
+        .map_err(step(|| "make the root read-only".to_owned()))?;
     }
 
     // The view becomes the root; the host's is detached.
@@ -572,8 +619,9 @@ pub(super) fn enter(p: &Prepared, cwd: &Path) -> Result<Built, ViewError> {
     rustix::process::pivot_root(".", ".").map_err(step(|| "enter the view".to_owned()))?;
     unmount(".", UnmountFlags::DETACH).map_err(step(|| "detach the host's root".to_owned()))?;
     std::env::set_current_dir("/").map_err(step(|| "change to /".to_owned()))?;
-    std::env::set_current_dir(cwd)
-        .map_err(step(|| format!("change to the working folder {}", cwd.display())))?;
+    std::env::set_current_dir(cwd).map_err(step(|| {
+        format!("change to the working folder {}", cwd.display())
+    }))?;
     Ok(Built {
         masked,
         git_read_only: v.git_read_only,
@@ -598,7 +646,10 @@ mod tests {
         std::fs::create_dir_all(&real).unwrap();
         std::os::unix::fs::symlink("usr/bin", d.path().join("bin")).unwrap();
         let (links, path) = resolve(&d.path().join("bin"));
-        assert_eq!(links, vec![(d.path().join("bin"), PathBuf::from("usr/bin"))]);
+        assert_eq!(
+            links,
+            vec![(d.path().join("bin"), PathBuf::from("usr/bin"))]
+        );
         assert_eq!(path, Some(real.canonicalize().unwrap()));
         assert_eq!(resolve(&d.path().join("missing")).1, None);
     }

@@ -6,12 +6,12 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+use super::Protection;
 use super::probe::{KernelFeatures, PidsController};
 use super::view::{
     HOST_SECRETS, ProtectSpec, Root, SYSTEM_FOLDERS, TOOLCHAIN_SECRETS, ViewBase, ViewPlan,
     outermost, root_of,
 };
-use super::Protection;
 use crate::ir::SandboxProfile;
 use crate::ir::project::{SYSTEM_ROOT, TOOLCHAIN_ROOT};
 use crate::policy::ProtectedSet;
@@ -224,7 +224,8 @@ fn confined_view(read: &[PathBuf], write: &[PathBuf], ctx: &PlanContext<'_>) -> 
     };
     view.git_read_only = view.shows(ctx.workspace);
     for t in ctx.toolchains {
-        view.hide.extend(TOOLCHAIN_SECRETS.iter().map(|n| t.join(n)));
+        view.hide
+            .extend(TOOLCHAIN_SECRETS.iter().map(|n| t.join(n)));
     }
     view
 }
@@ -286,10 +287,7 @@ pub fn plan(
         .unwrap_or_default();
 
     // The view: a mount namespace (with the PID namespace for a confined profile).
-    let ns = kernel
-        .namespaces
-        .as_ref()
-        .filter(|n| !confined || n.pid);
+    let ns = kernel.namespaces.as_ref().filter(|n| !confined || n.pid);
     let view = match ns {
         Some(n) => {
             let mut v = if confined {

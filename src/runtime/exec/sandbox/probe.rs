@@ -82,12 +82,11 @@ fn probe_now() -> KernelFeatures {
     };
     let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
     let user_namespace = !linux::can_mount(&status);
-    let namespaces = super::child::namespaces_work(user_namespace, false).then(|| {
-        NamespaceSupport {
+    let namespaces =
+        super::child::namespaces_work(user_namespace, false).then(|| NamespaceSupport {
             pid: super::child::namespaces_work(user_namespace, true),
             user_namespace,
-        }
-    });
+        });
     KernelFeatures {
         landlock_abi: super::landlock::abi(),
         seccomp: status.lines().any(|l| l.starts_with("Seccomp_filters:")),

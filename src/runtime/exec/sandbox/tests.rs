@@ -291,7 +291,12 @@ fn none_and_no_profile_mask_and_contain() {
     let none = builtin_profiles()["none"].clone();
     let p = plan(Some(("none", &none)), &ctx(&[]), &bare_kernel()).unwrap();
     assert_eq!(
-        (p.protections.clone(), p.landlock, p.deny_network, p.deny_mount),
+        (
+            p.protections.clone(),
+            p.landlock,
+            p.deny_network,
+            p.deny_mount
+        ),
         (
             vec![Protection::ProcessGroup, Protection::Subreaper],
             false,

@@ -55,7 +55,12 @@ fn in_system(p: &Path) -> bool {
 }
 
 /// The toolchain roots of a program run with an environment (existing folders only).
-pub fn roots(program: &str, env: &[(String, String)], cwd: &Path, guard: &Guard<'_>) -> Vec<PathBuf> {
+pub fn roots(
+    program: &str,
+    env: &[(String, String)],
+    cwd: &Path,
+    guard: &Guard<'_>,
+) -> Vec<PathBuf> {
     let path_dirs: Vec<PathBuf> = var(env, "PATH")
         .unwrap_or("")
         .split(':')
@@ -103,12 +108,13 @@ pub fn roots(program: &str, env: &[(String, String)], cwd: &Path, guard: &Guard<
         } else {
             continue;
         };
-        if chosen.file_name().is_some_and(|n| n == ".cargo") && var(env, "RUSTUP_HOME").is_none() {
-            if let Some(rustup) = chosen.parent().map(|p| p.join(".rustup")) {
-                if rustup.is_dir() && acceptable(&rustup, &homes, guard) {
-                    out.push(rustup);
-                }
-            }
+        if chosen.file_name().is_some_and(|n| n == ".cargo")
+            && var(env, "RUSTUP_HOME").is_none()
+            && let Some(rustup) = chosen.parent().map(|p| p.join(".rustup"))
+            && rustup.is_dir()
+            && acceptable(&rustup, &homes, guard)
+        {
+            out.push(rustup);
         }
         out.push(chosen);
     }
@@ -203,7 +209,10 @@ mod tests {
         e2.push(("RUSTUP_HOME".into(), "/nonexistent/rustup".into()));
         assert!(!roots("true", &e2, ws.path(), &guard).contains(&h.join(".rustup")));
         // A home folder given as a toolchain variable is refused.
-        let e3 = env(&[("VIRTUAL_ENV", &h.to_string_lossy()), ("HOME", &h.to_string_lossy())]);
+        let e3 = env(&[
+            ("VIRTUAL_ENV", &h.to_string_lossy()),
+            ("HOME", &h.to_string_lossy()),
+        ]);
         assert_eq!(roots("true", &e3, ws.path(), &guard), Vec::<PathBuf>::new());
     }
 }

@@ -201,7 +201,10 @@ mod tests {
         assert_eq!(root_of(Path::new("/dev/null")), Root::Fixed);
         assert_eq!(root_of(Path::new("/proc")), Root::Fixed);
         assert_eq!(root_of(Path::new("/tmp/ws")), Root::Bind("/tmp/ws".into()));
-        assert_eq!(root_of(Path::new("/devices")), Root::Bind("/devices".into()));
+        assert_eq!(
+            root_of(Path::new("/devices")),
+            Root::Bind("/devices".into())
+        );
     }
 
     #[test]
