@@ -657,3 +657,63 @@ fn toolgate_sandbox_lists_what_each_profile_exposes() {
         "{text}"
     );
 }
+
+/// The path a toolgate that may not mount takes (a non-root user): the shim makes a user
+/// namespace of its own first, so every mount the view inherits from the host is locked. Forced
+/// here by planning as if toolgate lacked `CAP_SYS_ADMIN`; the same routes stay closed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn escape_routes_stay_closed_in_a_user_namespace() {
+    use std::sync::Arc;
+    use toolgate::runtime::exec::Backend;
+    use toolgate::runtime::exec::command::CommandExecutor;
+    use toolgate::runtime::exec::sandbox::{NamespaceSupport, probe};
+    let Some(ns) = probe().namespaces.clone() else {
+        return;
+    };
+    let ws = HostileWorkspace::new();
+    let mut kernel = probe().clone();
+    kernel.namespaces = Some(NamespaceSupport {
+        user_namespace: true,
+        ..ns
+    });
+    let exec = CommandExecutor::new(common::bundle().project.sandbox_profiles.clone())
+        .with_shim(common::shim())
+        .with_kernel(kernel);
+    let rt = ws
+        .fixture
+        .builder()
+        .executor(Backend::Command, Arc::new(exec))
+        .build()
+        .unwrap();
+    let before = git_snapshot(&ws);
+    let r = shell(
+        &rt,
+        "id -u; cat .env keys/server.pem; grep -rn TGSECRET . ; ls /root /home 2>&1; umount .env; echo x >> .git/config; python3 -c \"import ctypes, os; c = ctypes.CDLL(None, use_errno=True); print('umount2', c.umount2(b'.env', 2), os.strerror(ctypes.get_errno()))\"; ls /proc | grep -c '^[0-9]'; echo done",
+    )
+    .await;
+    if !fully_sandboxed(&r) {
+        return;
+    }
+    ws.assert_result_clean("in a user namespace", &rt, &r);
+    let out = stdout(&r);
+    assert!(out.contains("umount2 -1 Operation not permitted"), "{out}");
+    assert!(out.ends_with("done\n"), "{}", printed(&r));
+    assert_eq!(git_snapshot(&ws), before);
+    assert!(r.protections().contains(&Protection::ProtectedMasked));
+    assert!(r.protections().contains(&Protection::PidNamespace));
+    // `none` in a user namespace: the host's root, the masks locked.
+    let r = shell(&rt, "true").await;
+    assert_eq!(r.status(), Status::Success);
+    let r = run1(
+        &rt,
+        &session(),
+        call("e", "env_probe", json!({"word": "x"})),
+    )
+    .await;
+    assert_eq!(r.status(), Status::Success, "{}", r.projection().text);
+    assert!(
+        r.protections().contains(&Protection::ProtectedMasked),
+        "{:?}",
+        r.protections()
+    );
+}

@@ -78,6 +78,8 @@ fn step<E: Into<io::Error>>(what: impl FnOnce() -> String) -> impl FnOnce(E) -> 
 struct Bind {
     path: PathBuf,
     writable: bool,
+    /// Whether the host has mounts beneath it (each must be made read-only too).
+    nested: bool,
 }
 
 /// A mask: an empty file or folder over a path.
@@ -150,11 +152,22 @@ pub(super) fn prepare(view: &ViewPlan) -> Result<Prepared, String> {
             }
             if let Some(path) = real {
                 binds.retain(|b| b.path != path);
-                binds.push(Bind { path, writable });
+                binds.push(Bind {
+                    path,
+                    writable,
+                    nested: false,
+                });
             }
         }
     }
     binds.sort_by_key(|b| (b.path.components().count(), b.path.clone()));
+    let host_mounts =
+        mount_points(&std::fs::read_to_string("/proc/self/mountinfo").unwrap_or_default());
+    for b in &mut binds {
+        b.nested = host_mounts
+            .iter()
+            .any(|m| m != &b.path && m.starts_with(&b.path));
+    }
     // A link that lands inside a bind already exists there (it is the host's).
     links.retain(|(at, _)| !binds.iter().any(|b| at.starts_with(&b.path)));
     links.sort();
@@ -310,23 +323,35 @@ fn unescape(field: &str) -> String {
     String::from_utf8_lossy(&out).into_owned()
 }
 
+/// The mount points of a mountinfo text.
+fn mount_points(mountinfo: &str) -> Vec<PathBuf> {
+    mountinfo
+        .lines()
+        .filter_map(|l| l.split(' ').nth(4).map(unescape))
+        .map(PathBuf::from)
+        .collect()
+}
+
 /// The mount points beneath `prefix` (itself excluded), from the host's procfs.
 fn submounts(prefix: &Path) -> Vec<PathBuf> {
     let text = std::fs::read_to_string(old(Path::new("/proc/self/mountinfo"))).unwrap_or_default();
-    text.lines()
-        .filter_map(|l| l.split(' ').nth(4).map(unescape))
-        .map(PathBuf::from)
+    mount_points(&text)
+        .into_iter()
         .filter(|p| p != prefix && p.starts_with(prefix))
         .collect()
 }
 
-/// Binds a host folder (recursively) at the same path in the view, read-only unless asked.
-fn bind_folder(host: &Path, writable: bool) -> Result<(), ViewError> {
+/// Binds a host folder (recursively) at the same path in the view, read-only unless asked
+/// (and then its submounts too, when it has any).
+fn bind_folder(host: &Path, writable: bool, nested: bool) -> Result<(), ViewError> {
     let target = new(host);
     mount_bind_recursive(old(host), &target)
         .map_err(step(|| format!("bind {}", host.display())))?;
     if !writable {
         read_only(&target)?;
+        if !nested {
+            return Ok(());
+        }
         for sub in submounts(&target) {
             // A submount that went away meanwhile, or one the kernel keeps as it is, is
             // still beneath a read-only parent only if we managed; fail on real errors.
@@ -454,8 +479,8 @@ pub(super) fn enter(p: &Prepared, cwd: &Path) -> Result<Built, ViewError> {
             "mode=0755,size=1m",
             MountFlags::NOSUID | MountFlags::NODEV,
         )?,
-        ViewBase::HostReadOnly => bind_folder(Path::new("/"), false)?,
-        ViewBase::HostWritable => bind_folder(Path::new("/"), true)?,
+        ViewBase::HostReadOnly => bind_folder(Path::new("/"), false, true)?,
+        ViewBase::HostWritable => bind_folder(Path::new("/"), true, true)?,
     }
     let mut owners = Owners::default();
     owners.add(root.to_path_buf(), v.base == ViewBase::Empty);
@@ -481,10 +506,14 @@ pub(super) fn enter(p: &Prepared, cwd: &Path) -> Result<Built, ViewError> {
     )?;
     owners.add(dev.clone(), true);
     for d in DEVICES {
+        let source = old(&Path::new("/dev").join(d));
+        if !source.exists() {
+            // A host without it (a container without a terminal): the view has none either.
+            continue;
+        }
         let target = dev.join(d);
         make_file(&target)?;
-        mount_bind(old(&Path::new("/dev").join(d)), &target)
-            .map_err(step(|| format!("bind /dev/{d}")))?;
+        mount_bind(&source, &target).map_err(step(|| format!("bind /dev/{d}")))?;
     }
     for (name, target) in DEV_LINKS {
         std::os::unix::fs::symlink(target, dev.join(name))
@@ -530,7 +559,7 @@ pub(super) fn enter(p: &Prepared, cwd: &Path) -> Result<Built, ViewError> {
         }
     } else if v.base == ViewBase::Empty {
         make_dirs(&proc_dir, &owners)?;
-        bind_folder(Path::new("/proc"), false)?;
+        bind_folder(Path::new("/proc"), false, true)?;
     }
     owners.add(proc_dir, false);
 
@@ -538,7 +567,7 @@ pub(super) fn enter(p: &Prepared, cwd: &Path) -> Result<Built, ViewError> {
     for b in &p.binds {
         let target = new(&b.path);
         make_dirs(&target, &owners)?;
-        bind_folder(&b.path, b.writable)?;
+        bind_folder(&b.path, b.writable, b.nested)?;
         owners.add(target, false);
     }
 

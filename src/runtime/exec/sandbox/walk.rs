@@ -40,9 +40,9 @@ pub fn walk(root: &Path, set: &ProtectedSet) -> Found {
     // Identities of protected files with more than one link, and candidates elsewhere.
     let mut protected_ids: HashSet<(u64, u64)> = HashSet::new();
     let mut linked: HashMap<(u64, u64), Vec<PathBuf>> = HashMap::new();
-    // (folder relative to the root, inside a protected folder)
-    let mut stack: Vec<(PathBuf, bool)> = vec![(PathBuf::new(), false)];
-    while let Some((dir, hidden)) = stack.pop() {
+    // (folder relative to the root, inside a protected folder, inside an excepted one)
+    let mut stack: Vec<(PathBuf, bool, bool)> = vec![(PathBuf::new(), false, false)];
+    while let Some((dir, hidden, excepted_above)) = stack.pop() {
         let Ok(entries) = std::fs::read_dir(root.join(&dir)) else {
             continue;
         };
@@ -55,14 +55,19 @@ pub fn walk(root: &Path, set: &ProtectedSet) -> Found {
             if kind.is_symlink() {
                 continue;
             }
-            let protected = !hidden && rel.to_str().is_some_and(|r| set.protects(r).is_some());
+            // Paths that are not UTF-8 are matched lossily (a protected name stays one).
+            let (protected, excepted) = if hidden {
+                (false, excepted_above)
+            } else {
+                set.judge_entry(&rel.to_string_lossy(), excepted_above)
+            };
             if kind.is_dir() {
                 if protected {
                     found.folders.push(rel.clone());
                 } else if !hidden && entry.file_name() == ".git" {
                     found.git.push(rel.clone());
                 }
-                stack.push((rel, hidden || protected));
+                stack.push((rel, hidden || protected, excepted));
                 continue;
             }
             if !hidden && entry.file_name() == ".git" {
@@ -140,6 +145,27 @@ mod tests {
             ])
         );
         assert_eq!(found.folders, p(&["deploy/.aws"]));
+        // The walk's one-step judgement agrees with the whole-path one, exceptions included.
+        let mut policy = ProtectPolicy::default();
+        policy.except.push(crate::ir::ProtectedPath {
+            glob: "/node_modules".into(),
+            reason: "test".into(),
+            default: false,
+        });
+        let excepting = ProtectedSet::new(&policy).unwrap();
+        let narrower = walk(w, &excepting);
+        assert!(
+            !narrower
+                .files
+                .contains(&PathBuf::from("node_modules/pkg/.env"))
+        );
+        for f in &narrower.files {
+            let hard_link = ["creds.txt", "src/notes.txt"].contains(&f.to_str().unwrap());
+            assert!(
+                hard_link || excepting.protects(f.to_str().unwrap()).is_some(),
+                "{f:?}"
+            );
+        }
         assert_eq!(found.git, p(&[".git", "sub/.git", "vendor/lib/.git"]));
         assert_eq!(found.masks(), 7);
     }
