@@ -85,7 +85,7 @@ pub fn builtin_profiles() -> IndexMap<String, SandboxProfile> {
         "workspace-read".to_owned(),
         SandboxProfile {
             read: [system(), vec!["{workspace}".to_owned()]].concat(),
-            write: vec![PRIVATE_TMP.into(), "/dev/null".into()],
+            write: vec!["/dev/null".into(), PRIVATE_TMP.into()],
             network: false,
             best_effort: false,
             limits: limits.clone(),
@@ -95,7 +95,7 @@ pub fn builtin_profiles() -> IndexMap<String, SandboxProfile> {
         "workspace-write".to_owned(),
         SandboxProfile {
             read: system(),
-            write: vec!["{workspace}".into(), PRIVATE_TMP.into(), "/dev/null".into()],
+            write: vec!["{workspace}".into(), "/dev/null".into(), PRIVATE_TMP.into()],
             network: false,
             best_effort: false,
             limits,
