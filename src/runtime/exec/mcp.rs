@@ -303,6 +303,21 @@ pub async fn connect(
     let Some((program, args)) = config.command.split_first() else {
         return Err(UpstreamError::EmptyCommand(name.to_owned()));
     };
+    // The shim would start and the program's exec fail inside it, ending in a closed
+    // connection; say what is wrong instead, as a direct start would have.
+    if !program_found(
+        program,
+        &config.inherit_env,
+        &config.env,
+        root,
+        config.cwd.as_deref(),
+    ) {
+        return Err(UpstreamError::Spawn {
+            server: name.to_owned(),
+            command: config.command.join(" "),
+            source: std::io::Error::from_raw_os_error(nix::libc::ENOENT),
+        });
+    }
     let refused = |message: String| UpstreamError::Sandbox {
         server: name.to_owned(),
         message,
@@ -415,6 +430,32 @@ pub async fn connect(
         protections: plan.protections,
         cgroups: Some(cgroups),
     })
+}
+
+/// Whether a server's program exists where its start would look for it: on the `PATH` it
+/// gets (or the default search path without one), or at its path from its working folder.
+fn program_found(
+    program: &str,
+    inherit: &[String],
+    set: &IndexMap<String, String>,
+    root: &Path,
+    cwd: Option<&str>,
+) -> bool {
+    if program.contains('/') {
+        let cwd = cwd.map_or_else(|| root.to_path_buf(), |c| root.join(c));
+        return cwd.join(program).exists();
+    }
+    let path = set.get("PATH").cloned().or_else(|| {
+        inherit
+            .iter()
+            .any(|k| k == "PATH")
+            .then(|| std::env::var("PATH").ok())
+            .flatten()
+    });
+    path.as_deref()
+        .unwrap_or("/usr/local/bin:/usr/bin:/bin")
+        .split(':')
+        .any(|d| Path::new(d).join(program).is_file())
 }
 
 /// The executor of `exec: {mcp: …}` tools.
