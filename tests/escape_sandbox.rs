@@ -11,89 +11,16 @@
 
 mod common;
 
-use std::io::Read;
 use std::path::Path;
 
 use common::escape::{HostileWorkspace, git_in};
-use common::sandbox::{fully_sandboxed, unique};
-use common::{Scripted, call, run1};
+use common::sandbox::{
+    bash, fully_sandboxed, git_snapshot, printed, runtime, session, shell_in, stdout, unique,
+};
+use common::{call, run1};
 use serde_json::json;
 use toolgate::ir::Status;
-use toolgate::runtime::approval::ApprovalOutcome;
 use toolgate::runtime::exec::sandbox::Protection;
-use toolgate::runtime::{Session, ToolResult, ToolRuntime};
-
-fn session() -> Session {
-    Session::new("s", "interactive")
-}
-
-/// The hostile workspace's runtime, with every `ask` approved (the routes are the kernel's to
-/// stop, not the approver's).
-fn runtime(ws: &HostileWorkspace) -> ToolRuntime {
-    ws.fixture
-        .builder()
-        .approver(Scripted::new(ApprovalOutcome::AllowOnce))
-        .build()
-        .unwrap()
-}
-
-async fn shell(rt: &ToolRuntime, command: &str) -> ToolResult {
-    run1(
-        rt,
-        &session(),
-        call("c", "shell", json!({ "command": command })),
-    )
-    .await
-}
-
-async fn bash(rt: &ToolRuntime, command: &str) -> ToolResult {
-    run1(
-        rt,
-        &session(),
-        call("b", "bash", json!({ "command": command })),
-    )
-    .await
-}
-
-/// What the tool printed (stdout, then stderr after a `--- stderr ---` line), or the
-/// projection when nothing.
-fn printed(r: &ToolResult) -> String {
-    r.output()
-        .map(str::to_owned)
-        .unwrap_or_else(|| r.projection().text.clone())
-}
-
-/// What the tool printed on stdout.
-fn stdout(r: &ToolResult) -> String {
-    let all = printed(r);
-    match all.split_once("--- stderr ---") {
-        Some((out, _)) => out.to_owned(),
-        None => all,
-    }
-}
-
-/// `.git` of both repositories as it was: every file's path and content.
-fn git_snapshot(ws: &HostileWorkspace) -> Vec<(String, Vec<u8>)> {
-    let mut out = Vec::new();
-    for git in [ws.path().join(".git"), ws.path().join("vendor/lib/.git")] {
-        let mut stack = vec![git];
-        while let Some(d) = stack.pop() {
-            for e in std::fs::read_dir(&d).unwrap().flatten() {
-                let p = e.path();
-                if e.file_type().unwrap().is_dir() {
-                    stack.push(p);
-                } else {
-                    out.push((
-                        p.to_string_lossy().into_owned(),
-                        std::fs::read(&p).unwrap_or_default(),
-                    ));
-                }
-            }
-        }
-    }
-    out.sort();
-    out
-}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn escape_cat_and_grep_see_empty_masks() {
@@ -101,7 +28,7 @@ async fn escape_cat_and_grep_see_empty_masks() {
     let rt = runtime(&ws);
     // A hard link to .env under an innocent name, made by the person before the call.
     std::fs::hard_link(ws.path().join(".env"), ws.path().join("src/notes.txt")).unwrap();
-    let r = shell(
+    let r = shell_in(
         &rt,
         "cat .env; cat keys/server.pem keys/id_rsa config/.env.production; cat src/notes.txt; ls deploy/.aws; echo done",
     )
@@ -114,7 +41,7 @@ async fn escape_cat_and_grep_see_empty_masks() {
     assert_eq!(printed(&r), "done\n", "every masked file reads empty");
     assert!(r.protections().contains(&Protection::ProtectedMasked));
 
-    let r = shell(&rt, "grep -rn API_KEY . ; echo exit=$?").await;
+    let r = shell_in(&rt, "grep -rn API_KEY . ; echo exit=$?").await;
     ws.assert_result_clean("shell grep -rn", &rt, &r);
     let out = printed(&r);
     assert!(out.contains("./README.md:3:The API_KEY"), "{out}");
@@ -141,7 +68,7 @@ async fn escape_find_and_python_see_no_home() {
     let rt = runtime(&ws);
     let home = ws.home();
     // Everything but the big read-only trees that hold no home (the system, the toolchains).
-    let r = shell(
+    let r = shell_in(
         &rt,
         "find / \\( -path /proc -o -path /sys -o -path /usr -o -path /root/.rustup -o -path /root/.cargo -o -path /root/.pyenv \\) -prune -o -name 'id_rsa*' -print 2>/dev/null; ls -a /root /home 2>&1; echo done",
     )
@@ -165,7 +92,7 @@ async fn escape_find_and_python_see_no_home() {
         "import os\nfor p in ['.env', 'keys/server.pem', '{h}/.ssh/id_rsa', '{h}/.aws/credentials', os.path.expanduser('~/.ssh/id_rsa')]:\n    try:\n        print(p, repr(open(p).read()))\n    except OSError as e:\n        print(p, type(e).__name__)\n",
         h = home.display()
     );
-    let r = shell(&rt, &format!("python3 -c \"{script}\"")).await;
+    let r = shell_in(&rt, &format!("python3 -c \"{script}\"")).await;
     ws.assert_result_clean("python3", &rt, &r);
     let out = printed(&r);
     assert!(out.contains(".env ''"), "{out}");
@@ -210,14 +137,14 @@ def test_nothing():
     ws.fixture
         .write("tests/test_app.py", "def test_app():\n    assert True\n");
     // The same code, as the test runner would run it.
-    let r = shell(&rt, "cd tests && python3 conftest.py").await;
+    let r = shell_in(&rt, "cd tests && python3 conftest.py").await;
     if !fully_sandboxed(&r) {
         return;
     }
     ws.assert_result_clean("conftest.py through shell", &rt, &r);
     let out = printed(&r);
     assert!(!out.contains("WROTE"), "{out}");
-    let r = shell(&rt, "python3 tests/conftest.py").await;
+    let r = shell_in(&rt, "python3 tests/conftest.py").await;
     ws.assert_result_clean("conftest.py from the root", &rt, &r);
     let out = printed(&r);
     assert!(!out.contains("WROTE"), "{out}");
@@ -255,7 +182,7 @@ async fn escape_links_made_by_one_call_are_read_by_another_in_vain() {
     let ws = HostileWorkspace::new();
     let rt = runtime(&ws);
     let home = ws.home();
-    let r = shell(
+    let r = shell_in(
         &rt,
         &format!(
             "ln -s .env link_env; ln -s {h}/.ssh/id_rsa link_home; ln -s /root/.ssh link_root; ln .env hard_env; ln keys/id_rsa hard_key; ln -s deploy/.aws link_aws; echo made",
@@ -269,7 +196,7 @@ async fn escape_links_made_by_one_call_are_read_by_another_in_vain() {
     ws.assert_result_clean("making links", &rt, &r);
     // A hard link to a masked file crosses a mount: refused.
     assert!(!ws.path().join("hard_env").exists() && !ws.path().join("hard_key").exists());
-    let r = shell(
+    let r = shell_in(
         &rt,
         "cat link_env link_home hard_env hard_key link_aws/credentials link_root/id_rsa; echo read",
     )
@@ -294,7 +221,7 @@ async fn escape_links_made_by_one_call_are_read_by_another_in_vain() {
         ws.path().join("server.txt"),
     )
     .unwrap();
-    let r = shell(&rt, "cat server.txt; wc -c < server.txt").await;
+    let r = shell_in(&rt, "cat server.txt; wc -c < server.txt").await;
     ws.assert_result_clean("a hard link made between calls", &rt, &r);
     assert_eq!(printed(&r).trim(), "0");
 }
@@ -312,7 +239,7 @@ async fn escape_proc_shows_no_other_process() {
         .spawn()
         .unwrap();
     let me = std::process::id();
-    let r = shell(
+    let r = shell_in(
         &rt,
         &format!(
             "cat /proc/{me}/environ /proc/{b}/environ 2>&1 | tr '\\0' '\\n'; for f in /proc/[0-9]*/environ; do tr '\\0' '\\n' < $f; done; echo processes=$(ls /proc | grep -c '^[0-9]')",
@@ -365,7 +292,7 @@ async fn escape_unix_sockets_outside_are_unreachable() {
         a = in_tmp.display(),
         b = beside_home.display()
     );
-    let r = shell(&rt, &format!("python3 -c \"{script}\"")).await;
+    let r = shell_in(&rt, &format!("python3 -c \"{script}\"")).await;
     if !fully_sandboxed(&r) {
         return;
     }
@@ -383,7 +310,7 @@ async fn escape_state_folder_is_neither_visible_nor_writable() {
     let rt = runtime(&ws);
     let state = ws.fixture.state.path().to_path_buf();
     std::fs::write(state.join("journal.db"), "JOURNAL-CONTENT").unwrap();
-    let r = shell(
+    let r = shell_in(
         &rt,
         &format!(
             "ls -a {s}; cat {s}/journal.db; rm -rf {s}; touch {s}/x; echo done",
@@ -408,7 +335,7 @@ async fn escape_state_folder_is_neither_visible_nor_writable() {
 async fn escape_no_block_device_and_masks_stay() {
     let ws = HostileWorkspace::new();
     let rt = runtime(&ws);
-    let r = shell(
+    let r = shell_in(
         &rt,
         "ls /dev; find /dev -type b | wc -l; umount .env; umount -l keys; umount -l /; unshare -Urm sh -c 'umount .env; cat .env'; mount -t tmpfs none src; python3 -c \"import ctypes, os; c = ctypes.CDLL(None, use_errno=True); print('umount2', c.umount2(b'.env', 2), os.strerror(ctypes.get_errno()))\"; cat .env keys/server.pem; echo done",
     )
@@ -441,7 +368,7 @@ async fn escape_no_block_device_and_masks_stay() {
     );
     assert!(out.ends_with("done\n"), "{out}");
     // A mask can be neither deleted nor moved away; the masked file is untouched.
-    let r = shell(
+    let r = shell_in(
         &rt,
         "rm -f .env; mv keys/server.pem server.txt; rm -rf deploy/.aws; echo tried",
     )
@@ -458,7 +385,7 @@ async fn escape_no_block_device_and_masks_stay() {
     }
     assert!(!ws.path().join("server.txt").exists());
     // The masks are still there for the next call.
-    let r = shell(&rt, "wc -c < .env").await;
+    let r = shell_in(&rt, "wc -c < .env").await;
     assert_eq!(printed(&r).trim(), "0");
 }
 
@@ -518,202 +445,4 @@ async fn escape_git_with_a_crafted_config_runs_nothing() {
     }
     let r = run1(&rt, &session(), call("g", "git_diff", json!({}))).await;
     assert!(printed(&r).contains("print('changed')") || r.projection().text.contains("src/app.py"));
-}
-
-/// A Unix socket made inside the workspace by the person stays reachable (the view shows the
-/// workspace), which is what makes the outside ones' refusal meaningful.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_socket_inside_the_workspace_is_reachable() {
-    use std::os::unix::net::UnixListener;
-    let ws = HostileWorkspace::new();
-    let rt = runtime(&ws);
-    let path = ws.path().join("dev.sock");
-    let l = UnixListener::bind(&path).unwrap();
-    let accept = std::thread::spawn(move || {
-        let (mut s, _) = l.accept().unwrap();
-        let mut got = String::new();
-        s.read_to_string(&mut got).unwrap();
-        got
-    });
-    let r = shell(
-        &rt,
-        "python3 -c \"import socket; s = socket.socket(socket.AF_UNIX); s.connect('dev.sock'); s.sendall(b'hello'); s.close()\"",
-    )
-    .await;
-    if !fully_sandboxed(&r) {
-        return;
-    }
-    assert_eq!(r.status(), Status::Success, "{}", r.projection().text);
-    assert_eq!(accept.join().unwrap(), "hello");
-}
-
-/// A state folder inside a tree a sandboxed tool may write is refused at start, naming the
-/// folder, the profile and a tool; one under the host's /tmp (private in every view) is not.
-#[test]
-fn a_state_folder_a_sandboxed_tool_could_write_refuses_to_start() {
-    let ws = HostileWorkspace::new();
-    if !toolgate::runtime::exec::sandbox::probe()
-        .namespaces
-        .as_ref()
-        .is_some_and(|n| n.pid)
-    {
-        return;
-    }
-    let state = ws.path().join("state/.toolgate");
-    let e = ws.fixture.builder().state_dir(&state).build().unwrap_err();
-    let text = e.to_string();
-    assert!(
-        text.starts_with(&format!(
-            "the state folder `{}` lies inside `",
-            state.display()
-        )),
-        "{text}"
-    );
-    assert!(
-        text.contains("under the sandbox profile `workspace-write`") && text.contains("the tool `"),
-        "{text}"
-    );
-    assert!(
-        text.contains("Move `state_dir` out of every writable root"),
-        "{text}"
-    );
-    // The fixture's own state folder is under the host's /tmp, which no view shows.
-    assert!(ws.fixture.state.path().starts_with(std::env::temp_dir()));
-    ws.fixture.builder().build().unwrap();
-}
-
-/// `toolgate sandbox` lists, per profile, what a process sees here: the masks of this
-/// workspace (hard links included), `.git` read-only, `/tmp`, `/dev`, `/proc`, the network.
-#[test]
-fn toolgate_sandbox_lists_what_each_profile_exposes() {
-    let ws = HostileWorkspace::new();
-    std::fs::hard_link(ws.path().join(".env"), ws.path().join("src/notes.txt")).unwrap();
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_toolgate"))
-        .args(["sandbox", "--format", "json", "--config"])
-        .arg(common::repo().join("tests/fixtures/runtime/toolgate.yaml"))
-        .arg("--workspace")
-        .arg(ws.path())
-        .arg("--state-dir")
-        .arg(ws.fixture.state.path())
-        .output()
-        .unwrap();
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout)
-        .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stderr)));
-    if v["kernel"]["namespaces"].is_null() {
-        assert!(
-            v["profiles"]["workspace-write"]["refuses"].is_string(),
-            "{v:#}"
-        );
-        return;
-    }
-    let p = &v["profiles"]["workspace-write"];
-    let masked: Vec<&str> = p["masked"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|m| m.as_str().unwrap())
-        .collect();
-    for m in [
-        ".env",
-        "config/.env.production",
-        "keys/server.pem",
-        "keys/id_rsa",
-        "deploy/.aws",
-        "vendor/lib/.env",
-        "src/notes.txt",
-    ] {
-        assert!(masked.contains(&m), "{m} is not listed as masked: {p:#}");
-    }
-    assert_eq!(masked.len(), 7, "{p:#}");
-    assert_eq!(p["git_read_only"], json!([".git", "vendor/lib/.git"]));
-    assert_eq!(p["writable"], json!([ws.path()]));
-    assert!(p["tmp"].as_str().unwrap().starts_with("private, writable"));
-    assert!(p["proc"].as_str().unwrap().contains("PID namespace"));
-    assert_eq!(p["network"], false);
-    assert!(
-        p["used_by"].as_array().unwrap().contains(&json!("shell")),
-        "{p:#}"
-    );
-    let readable = p["readable"].as_array().unwrap();
-    assert!(readable.contains(&json!("/usr")), "{p:#}");
-    assert!(
-        !readable
-            .iter()
-            .any(|r| r == "/" || r == "/root" || r == "/home"),
-        "no home folder as a whole: {p:#}"
-    );
-    // The text form says the same for a person.
-    let text = std::process::Command::new(env!("CARGO_BIN_EXE_toolgate"))
-        .args(["sandbox", "--config"])
-        .arg(common::repo().join("tests/fixtures/runtime/toolgate.yaml"))
-        .arg("--workspace")
-        .arg(ws.path())
-        .output()
-        .unwrap();
-    let text = String::from_utf8_lossy(&text.stdout);
-    assert!(text.contains("masked in this workspace: 7 ("), "{text}");
-    assert!(
-        text.contains(".git read-only: .git, vendor/lib/.git"),
-        "{text}"
-    );
-}
-
-/// The path a toolgate that may not mount takes (a non-root user): the shim makes a user
-/// namespace of its own first, so every mount the view inherits from the host is locked. Forced
-/// here by planning as if toolgate lacked `CAP_SYS_ADMIN`; the same routes stay closed.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn escape_routes_stay_closed_in_a_user_namespace() {
-    use std::sync::Arc;
-    use toolgate::runtime::exec::Backend;
-    use toolgate::runtime::exec::command::CommandExecutor;
-    use toolgate::runtime::exec::sandbox::{NamespaceSupport, probe};
-    let Some(ns) = probe().namespaces.clone() else {
-        return;
-    };
-    let ws = HostileWorkspace::new();
-    let mut kernel = probe().clone();
-    kernel.namespaces = Some(NamespaceSupport {
-        user_namespace: true,
-        ..ns
-    });
-    let exec = CommandExecutor::new(common::bundle().project.sandbox_profiles.clone())
-        .with_shim(common::shim())
-        .with_kernel(kernel);
-    let rt = ws
-        .fixture
-        .builder()
-        .executor(Backend::Command, Arc::new(exec))
-        .build()
-        .unwrap();
-    let before = git_snapshot(&ws);
-    let r = shell(
-        &rt,
-        "id -u; cat .env keys/server.pem; grep -rn TGSECRET . ; ls /root /home 2>&1; umount .env; echo x >> .git/config; python3 -c \"import ctypes, os; c = ctypes.CDLL(None, use_errno=True); print('umount2', c.umount2(b'.env', 2), os.strerror(ctypes.get_errno()))\"; ls /proc | grep -c '^[0-9]'; echo done",
-    )
-    .await;
-    if !fully_sandboxed(&r) {
-        return;
-    }
-    ws.assert_result_clean("in a user namespace", &rt, &r);
-    let out = stdout(&r);
-    assert!(out.contains("umount2 -1 Operation not permitted"), "{out}");
-    assert!(out.ends_with("done\n"), "{}", printed(&r));
-    assert_eq!(git_snapshot(&ws), before);
-    assert!(r.protections().contains(&Protection::ProtectedMasked));
-    assert!(r.protections().contains(&Protection::PidNamespace));
-    // `none` in a user namespace: the host's root, the masks locked.
-    let r = shell(&rt, "true").await;
-    assert_eq!(r.status(), Status::Success);
-    let r = run1(
-        &rt,
-        &session(),
-        call("e", "env_probe", json!({"word": "x"})),
-    )
-    .await;
-    assert_eq!(r.status(), Status::Success, "{}", r.projection().text);
-    assert!(
-        r.protections().contains(&Protection::ProtectedMasked),
-        "{:?}",
-        r.protections()
-    );
 }

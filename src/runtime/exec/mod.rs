@@ -22,6 +22,8 @@ pub mod mcp;
 mod outcome;
 pub mod sandbox;
 pub mod spawn;
+#[cfg(feature = "mcp")]
+mod upstream;
 
 use std::future::Future;
 use std::pin::Pin;

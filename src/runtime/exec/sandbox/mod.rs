@@ -33,6 +33,8 @@ mod landlock;
 #[cfg(target_os = "linux")]
 mod mounts;
 mod plan;
+#[cfg(target_os = "linux")]
+mod prepare;
 pub mod probe;
 pub mod report;
 mod rlimit;

@@ -1,7 +1,7 @@
 //! Building the view (Linux): [`prepare`] runs in the shim, in the host's mount namespace,
-//! and turns a [`ViewPlan`] into the list of mounts (real paths, links to recreate, the masks
-//! the [`walk`](super::walk) found); [`enter`] runs in the tool's process (or its init) after
-//! `unshare(CLONE_NEWNS)` and builds the view the way bubblewrap does:
+//! and resolves the view against the host (see [`prepare`](super::prepare)); [`enter`] runs in
+//! the tool's process (or its init) after `unshare(CLONE_NEWNS)` and builds the view the way
+//! bubblewrap does:
 //!
 //! 1. every mount private (nothing propagates back to the host);
 //! 2. a small tmpfs over `/tmp` becomes the root for a moment (`pivot_root`), with the host's
@@ -23,7 +23,7 @@
 use std::ffi::CStr;
 use std::io;
 use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
 
 use rustix::fs::{StatVfsMountFlags, statvfs};
 use rustix::mount::{
@@ -31,8 +31,9 @@ use rustix::mount::{
     mount_change, mount_remount, unmount,
 };
 
-use super::view::{ViewBase, ViewPlan, matches_star};
-use super::walk::{self, Found};
+use super::prepare::mount_points;
+pub(super) use super::prepare::{Prepared, prepare};
+use super::view::ViewBase;
 
 /// Host folders the setup tmpfs may be mounted on (in the private mount namespace only): the
 /// first that is a real folder.
@@ -73,36 +74,6 @@ fn step<E: Into<io::Error>>(what: impl FnOnce() -> String) -> impl FnOnce(E) -> 
     }
 }
 
-/// A bind of a host folder at the same path.
-#[derive(Clone, Debug, PartialEq, Eq)]
-struct Bind {
-    path: PathBuf,
-    writable: bool,
-    /// Whether the host has mounts beneath it (each must be made read-only too).
-    nested: bool,
-}
-
-/// A mask: an empty file or folder over a path.
-#[derive(Clone, Debug, PartialEq, Eq)]
-struct Mask {
-    path: PathBuf,
-    folder: bool,
-}
-
-/// The view of one execution, with every path resolved on the host.
-#[derive(Clone, Debug)]
-pub(super) struct Prepared {
-    view: ViewPlan,
-    binds: Vec<Bind>,
-    /// Links of the host to recreate in the view (`/bin` → `usr/bin`).
-    links: Vec<(PathBuf, PathBuf)>,
-    /// `.git` folders and files (absolute), made read-only.
-    git: Vec<(PathBuf, bool)>,
-    masks: Vec<Mask>,
-    /// What the walk found.
-    pub(super) found: Found,
-}
-
 /// What [`enter`] put in force.
 #[derive(Clone, Copy, Debug, Default)]
 pub(super) struct Built {
@@ -110,157 +81,6 @@ pub(super) struct Built {
     pub(super) masked: u32,
     /// Whether every `.git` is read-only.
     pub(super) git_read_only: bool,
-}
-
-/// Follows a path as written: the links met on the way (to recreate in an empty view) and
-/// the real path.
-fn resolve(path: &Path) -> (Vec<(PathBuf, PathBuf)>, Option<PathBuf>) {
-    let mut links = Vec::new();
-    let mut cur = PathBuf::from("/");
-    for c in path.components() {
-        let Component::Normal(name) = c else {
-            continue;
-        };
-        let next = cur.join(name);
-        match std::fs::symlink_metadata(&next) {
-            Ok(m) if m.file_type().is_symlink() => {
-                if let Ok(target) = std::fs::read_link(&next) {
-                    links.push((next.clone(), target));
-                }
-                match next.canonicalize() {
-                    Ok(real) => cur = real,
-                    Err(_) => return (links, None),
-                }
-            }
-            Ok(_) => cur = next,
-            Err(_) => return (links, None),
-        }
-    }
-    (links, Some(cur))
-}
-
-/// Resolves a view against the host: real paths of the binds (missing ones dropped), the
-/// links on their way, the walk of the workspace, the masks.
-pub(super) fn prepare(view: &ViewPlan) -> Result<Prepared, String> {
-    let mut binds: Vec<Bind> = Vec::new();
-    let mut links = Vec::new();
-    for (roots, writable) in [(&view.read, false), (&view.write, true)] {
-        for r in roots {
-            let (mut l, real) = resolve(r);
-            if view.base == ViewBase::Empty {
-                links.append(&mut l);
-            }
-            if let Some(path) = real {
-                binds.retain(|b| b.path != path);
-                binds.push(Bind {
-                    path,
-                    writable,
-                    nested: false,
-                });
-            }
-        }
-    }
-    binds.sort_by_key(|b| (b.path.components().count(), b.path.clone()));
-    let host_mounts =
-        mount_points(&std::fs::read_to_string("/proc/self/mountinfo").unwrap_or_default());
-    for b in &mut binds {
-        b.nested = host_mounts
-            .iter()
-            .any(|m| m != &b.path && m.starts_with(&b.path));
-    }
-    // A link that lands inside a bind already exists there (it is the host's).
-    links.retain(|(at, _)| !binds.iter().any(|b| at.starts_with(&b.path)));
-    links.sort();
-    links.dedup();
-    let prepared_view = view.clone();
-    let mut out = Prepared {
-        view: prepared_view,
-        binds,
-        links,
-        git: Vec::new(),
-        masks: Vec::new(),
-        found: Found::default(),
-    };
-    if out.shows(&view.workspace) {
-        let set = view
-            .protect
-            .compile()
-            .map_err(|e| format!("the protected globs do not compile: {e}"))?;
-        let found = walk::walk(&view.workspace, &set);
-        let ws = &view.workspace;
-        out.masks.extend(found.files.iter().map(|r| Mask {
-            path: ws.join(r),
-            folder: false,
-        }));
-        out.masks.extend(found.folders.iter().map(|r| Mask {
-            path: ws.join(r),
-            folder: true,
-        }));
-        if view.git_read_only {
-            out.git = found
-                .git
-                .iter()
-                .map(|r| {
-                    let p = ws.join(r);
-                    let dir = p.is_dir();
-                    (p, dir)
-                })
-                .collect();
-        }
-        out.found = found;
-    }
-    let mut extra: Vec<PathBuf> = Vec::new();
-    for h in &view.hide {
-        let name = h.file_name().and_then(|n| n.to_str()).unwrap_or("");
-        match (name.contains('*'), h.parent()) {
-            (true, Some(dir)) => {
-                if let Ok(entries) = std::fs::read_dir(dir) {
-                    extra.extend(
-                        entries
-                            .flatten()
-                            .filter(|e| {
-                                e.file_name()
-                                    .to_str()
-                                    .is_some_and(|n| matches_star(name, n))
-                            })
-                            .map(|e| e.path()),
-                    );
-                }
-            }
-            _ => extra.push(h.clone()),
-        }
-    }
-    extra.extend(view.state_dir.iter().cloned());
-    for p in extra {
-        let Ok(meta) = std::fs::symlink_metadata(&p) else {
-            continue;
-        };
-        if meta.file_type().is_symlink() || !out.shows(&p) {
-            continue;
-        }
-        if out.masks.iter().any(|m| p.starts_with(&m.path)) {
-            continue;
-        }
-        out.masks.push(Mask {
-            path: p,
-            folder: meta.is_dir(),
-        });
-    }
-    Ok(out)
-}
-
-impl Prepared {
-    /// Whether a host path is visible in the view.
-    fn shows(&self, p: &Path) -> bool {
-        self.view.base != ViewBase::Empty
-            || self.binds.iter().any(|b| p.starts_with(&b.path))
-            || (self.view.private_tmp.is_none() && p.starts_with("/tmp"))
-    }
-
-    /// How many masks the view has.
-    pub(super) fn mask_count(&self) -> usize {
-        self.masks.len()
-    }
 }
 
 /// `NEW` + an absolute path.
@@ -303,33 +123,6 @@ fn read_only(target: &Path) -> Result<(), ViewError> {
     let flags = MountFlags::BIND | MountFlags::RDONLY | kept_flags(target);
     mount_remount(target, flags, "")
         .map_err(step(|| format!("make {} read-only", target.display())))
-}
-
-/// Decodes the octal escapes of a mountinfo field (`\040` is a space).
-fn unescape(field: &str) -> String {
-    let b = field.as_bytes();
-    let mut out = Vec::with_capacity(b.len());
-    let mut i = 0;
-    while i < b.len() {
-        if b[i] == b'\\' && i + 3 < b.len() && b[i + 1..i + 4].iter().all(u8::is_ascii_digit) {
-            let n = (b[i + 1] - b'0') * 64 + (b[i + 2] - b'0') * 8 + (b[i + 3] - b'0');
-            out.push(n);
-            i += 4;
-        } else {
-            out.push(b[i]);
-            i += 1;
-        }
-    }
-    String::from_utf8_lossy(&out).into_owned()
-}
-
-/// The mount points of a mountinfo text.
-fn mount_points(mountinfo: &str) -> Vec<PathBuf> {
-    mountinfo
-        .lines()
-        .filter_map(|l| l.split(' ').nth(4).map(unescape))
-        .map(PathBuf::from)
-        .collect()
 }
 
 /// The mount points beneath `prefix` (itself excluded), from the host's procfs.
@@ -662,24 +455,13 @@ mod tests {
     use super::*;
 
     #[test]
-    fn decodes_mountinfo_escapes() {
-        assert_eq!(unescape("/a\\040b"), "/a b");
-        assert_eq!(unescape("/plain"), "/plain");
-        assert_eq!(unescape("/x\\"), "/x\\");
-    }
-
-    #[test]
-    fn follows_links_on_the_way() {
-        let d = tempfile::tempdir().unwrap();
-        let real = d.path().join("usr/bin");
-        std::fs::create_dir_all(&real).unwrap();
-        std::os::unix::fs::symlink("usr/bin", d.path().join("bin")).unwrap();
-        let (links, path) = resolve(&d.path().join("bin"));
-        assert_eq!(
-            links,
-            vec![(d.path().join("bin"), PathBuf::from("usr/bin"))]
-        );
-        assert_eq!(path, Some(real.canonicalize().unwrap()));
-        assert_eq!(resolve(&d.path().join("missing")).1, None);
+    fn only_the_views_own_folders_are_made() {
+        let mut o = Owners::default();
+        o.add(PathBuf::from("/newroot"), true);
+        o.add(PathBuf::from("/newroot/usr"), false);
+        assert!(o.owns(Path::new("/newroot/root")));
+        assert!(!o.owns(Path::new("/newroot/usr/local")));
+        o.add(PathBuf::from("/newroot/usr/local/tmp"), true);
+        assert!(o.owns(Path::new("/newroot/usr/local/tmp/x")));
     }
 }
