@@ -518,6 +518,19 @@ mod tests {
     }
 
     #[test]
+    fn the_namespace_probe_tries_what_it_reports() {
+        // Both ways in: as this process may (root mounts without a user namespace), and in a
+        // user namespace of its own, as a non-root toolgate does — on a kernel that allows
+        // user namespaces.
+        let userns = std::fs::read_to_string("/proc/sys/user/max_user_namespaces")
+            .is_ok_and(|n| n.trim() != "0");
+        if userns {
+            assert!(namespaces_work(true, false));
+            assert!(namespaces_work(true, true));
+        }
+    }
+
+    #[test]
     fn status_lines_round_trip() {
         let (r, w) = nix::unistd::pipe().unwrap();
         let lines = [
