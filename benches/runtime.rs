@@ -1,5 +1,8 @@
 //! Runtime benchmarks: the pipeline's own cost per call for a pure in-process tool, compared
-//! with calling the handler directly; and eight read-only 50 ms calls in one batch.
+//! with calling the handler directly — with the in-memory journal (`per_call`) and with the
+//! SQLite journal, whose audit records every call (`per_call_sqlite`) — and for a read-only and
+//! a writing handler (which the scheduler admits and locks); eight read-only 50 ms calls in one
+//! batch; and sixteen concurrent `execute()`s of a 2 ms write, on one file and on sixteen files.
 //!
 //! Run with `cargo bench --bench runtime`. The per-call numbers use `iter_custom` so that
 //! entering the tokio runtime is not counted: each sample runs many calls inside one
@@ -9,6 +12,7 @@
 use std::hint::black_box;
 use std::path::PathBuf;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use criterion::{Criterion, criterion_group, criterion_main};
@@ -32,8 +36,16 @@ fn echo_handler() -> Arc<dyn ToolHandler> {
 }
 
 fn runtime(ws: &std::path::Path, state: &std::path::Path) -> ToolRuntime {
+    builder(ws, state).build().unwrap()
+}
+
+fn builder(ws: &std::path::Path, state: &std::path::Path) -> toolgate::runtime::RuntimeBuilder {
     let sleep = |_ctx: HandlerContext, args: Value| async move {
-        tokio::time::sleep(Duration::from_millis(args["ms"].as_u64().unwrap_or(0))).await;
+        // No timer for 0 ms: tokio's timer has a 1 ms tick, which would swamp a per-call cost.
+        let ms = args["ms"].as_u64().unwrap_or(0);
+        if ms > 0 {
+            tokio::time::sleep(Duration::from_millis(ms)).await;
+        }
         Ok(HandlerOutput::text("done"))
     };
     let nothing = |_ctx: HandlerContext, _args: Value| async move { Ok(HandlerOutput::text("")) };
@@ -52,14 +64,51 @@ fn runtime(ws: &std::path::Path, state: &std::path::Path) -> ToolRuntime {
     .unwrap()
     .bind("slow_read", Arc::new(sleep))
     .unwrap()
-    .bind("slow_edit", Arc::new(nothing))
+    .bind("slow_edit", Arc::new(sleep))
     .unwrap()
     .bind("flaky", Arc::new(nothing))
     .unwrap()
     .bind("send_note", Arc::new(nothing))
     .unwrap()
-    .build()
-    .unwrap()
+}
+
+/// The pure tools through the pipeline, one call at a time.
+fn pipeline_calls(c: &mut Criterion, group: &str, rt: &ToolRuntime) {
+    let tokio_rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let session = Session::new("bench", "interactive");
+    let mut g = c.benchmark_group(group);
+    for tool in ["echo", "echo_handler"] {
+        g.bench_function(format!("pipeline/{tool}"), |b| {
+            b.iter_custom(|iters| {
+                tokio_rt.block_on(async {
+                    let start = Instant::now();
+                    for _ in 0..iters {
+                        let call = ToolCall::new("c", tool, json!({"text": "hello"}));
+                        let r = rt
+                            .execute(vec![call], &session, CancellationToken::new())
+                            .await
+                            .unwrap();
+                        black_box(r);
+                    }
+                    start.elapsed()
+                })
+            });
+        });
+    }
+    g.finish();
+}
+
+fn per_call_sqlite(c: &mut Criterion) {
+    let ws = tempfile::tempdir().unwrap();
+    let state = tempfile::tempdir().unwrap();
+    let rt = builder(ws.path(), state.path())
+        .sqlite_journal()
+        .build()
+        .unwrap();
+    pipeline_calls(c, "per_call_sqlite", &rt);
 }
 
 fn per_call(c: &mut Criterion) {
@@ -72,13 +121,22 @@ fn per_call(c: &mut Criterion) {
         .unwrap();
     let session = Session::new("bench", "interactive");
     let mut g = c.benchmark_group("per_call");
-    for tool in ["echo", "echo_handler"] {
+    // A pure builtin, a pure handler, a read-only handler and a local_write handler (the last
+    // two declare a file resource: the scheduler admits them against every call in flight).
+    let cases = [
+        ("echo", json!({"text": "hello"})),
+        ("echo_handler", json!({"text": "hello"})),
+        ("slow_read", json!({"path": "a.txt", "ms": 0})),
+        ("slow_edit", json!({"path": "a.txt", "ms": 0})),
+    ];
+    for (tool, args) in cases {
         g.bench_function(format!("pipeline/{tool}"), |b| {
             b.iter_custom(|iters| {
                 tokio_rt.block_on(async {
                     let start = Instant::now();
                     for _ in 0..iters {
-                        let call = ToolCall::new("c", tool, json!({"text": "hello"}));
+                        let id = format!("c{}", NEXT_ID.fetch_add(1, Ordering::Relaxed));
+                        let call = ToolCall::new(id, tool, args.clone());
                         let r = rt
                             .execute(vec![call], &session, CancellationToken::new())
                             .await
@@ -149,5 +207,54 @@ fn batch(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, per_call, batch);
+/// Call ids unique across iterations (a journaled call with a used id is replayed, not run).
+static NEXT_ID: AtomicU64 = AtomicU64::new(0);
+
+/// Sixteen concurrent `execute()`s (one call each, as `serve` makes them) of a 2 ms write: on
+/// one file they must run one after another, on sixteen files at once.
+fn contended(c: &mut Criterion) {
+    let ws = tempfile::tempdir().unwrap();
+    let state = tempfile::tempdir().unwrap();
+    let rt = runtime(ws.path(), state.path());
+    let tokio_rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let mut g = c.benchmark_group("sixteen_concurrent");
+    g.sample_size(20).measurement_time(Duration::from_secs(4));
+    for (name, one_file) in [("one_file", true), ("sixteen_files", false)] {
+        g.bench_function(name, |b| {
+            b.iter(|| {
+                tokio_rt.block_on(async {
+                    let mut tasks = tokio::task::JoinSet::new();
+                    for i in 0..16 {
+                        let rt = rt.clone();
+                        let path = if one_file {
+                            "same.txt".to_owned()
+                        } else {
+                            format!("f{i}.txt")
+                        };
+                        tasks.spawn(async move {
+                            let session = Session::new(format!("s{i}"), "interactive");
+                            let id = format!("w{}", NEXT_ID.fetch_add(1, Ordering::Relaxed));
+                            let call =
+                                ToolCall::new(id, "slow_edit", json!({"path": path, "ms": 2}));
+                            let r = rt
+                                .execute(vec![call], &session, CancellationToken::new())
+                                .await
+                                .unwrap();
+                            assert!(r[0].is_success(), "{:?}", r[0]);
+                        });
+                    }
+                    while let Some(t) = tasks.join_next().await {
+                        t.unwrap();
+                    }
+                })
+            });
+        });
+    }
+    g.finish();
+}
+
+criterion_group!(benches, per_call, per_call_sqlite, batch, contended);
 criterion_main!(benches);

@@ -134,9 +134,18 @@ impl Lab {
         (results, stderr)
     }
 
-    /// `toolgate journal list` of a session (and status).
+    /// The operations of a session (and status), as `toolgate journal list --operations` lists
+    /// them: what ran or may have, without the calls answered from the journal.
     fn list(&self, session: &str, status: Option<&str>) -> Vec<Value> {
-        let mut args = vec!["journal", "list", "--session", session, "--format", "json"];
+        let mut args = vec![
+            "journal",
+            "list",
+            "--operations",
+            "--session",
+            session,
+            "--format",
+            "json",
+        ];
         if let Some(s) = status {
             args.extend(["--status", s]);
         }

@@ -1,18 +1,24 @@
 //! Runs the login-timeout example (`cargo run --example login_timeout`) through its driver and
 //! checks the story's facts: the tests go from failing to passing, the diff touches only the
-//! approved file, and the patch outside the approval card was refused.
+//! approved file, and the patch outside the approval card was refused. Needs git and pytest
+//! (skipped outside CI without them: `common::toolchain`).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+mod common;
 #[path = "../examples/login-timeout/driver.rs"]
 mod driver;
 
 use std::path::PathBuf;
 
+use common::toolchain::{Toolchain, require};
 use pretty_assertions::assert_eq;
 use toolgate::ir::{ErrorType, Status};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn login_timeout_example_fixes_the_bug_inside_the_card() {
+    if !require(&[Toolchain::Git, Toolchain::Pytest]) {
+        return;
+    }
     let options = driver::Options::bundled(PathBuf::from(env!("CARGO_BIN_EXE_toolgate")));
     let mut printed = Vec::new();
     let result = driver::run(&options, &mut printed).await;

@@ -1,7 +1,8 @@
 //! A journal that cannot be used is an engine error that says why — corrupted, another
-//! application's database, in use by another toolgate, locked by another process, an
-//! unwritable state folder, a newer schema — and never a silent fresh start: the file is left
-//! byte for byte as it was.
+//! application's database, held exclusively by a toolgate that does not share journals,
+//! locked by another process, an unwritable state folder, a newer schema — and never a silent
+//! fresh start: the file is left byte for byte as it was. Runtimes that share it (in one
+//! process or several) are not an error.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod common;
@@ -11,6 +12,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
+use common::toolchain::{Toolchain, require};
 use common::{Fixture, repo};
 use pretty_assertions::assert_eq;
 use toolgate::runtime::journal::JournalError;
@@ -122,40 +124,49 @@ fn another_applications_database_is_not_taken_over() {
 }
 
 #[test]
-fn a_journal_in_use_by_another_process_is_refused() {
+fn a_journal_is_shared_but_an_exclusive_holder_is_refused() {
     let f = Fixture::new();
     let path = journal_in(f.state.path());
+    // Several runtimes share a journal: in this process, and the command line beside them.
     let held = SqliteJournal::open(&path).unwrap();
-    // In this process: a second runtime on the same journal.
-    let e = SqliteJournal::open(&path).unwrap_err();
-    let pid = std::process::id();
-    assert_eq!(
-        e.to_string(),
-        format!(
-            "{} is in use by another toolgate process (pid {pid}); one runtime writes a journal at a time: stop that one, or give this one another state folder",
-            path.display()
-        )
-    );
-    // Another process: the command line.
-    let (code, stderr) = cli_call(f.state.path(), f.path());
-    assert_eq!(
-        (code, stderr),
-        (
-            Some(2),
-            format!(
-                "toolgate: {} is in use by another toolgate process (pid {pid}); one runtime writes a journal at a time: stop that one, or give this one another state folder\n",
-                path.display()
-            )
-        )
-    );
-    // Reading while it is in use is fine.
+    let second = SqliteJournal::open(&path).unwrap();
+    assert_ne!(held.owner(), second.owner());
+    assert_eq!(cli_call(f.state.path(), f.path()), (Some(0), String::new()));
     assert_eq!(cli_list(f.state.path()), (Some(0), String::new()));
-    drop(held);
+    drop((held, second));
+
+    // A toolgate from before shared journals holds the lock file exclusively, with its pid in
+    // it: neither writes while the other has the journal.
+    let mut old = std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .open(f.state.path().join("journal.db.lock"))
+        .unwrap();
+    old.lock().unwrap();
+    write!(old, "4242").unwrap();
+    let expected = format!(
+        "{} is held exclusively by another process (pid 4242), a toolgate that does not share its journal: stop it or upgrade it, or give this one another state folder",
+        path.display()
+    );
+    let e = SqliteJournal::open(&path).unwrap_err();
+    assert!(matches!(e, JournalError::InUse { .. }));
+    assert_eq!(e.to_string(), expected);
+    assert_eq!(
+        cli_call(f.state.path(), f.path()),
+        (Some(2), format!("toolgate: {expected}\n"))
+    );
+    // Reading while it is held is fine.
+    assert_eq!(cli_list(f.state.path()), (Some(0), String::new()));
+    drop(old);
     assert_eq!(cli_call(f.state.path(), f.path()).0, Some(0));
 }
 
 #[test]
 fn a_database_lock_held_by_another_process_times_out_with_an_error() {
+    if !require(&[Toolchain::Sqlite3]) {
+        return;
+    }
     let f = Fixture::new();
     let path = existing_journal(f.state.path());
     let mut sqlite = Command::new("sqlite3")

@@ -300,3 +300,17 @@ fn project_file_configures_the_rules() {
         ["TGK001", "TGN005", "TGN005"]
     );
 }
+
+/// `serve: {toolset: NAME}` in toolgate.yaml must name a toolset the file defines.
+#[test]
+fn serve_toolset_names_a_defined_toolset() {
+    let sets = "toolsets:\n  reading: {tools: [read_a]}\n";
+    let (_, found) = lint_project(&format!("{sets}serve: {{toolset: reading}}\n"));
+    assert!(found.iter().all(|f| f.0 != "toolgate.yaml"), "{found:?}");
+    let (code, found) = lint_project(&format!("{sets}serve: {{toolset: readin}}\n"));
+    assert_eq!(code, 1);
+    assert!(
+        found.contains(&finding("toolgate.yaml", "TGK001", "error")),
+        "{found:?}"
+    );
+}

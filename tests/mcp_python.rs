@@ -2,35 +2,27 @@
 //! listing validates against the MCP 2025-11-25 schema; reads, denials, bad arguments,
 //! elicitation and cancellation (the process tree disappears) behave as docs/mcp.md says.
 //!
-//! Needs `python3` with the `mcp` and `jsonschema` packages (`.ci/run` installs them). Without
-//! them the test fails and says so: it never skips silently.
+//! Needs `python3` with the `mcp` and `jsonschema` packages (`tests/requirements.txt`, which
+//! `scripts/test` installs into its venv). Without them the test fails in CI and is skipped,
+//! with a line saying so, elsewhere (`common::toolchain`).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+mod common;
 
 use std::path::PathBuf;
 use std::process::Command;
+
+use common::toolchain::{Toolchain, require};
 
 fn repo() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
-/// Fails with what to install when the Python side is missing.
-fn require_python_sdk() {
-    let probe = Command::new("python3")
-        .args(["-c", "import mcp, jsonschema, anyio"])
-        .output();
-    match probe {
-        Ok(o) if o.status.success() => {}
-        Ok(o) => panic!(
-            "the Python MCP SDK is not importable: {}\ninstall it with `python3 -m pip install mcp jsonschema` (.ci/run does)",
-            String::from_utf8_lossy(&o.stderr).trim()
-        ),
-        Err(e) => panic!("python3 cannot be run ({e}); the MCP interoperability test needs it"),
-    }
-}
-
 #[test]
 fn python_sdk_client_against_toolgate_serve() {
-    require_python_sdk();
+    if !require(&[Toolchain::PythonMcp]) {
+        return;
+    }
     let ws = tempfile::tempdir().unwrap();
     std::fs::write(ws.path().join("notes.txt"), "hello from the workspace\n").unwrap();
     std::fs::write(ws.path().join(".env"), "TOKEN=secret\n").unwrap();

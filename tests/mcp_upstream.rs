@@ -3,9 +3,12 @@
 //! are journaled and traced, denied where the contract's policy says, bounded by the output
 //! policy, and the server is started again after it dies.
 //!
-//! Needs `python3 -m mcp_server_git` (`.ci/run` installs `mcp-server-git`); without it the test
-//! fails and says so.
+//! Needs `python3 -m mcp_server_git` and the `mcp` SDK (`tests/requirements.txt`, which
+//! `scripts/test` installs into its venv) and git; without them a test fails in CI and is
+//! skipped, with a line saying so, elsewhere (`common::toolchain`).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+mod common;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -20,25 +23,13 @@ use toolgate::runtime::journal::derived_key;
 use toolgate::runtime::{Backend, MemoryJournal, RuntimeBuilder, Session, ToolCall, ToolRuntime};
 use toolgate::spec::load::LoadOptions;
 
+use common::toolchain::{Toolchain, require};
+
 /// A bound on waiting for a killed process to go, so a failure cannot hang the test.
 const WAIT_ROUNDS: u32 = 600;
 
 fn repo() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
-
-fn require_git_server() {
-    let probe = Command::new("python3")
-        .args(["-c", "import mcp_server_git"])
-        .output();
-    match probe {
-        Ok(o) if o.status.success() => {}
-        Ok(o) => panic!(
-            "the reference MCP git server is not installed: {}\ninstall it with `python3 -m pip install mcp-server-git` (.ci/run does)",
-            String::from_utf8_lossy(&o.stderr).trim()
-        ),
-        Err(e) => panic!("python3 cannot be run ({e}); the upstream test needs it"),
-    }
 }
 
 fn git(dir: &Path, args: &[&str]) {
@@ -97,6 +88,10 @@ fn setup(ws: &Path) -> Setup {
                 fixture.to_string_lossy().into_owned(),
                 "--workspace".to_owned(),
                 ws.to_string_lossy().into_owned(),
+                // A journal of this run's own: the keys this test sends are the same every run,
+                // and the upstream honours them across restarts.
+                "--state-dir".to_owned(),
+                ws.join(".toolgate-inner").to_string_lossy().into_owned(),
             ],
             inherit_env: vec!["PATH".to_owned()],
             env: IndexMap::new(),
@@ -176,7 +171,9 @@ fn alive(pid: u32) -> bool {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn reference_git_server_through_the_runtime() {
-    require_git_server();
+    if !require(&[Toolchain::McpServerGit, Toolchain::Git]) {
+        return;
+    }
     let ws = repository();
     let s = setup(ws.path());
     let session = Session::new("upstream", "headless");
@@ -292,7 +289,9 @@ async fn reference_git_server_through_the_runtime() {
 /// files are kept unless `--force`.
 #[test]
 fn import_writes_starter_specs_that_lint() {
-    require_git_server();
+    if !require(&[Toolchain::McpServerGit, Toolchain::Git]) {
+        return;
+    }
     let project = repository();
     std::fs::write(
         project.path().join("toolgate.yaml"),
@@ -416,7 +415,9 @@ async fn timeouts_cancel_the_upstream_request() {
 /// deduplicates can (the official Python SDK's server reports what it received).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_idempotency_key_reaches_the_upstream() {
-    require_git_server();
+    if !require(&[Toolchain::PythonMcp]) {
+        return;
+    }
     let ws = tempfile::tempdir().unwrap();
     let s = setup(ws.path());
     let session = Session::new("keys", "headless");

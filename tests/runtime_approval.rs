@@ -126,7 +126,10 @@ async fn approval_timeout_is_unavailable_with_the_rule_chain() {
     let chain: Vec<(String, bool)> = p.chain.iter().map(|r| (r.id.clone(), r.matched)).collect();
     assert_eq!(
         chain,
-        vec![("no-secrets".into(), false), ("review-writes".into(), true)]
+        vec![
+            ("no-repository-internals".into(), false),
+            ("review-writes".into(), true)
+        ]
     );
     // Without any approver, an interactive ask is unavailable too.
     let rt = f.builder().build().unwrap();

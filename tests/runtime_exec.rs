@@ -9,6 +9,7 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
+use common::toolchain::{Toolchain, require};
 use common::{Counters, Fixture, bind_handlers, call, run1};
 use pretty_assertions::assert_eq;
 use serde_json::json;
@@ -421,6 +422,9 @@ async fn every_call_leaves_a_trace_record() {
 /// argument per path, and a hostile path stays one argument.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn argv_templates_when_and_each() {
+    if !require(&[Toolchain::Git]) {
+        return;
+    }
     let f = Fixture::new();
     let git = |args: &[&str]| {
         let ok = std::process::Command::new("git")

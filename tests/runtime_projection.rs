@@ -80,6 +80,12 @@ async fn projections() {
             call("c", "read_file", json!({"path": "config/.env"})),
         ),
         (
+            "rule_denied",
+            &plain,
+            &interactive,
+            call("c", "read_file", json!({"path": "vendor/lib/.git/config"})),
+        ),
+        (
             "approval_unavailable",
             &allowing,
             &ci,

@@ -2,14 +2,16 @@
 //! (`tests/fixtures/tests/`) run through `run_tests` (pytest, cargo test) and through test tools
 //! with the same result contract (go test, jest), inside the workspace-write sandbox.
 //!
-//! The toolchains are installed by `.ci/run` (pytest from PyPI, Debian's golang-go, jest from
-//! npm into the fixture); a missing one fails its test with what to install.
+//! pytest comes from the venv of `scripts/test`, jest from `npm ci` into the fixture, Go from the
+//! system; a test whose toolchain is absent is skipped outside CI and fails in CI
+//! (`common::toolchain`), where `.ci/run` installs them all.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod common;
 
 use std::path::Path;
 
+use common::toolchain::{Toolchain, require};
 use common::{Fixture, call, repo, run1};
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
@@ -41,17 +43,6 @@ fn copy_dir(from: &Path, to: &Path, link: bool) {
             std::fs::copy(&src, &dst).unwrap();
         }
     }
-}
-
-fn require(program: &str, version_arg: &str, install: &str) {
-    let found = std::process::Command::new(program)
-        .arg(version_arg)
-        .output()
-        .is_ok_and(|o| o.status.success());
-    assert!(
-        found,
-        "`{program}` is needed for this test: {install} (.ci/run does)"
-    );
 }
 
 /// The counts and failing names of a result, and its failures' details.
@@ -86,15 +77,9 @@ fn assert_failing_suite(r: &ToolResult, summary: &str) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn pytest_suite() {
-    require("python3", "--version", "python3");
-    let ok = std::process::Command::new("python3")
-        .args(["-m", "pytest", "--version"])
-        .output()
-        .is_ok_and(|o| o.status.success());
-    assert!(
-        ok,
-        "pytest is needed: python3 -m pip install pytest (.ci/run does)"
-    );
+    if !require(&[Toolchain::Pytest]) {
+        return;
+    }
     let f = Fixture::new();
     copy_project("pytest_project", f.path());
     let rt = f.builder().build().unwrap();
@@ -142,7 +127,7 @@ async fn pytest_suite() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn cargo_test_suite() {
-    require("cargo", "--version", "a Rust toolchain");
+    // cargo is there: it is running this test.
     let f = Fixture::new();
     copy_project("cargo_project", f.path());
     let rt = f.builder().build().unwrap();
@@ -176,7 +161,9 @@ async fn cargo_test_suite() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn go_test_suite() {
-    require("go", "version", "apt-get install golang-go");
+    if !require(&[Toolchain::Go]) {
+        return;
+    }
     let f = Fixture::new();
     copy_project("go_project", f.path());
     let rt = f.builder().build().unwrap();
@@ -196,12 +183,9 @@ async fn go_test_suite() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn jest_suite() {
-    require("node", "--version", "Node.js");
-    let jest = repo().join("tests/fixtures/tests/jest_project/node_modules/jest/bin/jest.js");
-    assert!(
-        jest.exists(),
-        "jest is needed: npm ci --prefix tests/fixtures/tests/jest_project (.ci/run does)"
-    );
+    if !require(&[Toolchain::Node, Toolchain::Jest]) {
+        return;
+    }
     let f = Fixture::new();
     copy_project("jest_project", f.path());
     let rt = f.builder().build().unwrap();

@@ -254,7 +254,7 @@ async fn search_and_glob_respect_ignore_files() {
     .await;
     assert_eq!(
         r.structured().unwrap(),
-        &json!({"files": [{"path": "src/auth/login.py", "matches": 2}, {"path": "src/app.py", "matches": 1}], "total_files": 2, "truncated": false})
+        &json!({"files": [{"path": "src/auth/login.py", "matches": 2}, {"path": "src/app.py", "matches": 1}], "total_files": 2, "truncated": false, "withheld": 0})
     );
     let r = run1(
         &rt,
@@ -285,7 +285,7 @@ async fn search_and_glob_respect_ignore_files() {
     .await;
     assert_eq!(
         r.structured().unwrap(),
-        &json!({"paths": ["src/app.py", "src/auth/login.py"], "truncated": false})
+        &json!({"paths": ["src/app.py", "src/auth/login.py"], "truncated": false, "withheld": 0})
     );
     let r = run1(
         &rt,

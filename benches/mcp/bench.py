@@ -9,6 +9,9 @@ Servers (all over stdio, each started by the Python SDK's client, legacy handsha
   fastmcp   the Python SDK's high-level server (`MCPServer`, FastMCP's name in mcp 2.x)
   bare-rmcp the same tool on a bare rmcp server, no governance (examples/bare_rmcp_echo.rs)
 
+With --before PATH, a fourth server — another toolgate binary, e.g. a build of an earlier commit —
+runs in the same interleaved rounds, so a change is measured before and after under one load.
+
 Each round starts each server afresh: warm-up calls, then N sequential calls; calls per second (client wall time), and the
 server process's CPU time per call from /proc/<pid>/stat (utime + stime, before and after). The
 client's own CPU per call is printed too: it bounds the calls/s any server can reach here.
@@ -20,6 +23,7 @@ import os
 import resource
 import statistics
 import sys
+import tempfile
 import time
 
 import anyio
@@ -92,17 +96,35 @@ def main():
     p.add_argument("--rounds", type=int, default=5, help="interleaved rounds; medians are reported")
     p.add_argument("--profile", default="release", help="cargo profile folder under target/")
     p.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    p.add_argument(
+        "--before",
+        metavar="TOOLGATE",
+        help="another toolgate binary (e.g. a build of an earlier commit) run in the same rounds",
+    )
     a = p.parse_args()
     target = os.path.join(REPO, "target", a.profile)
+    # Each toolgate gets a state folder (journal) of its own: an older build may not read a
+    # newer journal schema.
+    state = tempfile.mkdtemp(prefix="toolgate-mcp-bench-")
+    config = os.path.join(REPO, "benches/fixtures/mcp/toolgate.yaml")
     servers = [
         (
             "toolgate",
             os.path.join(target, "toolgate"),
-            ["serve", "--config", os.path.join(REPO, "benches/fixtures/mcp/toolgate.yaml")],
+            ["serve", "--config", config, "--state-dir", os.path.join(state, "toolgate")],
         ),
         ("fastmcp", sys.executable, [os.path.join(REPO, "benches/mcp/fastmcp_echo.py")]),
         ("bare-rmcp", os.path.join(target, "examples", "bare_rmcp_echo"), []),
     ]
+    if a.before:
+        servers.insert(
+            1,
+            (
+                "before",
+                os.path.abspath(a.before),
+                ["serve", "--config", config, "--state-dir", os.path.join(state, "before")],
+            ),
+        )
     # Rounds interleave the servers, so a burst of load from elsewhere on a shared machine
     # lands on all three; each figure is the median over the rounds.
     runs = {n: [] for n, _, _ in servers}
@@ -130,6 +152,12 @@ def main():
     cpu = by["toolgate"]["server_cpu_us_per_call"] / max(by["bare-rmcp"]["server_cpu_us_per_call"], 1e-9)
     print(f"toolgate vs fastmcp calls/s: {speed:.2f}x (goal >= 3x)")
     print(f"toolgate vs bare rmcp server CPU per call: {cpu:.2f}x (goal <= 1.5x)")
+    if "before" in by:
+        b = by["before"]
+        print(
+            f"toolgate vs before: calls/s {by['toolgate']['calls_per_s'] / b['calls_per_s']:.2f}x, "
+            f"server CPU per call {by['toolgate']['server_cpu_us_per_call'] / max(b['server_cpu_us_per_call'], 1e-9):.2f}x"
+        )
 
 
 if __name__ == "__main__":

@@ -581,7 +581,7 @@ impl Checker<'_> {
             Returns::Fixed(f) => {
                 let ty = f.to_type();
                 // A split of a bounded string is bounded by its length.
-                let bound = if name == "split" || name == "shell.words" {
+                let bound = if matches!(name.as_str(), "split" | "shell.words" | "shell.commands") {
                     operand_types.first().and_then(|t| t.bound).map(|b| b + 1)
                 } else {
                     None

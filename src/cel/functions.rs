@@ -2,7 +2,11 @@
 //! (with result types, for the static checker).
 //!
 //! Path helpers are lexical: they never touch the file system, so a policy's decision depends
-//! only on the call. The runtime enforces the same boundary again at open time.
+//! only on the call. The runtime enforces the same boundary again at open time. The one
+//! exception is `path.protected(p)`, which asks the project's protected set
+//! ([`ProtectedPaths`]): lexically at lint and policy-test time, and through the workspace
+//! (symbolic links followed) at run time. The `shell.*` functions read a command line as
+//! [`crate::cel::shell`] describes.
 
 use std::path::{Component, Path};
 use std::sync::Arc;
@@ -10,9 +14,13 @@ use std::sync::Arc;
 use cel::{Context, ExecutionError, Value};
 
 use crate::cel::check::CelType;
+use crate::cel::shell::CommandLine;
+use crate::policy::protect::ProtectedPaths;
 
-/// Registers toolgate's functions on an evaluation context.
+/// Registers toolgate's functions on an evaluation context, `path.protected` over the default
+/// protected set (see [`register_protected`] for the project's).
 pub fn register(ctx: &mut Context<'_, '_>) -> Result<(), cel::DeclarationError> {
+    register_protected(ctx, crate::policy::protect::default_set())?;
     ctx.add_function("path.within_workspace", |p: Arc<String>| {
         within_workspace(&p)
     })?;
@@ -52,15 +60,43 @@ pub fn register(ctx: &mut Context<'_, '_>) -> Result<(), cel::DeclarationError> 
                 .map_err(|e| ExecutionError::function_error("path.matches_glob", e))
         },
     )?;
+    ctx.add_function("path.in_git_dir", |p: Arc<String>| in_git_dir(&p))?;
     ctx.add_function("shell.words", |s: Arc<String>| -> Value {
-        Value::List(Arc::new(
-            shell_words(&s)
-                .into_iter()
-                .map(|w| Value::String(Arc::new(w)))
-                .collect(),
-        ))
+        strings(shell_words(&s))
+    })?;
+    ctx.add_function("shell.commands", |s: Arc<String>| -> Value {
+        strings(CommandLine::parse(&s).programs())
+    })?;
+    ctx.add_function("shell.is_simple", |s: Arc<String>| {
+        CommandLine::parse(&s).is_simple()
     })?;
     Ok(())
+}
+
+/// Registers `path.protected` over a judge of protected paths (replacing an earlier one).
+pub fn register_protected(
+    ctx: &mut Context<'_, '_>,
+    protected: Arc<dyn ProtectedPaths>,
+) -> Result<(), cel::DeclarationError> {
+    ctx.add_function("path.protected", move |p: Arc<String>| {
+        protected.protects(&p)
+    })
+}
+
+fn strings(items: Vec<String>) -> Value {
+    Value::List(Arc::new(
+        items
+            .into_iter()
+            .map(|w| Value::String(Arc::new(w)))
+            .collect(),
+    ))
+}
+
+/// Whether a path is a `.git` folder or lies inside one, at any depth (a nested repository's
+/// too), ignoring letter case: repository internals, whose hooks and configuration run code
+/// outside any sandbox the next time a person uses git.
+pub fn in_git_dir(p: &str) -> bool {
+    p.split(['/', '\\']).any(|c| c.eq_ignore_ascii_case(".git"))
 }
 
 /// Lexically normalizes a relative path: drops `.`, resolves `..` against earlier components.
@@ -134,59 +170,10 @@ pub fn matches_glob(p: &str, globs: &[&str]) -> Result<bool, String> {
     Ok(compile_globs(globs)?.is_match(&path))
 }
 
-/// Splits a command line the way a POSIX shell would split words (no expansion).
+/// The words of a command line, as bash would split them, every command's (substitutions'
+/// included): quotes removed, no expansion, every separator a separator ([`crate::cel::shell`]).
 pub fn shell_words(s: &str) -> Vec<String> {
-    let mut words = Vec::new();
-    let mut cur = String::new();
-    let mut in_word = false;
-    let mut chars = s.chars();
-    while let Some(c) = chars.next() {
-        match c {
-            '\'' => {
-                in_word = true;
-                for c in chars.by_ref() {
-                    if c == '\'' {
-                        break;
-                    }
-                    cur.push(c);
-                }
-            }
-            '"' => {
-                in_word = true;
-                while let Some(c) = chars.next() {
-                    match c {
-                        '"' => break,
-                        '\\' => {
-                            if let Some(n) = chars.next() {
-                                cur.push(n);
-                            }
-                        }
-                        _ => cur.push(c),
-                    }
-                }
-            }
-            '\\' => {
-                in_word = true;
-                if let Some(n) = chars.next() {
-                    cur.push(n);
-                }
-            }
-            c if c.is_whitespace() => {
-                if in_word {
-                    words.push(std::mem::take(&mut cur));
-                    in_word = false;
-                }
-            }
-            c => {
-                in_word = true;
-                cur.push(c);
-            }
-        }
-    }
-    if in_word {
-        words.push(cur);
-    }
-    words
+    CommandLine::parse(s).words()
 }
 
 /// How a function may be called and what it returns.
@@ -278,7 +265,10 @@ catalogue! {
     "path.within_workspace" => Fixed(F::Bool), "path.is_absolute" => Fixed(F::Bool),
     "path.normalize" => Fixed(F::String), "path.base" => Fixed(F::String),
     "path.dir" => Fixed(F::String), "path.ext" => Fixed(F::String),
-    "path.matches_glob" => Fixed(F::Bool), "shell.words" => Fixed(F::StringList),
+    "path.matches_glob" => Fixed(F::Bool), "path.protected" => Fixed(F::Bool),
+    "path.in_git_dir" => Fixed(F::Bool),
+    "shell.words" => Fixed(F::StringList), "shell.commands" => Fixed(F::StringList),
+    "shell.is_simple" => Fixed(F::Bool),
 }
 
 /// The catalogue entry of a function.

@@ -6,6 +6,7 @@
 pub mod check;
 pub mod functions;
 pub mod schema;
+pub mod shell;
 pub mod value;
 
 use std::sync::{Arc, OnceLock};
@@ -185,6 +186,17 @@ impl<'a> Evaluator<'a> {
         ctx.add_variable_from_value("context", Value::String(Arc::new(b.context.to_owned())));
         ctx.add_variable_from_value("workspace", Value::String(Arc::new(b.workspace.to_owned())));
         Ok(Evaluator { ctx })
+    }
+
+    /// Makes `path.protected` ask `protected` (the project's set, or the runtime's workspace)
+    /// instead of the default set.
+    pub fn with_protected(
+        mut self,
+        protected: Arc<dyn crate::policy::ProtectedPaths>,
+    ) -> Result<Self, EvalError> {
+        functions::register_protected(&mut self.ctx, protected)
+            .map_err(|e| EvalError(format!("registering path.protected: {e}")))?;
+        Ok(self)
     }
 
     /// Evaluates to any value.

@@ -80,6 +80,11 @@ pub struct CallArgs {
     /// The session id.
     #[arg(long)]
     pub session: Option<String>,
+    /// An idempotency key naming this request: the same key with the same arguments returns
+    /// the recorded result instead of running again (from any session); with other arguments
+    /// it is refused.
+    #[arg(long)]
+    pub idempotency_key: Option<String>,
     #[command(flatten)]
     pub runtime: RuntimeArgs,
 }
@@ -206,10 +211,15 @@ pub(super) fn execute(
             }
             std::future::pending::<()>().await;
         };
-        tokio::select! {
+        let r = tokio::select! {
             r = runtime.run(calls, session, cancel) => r.map_err(|e| Failed(e.to_string())),
             () = ctrl_c => Err(Failed("interrupted".into())),
-        }
+        };
+        // The audit of these calls is on the disk before the process ends.
+        let flushed = runtime.journal().flush().await;
+        let r = r?;
+        flushed.map_err(|e| Failed(e.to_string()))?;
+        Ok(r)
     })
 }
 
@@ -244,7 +254,10 @@ pub fn run(a: CallArgs) -> miette::Result<u8> {
         Ok(x) => x,
         Err(Failed(m)) => return fail(&m),
     };
-    let call = ToolCall::new("call-1", a.tool, args);
+    let mut call = ToolCall::new("call-1", a.tool, args);
+    if let Some(k) = a.idempotency_key {
+        call = call.with_idempotency_key(k);
+    }
     let execution = match execute(&runtime, &session, vec![call]) {
         Ok(x) => x,
         Err(Failed(m)) => return fail(&m),

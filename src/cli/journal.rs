@@ -1,28 +1,35 @@
 //! `toolgate journal`: inspect and settle the execution journal (`<state_dir>/journal.db`).
 //!
-//! - `list [--status S] [--tool T] [--session ID]`: operations, most recent last;
-//! - `show ID`: one operation (or every operation of a call id) in full — start, permission and
-//!   its rule chain, attempts, finish, settlements, the recorded result and trace;
-//! - `recover`: what a runtime does when it opens the journal — settle every operation a crash
-//!   left unfinished by its idempotency class — on its own;
+//! - `list`: calls, most recent last — every call in the audit (refused, unknown, replayed and
+//!   pure ones included, with the permission decision and its rule chain) and the operations a
+//!   crash cut off — filtered by status, tool, session, error type and time (`--since`,
+//!   `--until`); `--operations` lists operations alone (what ran, or may have);
+//! - `show ID`: one operation (or every operation and audit record of a call id) in full —
+//!   start, permission and its rule chain, attempts, finish, settlements, the recorded result;
+//! - `recover`: what a runtime does when it opens the journal — settle every operation of an
+//!   ended process that was left unfinished, by its idempotency class — on its own;
 //! - `resolve ID --as succeeded|failed [--note TEXT]`: a person's verdict on an uncertain
-//!   operation (`succeeded`: it took effect, a resubmission returns success; `failed`: it did
-//!   not, a resubmission runs it);
-//! - `stats`: counts and start-to-finish latency percentiles per tool and status.
+//!   operation (`succeeded`: it took effect; `failed`: it did not, a resubmission runs it);
+//! - `stats`: counts and latency percentiles per tool, status and error type, and how many
+//!   calls were refused before they ran;
+//! - `prune --before TIME`: retention — deletes the audit and the finished or settled
+//!   operations from before a moment, never an operation whose outcome is unknown.
 //!
-//! `list`, `show` and `stats` read without the writer's lock, so they work while a runtime runs;
-//! `resolve` and `recover` take it. Every command prints text, or JSON with `--format json`.
+//! Every command works while runtimes use the journal (`list`, `show` and `stats` only read);
+//! each prints text, or JSON with `--format json`.
+
+mod text;
 
 use std::path::{Path, PathBuf};
+use std::time::{Duration, SystemTime};
 
 use clap::{Args, Subcommand, ValueEnum};
-use serde_json::Value;
 
 use super::call::{Failed, OutputFormat, RuntimeArgs, fail, load};
 use crate::runtime::journal::sqlite::{
-    Filter, JOURNAL_FILE, JournalReader, OperationSummary, SqliteJournal, ToolStats,
+    Filter, JOURNAL_FILE, JournalReader, Prune, Refusals, SqliteJournal,
 };
-use crate::runtime::journal::{Journal, OperationRecord, Settled, SettledBy, Settlement, now};
+use crate::runtime::journal::{Journal, Settled, SettledBy, Settlement, now};
 use crate::spec::load::{parse_in, read_source};
 use crate::spec::project_file::ProjectFile;
 use crate::spec::source::SourceMap;
@@ -36,16 +43,18 @@ pub struct JournalArgs {
 
 #[derive(Debug, Subcommand)]
 enum JournalCommand {
-    /// List operations, most recent last.
+    /// List calls (refusals included) and cut-off operations, most recent last.
     List(ListArgs),
     /// Show one operation in full (an operation id, or a call id for each of its runs).
     Show(ShowArgs),
-    /// Settle the operations a crashed runtime left unfinished, by idempotency class.
+    /// Settle the operations an ended runtime left unfinished, by idempotency class.
     Recover(RecoverArgs),
     /// Record what happened to an uncertain operation, after checking.
     Resolve(ResolveArgs),
-    /// Counts and latency percentiles per tool and status.
+    /// Counts and latency percentiles per tool, status and error type; refusals.
     Stats(StatsArgs),
+    /// Delete the audit and finished operations from before a moment (retention).
+    Prune(PruneArgs),
 }
 
 /// Where the journal is, and how to print.
@@ -62,18 +71,38 @@ struct Location {
     format: OutputFormat,
 }
 
+/// Which calls: shared by `list` and `stats`.
 #[derive(Debug, Args)]
-struct ListArgs {
-    /// Only this status: started, success, error, timeout, cancelled, denied, sandbox_violation,
-    /// unknown_outcome, abandoned, succeeded, failed.
-    #[arg(long)]
-    status: Option<String>,
+struct Which {
     /// Only this tool.
     #[arg(long)]
     tool: Option<String>,
     /// Only this session.
     #[arg(long)]
     session: Option<String>,
+    /// Only this error type (POLICY_DENIED, UNKNOWN_TOOL, INVALID_ARGUMENTS, …).
+    #[arg(long)]
+    error_type: Option<String>,
+    /// Only calls that started at or after this time: RFC 3339 (2026-11-30T12:00:00Z), a date
+    /// (2026-11-30, midnight UTC), or how long ago (90m, 2h, 7d).
+    #[arg(long)]
+    since: Option<String>,
+    /// Only calls that started before this time (same forms as --since).
+    #[arg(long)]
+    until: Option<String>,
+    /// Operations only (what ran, or may have), without the calls that never ran.
+    #[arg(long)]
+    operations: bool,
+}
+
+#[derive(Debug, Args)]
+struct ListArgs {
+    /// Only this status: started, success, error, timeout, cancelled, denied, sandbox_violation,
+    /// unknown_outcome, abandoned, succeeded, failed.
+    #[arg(long)]
+    status: Option<String>,
+    #[command(flatten)]
+    which: Which,
     /// At most this many (the most recent).
     #[arg(long, default_value_t = 200)]
     limit: usize,
@@ -123,12 +152,21 @@ struct ResolveArgs {
 
 #[derive(Debug, Args)]
 struct StatsArgs {
-    /// Only this tool.
+    #[command(flatten)]
+    which: Which,
+    #[command(flatten)]
+    at: Location,
+}
+
+#[derive(Debug, Args)]
+struct PruneArgs {
+    /// Delete what started before this time: RFC 3339, a date (midnight UTC), or how long ago
+    /// (30d keeps the last thirty days).
     #[arg(long)]
-    tool: Option<String>,
-    /// Only this session.
+    before: String,
+    /// Only count what would be deleted.
     #[arg(long)]
-    session: Option<String>,
+    dry_run: bool,
     #[command(flatten)]
     at: Location,
 }
@@ -141,6 +179,7 @@ pub fn run(a: JournalArgs) -> miette::Result<u8> {
         JournalCommand::Recover(a) => recover(a),
         JournalCommand::Resolve(a) => resolve(a),
         JournalCommand::Stats(a) => stats(a),
+        JournalCommand::Prune(a) => prune(a),
     };
     match r {
         Ok(text) => {
@@ -187,220 +226,87 @@ fn json<T: serde::Serialize>(v: &T) -> String {
     format!("{}\n", serde_json::to_string_pretty(v).unwrap_or_default())
 }
 
-fn list(a: ListArgs) -> Result<String, Failed> {
-    let filter = Filter {
-        status: a.status,
-        tool: a.tool,
-        session: a.session,
-        limit: Some(a.limit),
+/// A moment given on the command line, as µs since the epoch.
+fn moment(flag: &str, text: &str) -> Result<i64, Failed> {
+    let t = text.trim();
+    let at = if let Ok(t) = humantime::parse_rfc3339_weak(t) {
+        t
+    } else if let Ok(t) = humantime::parse_rfc3339_weak(&format!("{t}T00:00:00Z")) {
+        t
+    } else if let Ok(ago) = humantime::parse_duration(t) {
+        SystemTime::now()
+            .checked_sub(ago)
+            .unwrap_or(SystemTime::UNIX_EPOCH)
+    } else {
+        return Err(Failed(format!(
+            "{flag} `{text}` is not a time: give an RFC 3339 time (2026-11-30T12:00:00Z), a date (2026-11-30), or how long ago (90m, 2h, 7d)"
+        )));
     };
-    let ops = reader(&a.at)?
-        .list(&filter)
-        .map_err(|e| Failed(e.to_string()))?;
-    Ok(match a.at.format {
-        OutputFormat::Json => json(&ops),
-        OutputFormat::Text => list_text(&ops),
+    let us = at
+        .duration_since(SystemTime::UNIX_EPOCH)
+        .unwrap_or(Duration::ZERO)
+        .as_micros();
+    Ok(i64::try_from(us).unwrap_or(i64::MAX))
+}
+
+fn filter(status: Option<String>, w: Which, limit: Option<usize>) -> Result<Filter, Failed> {
+    Ok(Filter {
+        status,
+        tool: w.tool,
+        session: w.session,
+        error_type: w.error_type,
+        since_us: w
+            .since
+            .as_deref()
+            .map(|s| moment("--since", s))
+            .transpose()?,
+        until_us: w
+            .until
+            .as_deref()
+            .map(|s| moment("--until", s))
+            .transpose()?,
+        limit,
+        operations: w.operations,
     })
 }
 
-fn micros(us: Option<u64>) -> String {
-    match us {
-        None => "-".into(),
-        Some(us) if us < 10_000 => format!("{us} µs"),
-        Some(us) if us < 10_000_000 => format!("{} ms", us / 1_000),
-        Some(us) => format!("{} s", us / 1_000_000),
-    }
-}
-
-fn list_text(ops: &[OperationSummary]) -> String {
-    if ops.is_empty() {
-        return "no operations\n".into();
-    }
-    let rows: Vec<[String; 7]> = ops
-        .iter()
-        .map(|o| {
-            [
-                o.operation_id.clone(),
-                o.started_at.clone(),
-                format!("{} v{}", o.tool, o.tool_version),
-                match &o.error_type {
-                    Some(t) => format!("{} {t}", o.status),
-                    None => o.status.clone(),
-                },
-                o.attempts.to_string(),
-                micros(o.duration_us),
-                format!("{} / {}", o.session_id, o.call_id),
-            ]
-        })
-        .collect();
-    let header = [
-        "OPERATION",
-        "STARTED",
-        "TOOL",
-        "STATUS",
-        "ATTEMPTS",
-        "TIME",
-        "SESSION / CALL",
-    ];
-    table(&header, &rows)
-}
-
-fn table<const N: usize>(header: &[&str; N], rows: &[[String; N]]) -> String {
-    let mut widths: Vec<usize> = header.iter().map(|h| h.chars().count()).collect();
-    for r in rows {
-        for (w, c) in widths.iter_mut().zip(r) {
-            *w = (*w).max(c.chars().count());
-        }
-    }
-    let line = |cells: Vec<&str>| {
-        let mut s = String::new();
-        for (i, (c, w)) in cells.iter().zip(&widths).enumerate() {
-            if i + 1 == N {
-                s.push_str(c);
-            } else {
-                s.push_str(&format!("{c:<w$}  "));
-            }
-        }
-        s.trim_end().to_owned() + "\n"
-    };
-    let mut out = line(header.to_vec());
-    for r in rows {
-        out.push_str(&line(r.iter().map(String::as_str).collect()));
-    }
-    out
+fn list(a: ListArgs) -> Result<String, Failed> {
+    let filter = filter(a.status, a.which, Some(a.limit))?;
+    let rows = reader(&a.at)?
+        .list(&filter)
+        .map_err(|e| Failed(e.to_string()))?;
+    Ok(match a.at.format {
+        OutputFormat::Json => json(&rows),
+        OutputFormat::Text => text::list(&rows),
+    })
 }
 
 fn show(a: ShowArgs) -> Result<String, Failed> {
     let r = reader(&a.at)?;
-    let ops = match r.operation(&a.id).map_err(|e| Failed(e.to_string()))? {
-        Some(op) => vec![op],
-        None => r.by_call(&a.id).map_err(|e| Failed(e.to_string()))?,
+    let (ops, calls) = match r.operation(&a.id).map_err(|e| Failed(e.to_string()))? {
+        Some(op) => (vec![op], Vec::new()),
+        None => (
+            r.by_call(&a.id).map_err(|e| Failed(e.to_string()))?,
+            r.audit_of_call(&a.id).map_err(|e| Failed(e.to_string()))?,
+        ),
     };
-    if ops.is_empty() {
+    if ops.is_empty() && calls.is_empty() {
         return Err(Failed(format!(
             "no operation or call `{}` in the journal",
             a.id
         )));
     }
     Ok(match a.at.format {
-        OutputFormat::Json if ops.len() == 1 => json(&ops[0]),
-        OutputFormat::Json => json(&ops),
-        OutputFormat::Text => ops.iter().map(show_text).collect::<Vec<_>>().join("\n"),
+        OutputFormat::Json if ops.len() == 1 && calls.is_empty() => json(&ops[0]),
+        OutputFormat::Json if ops.is_empty() && calls.len() == 1 => json(&calls[0]),
+        OutputFormat::Json => json(&serde_json::json!({"operations": ops, "calls": calls})),
+        OutputFormat::Text => ops
+            .iter()
+            .map(text::operation)
+            .chain(calls.iter().map(text::call))
+            .collect::<Vec<_>>()
+            .join("\n"),
     })
-}
-
-fn show_text(op: &OperationRecord) -> String {
-    let s = &op.start;
-    let mut out = format!("operation {}: {}\n", s.operation_id, op.state().as_str());
-    let mut field = |name: &str, value: String| out.push_str(&format!("  {name:<12} {value}\n"));
-    field("session", s.session_id.clone());
-    field("call", s.call_id.clone());
-    field(
-        "tool",
-        format!(
-            "{} version {} (parameters {})",
-            s.tool, s.tool_version, s.schema_version
-        ),
-    );
-    field("effect", format!("{}, {}", s.effect, s.idempotency));
-    field(
-        "key",
-        format!("{} ({})", s.idempotency_key, s.key_source.as_str()),
-    );
-    field(
-        "arguments",
-        format!("{} (blake3 {})", s.arguments, s.arguments_hash),
-    );
-    let p = &s.permission;
-    let source = match &p.source {
-        crate::policy::DecisionSource::Rule { id } => format!("rule {id}"),
-        crate::policy::DecisionSource::Default => "the effect's default".into(),
-    };
-    let mut decision = format!("{} by {source}", p.decision);
-    if let Some(r) = &p.reason {
-        decision.push_str(&format!(": {r}"));
-    }
-    field("permission", decision);
-    let chain: Vec<String> = p
-        .chain
-        .iter()
-        .map(|r| {
-            let m = match (&r.error, r.matched) {
-                (Some(_), _) => "failed to evaluate",
-                (None, true) => "matched",
-                (None, false) => "no match",
-            };
-            format!("{} ({} {m})", r.id, r.decision)
-        })
-        .collect();
-    if !chain.is_empty() {
-        field("rule chain", chain.join(", "));
-    }
-    if let Some(b) = s.scheduler_batch {
-        field("batch", b.to_string());
-    }
-    field("started", s.started_at.clone());
-    for a in &op.attempts {
-        let mut t = format!("#{} ended {}", a.attempt, a.ended_at);
-        if let Some(e) = a.error_type {
-            t.push_str(&format!(": {e}"));
-        }
-        if let Some(ms) = a.retry_after_ms {
-            t.push_str(&format!(", retried after {ms} ms"));
-        }
-        field("attempt", t);
-    }
-    if let Some(f) = &op.finish {
-        let mut t = format!("{} {}", f.finished_at, f.status);
-        if let Some(e) = f.error_type {
-            t.push_str(&format!(" {e}"));
-        }
-        if let Some(c) = f.exit_code {
-            t.push_str(&format!(", exit code {c}"));
-        }
-        t.push_str(&format!(", {} bytes of output", f.output_size));
-        field("finished", t);
-        if !f.artifact_ids.is_empty() {
-            field("artifacts", f.artifact_ids.join(", "));
-        }
-        if let Some(x) = &f.external_reference {
-            field("reference", x.clone());
-        }
-        field(
-            "trace",
-            format!(
-                "{} µs on {}, {} retries, result blake3 {}",
-                f.trace.duration_us,
-                f.trace.runtime.unwrap_or("-"),
-                f.retry_count,
-                f.result_digest
-            ),
-        );
-    }
-    for st in &op.settlements {
-        let mut t = format!(
-            "{} {} by {}: {}",
-            st.at,
-            st.outcome.as_str(),
-            st.by.as_str(),
-            st.reason
-        );
-        if let Some(x) = &st.external_reference {
-            t.push_str(&format!(" (reference {x})"));
-        }
-        field("settled", t);
-    }
-    if let Some(f) = &op.finish {
-        let text = |k: &str| f.result.get(k).and_then(Value::as_str).unwrap_or("");
-        out.push_str(&format!("  result\n    {}\n", text("summary")));
-        for l in text("output").lines() {
-            out.push_str(&format!("    {l}\n"));
-        }
-        if !text("hint").is_empty() {
-            out.push_str(&format!("    Hint: {}\n", text("hint")));
-        }
-    }
-    out
 }
 
 fn recover(a: RecoverArgs) -> Result<String, Failed> {
@@ -441,6 +347,7 @@ fn resolve(a: ResolveArgs) -> Result<String, Failed> {
         if op.is_some() {
             journal.settle(&settlement).await?;
         }
+        journal.flush().await?;
         Ok::<_, crate::runtime::journal::JournalError>(op)
     });
     let op = op.map_err(|e| Failed(e.to_string()))?;
@@ -448,7 +355,9 @@ fn resolve(a: ResolveArgs) -> Result<String, Failed> {
         return Err(Failed(format!("no operation `{}` in the journal", a.id)));
     };
     let then = match outcome {
-        Settled::Succeeded => "a resubmission of the call returns success without running it",
+        Settled::Succeeded => {
+            "a resubmission of the same call (same session and call id, or the same idempotency key) returns success without running it; the same arguments in another call now run"
+        }
         _ => "a resubmission of the call runs it again",
     };
     Ok(match a.at.format {
@@ -465,41 +374,44 @@ fn resolve(a: ResolveArgs) -> Result<String, Failed> {
 }
 
 fn stats(a: StatsArgs) -> Result<String, Failed> {
-    let filter = Filter {
-        status: None,
-        tool: a.tool,
-        session: a.session,
-        limit: None,
-    };
+    let filter = filter(None, a.which, None)?;
     let stats = reader(&a.at)?
         .stats(&filter)
         .map_err(|e| Failed(e.to_string()))?;
     Ok(match a.at.format {
-        OutputFormat::Json => json(&stats),
-        OutputFormat::Text => stats_text(&stats),
+        OutputFormat::Json => json(&serde_json::json!({
+            "tools": stats,
+            "refusals": Refusals::of(&stats),
+        })),
+        OutputFormat::Text => text::stats(&stats),
     })
 }
 
-fn stats_text(stats: &[ToolStats]) -> String {
-    if stats.is_empty() {
-        return "no operations\n".into();
-    }
-    let rows: Vec<[String; 7]> = stats
-        .iter()
-        .map(|s| {
-            [
-                s.tool.clone(),
-                s.status.clone(),
-                s.count.to_string(),
-                micros(s.p50_us),
-                micros(s.p90_us),
-                micros(s.p99_us),
-                micros(s.max_us),
-            ]
-        })
-        .collect();
-    table(
-        &["TOOL", "STATUS", "COUNT", "P50", "P90", "P99", "MAX"],
-        &rows,
-    )
+fn prune(a: PruneArgs) -> Result<String, Failed> {
+    let before_us = moment("--before", &a.before)?;
+    let journal = SqliteJournal::open(journal_path(&a.at)?).map_err(|e| Failed(e.to_string()))?;
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| Failed(format!("cannot start the async runtime: {e}")))?;
+    let report = rt
+        .block_on(journal.prune(Prune {
+            before_us,
+            dry_run: a.dry_run,
+        }))
+        .map_err(|e| Failed(e.to_string()))?;
+    Ok(match a.at.format {
+        OutputFormat::Json => json(&report),
+        OutputFormat::Text => format!(
+            "{} {} audit record(s) and {} finished operation(s) that started before {}; kept {} operation(s) whose outcome is unknown (settle them with `toolgate journal resolve`)\n",
+            if a.dry_run { "would delete" } else { "deleted" },
+            report.audit_records,
+            report.operations,
+            humantime::format_rfc3339_seconds(
+                SystemTime::UNIX_EPOCH
+                    + Duration::from_micros(u64::try_from(before_us).unwrap_or(0))
+            ),
+            report.kept_uncertain
+        ),
+    })
 }

@@ -1,6 +1,6 @@
 //! `toolgate run --calls FILE.jsonl`: run a batch of calls (one JSON object per line:
-//! `{"name": …, "arguments": {…}, "call_id": …}`) as one model turn — print the schedule, then
-//! the results.
+//! `{"name": …, "arguments": {…}, "call_id": …, "idempotency_key": …}`) as one model turn —
+//! print the schedule, then the results.
 //!
 //! With `--session ID` a run resumes that session: every call is recognised by its idempotency
 //! key (by default session + call id; a line without `call_id` is `call-N` by position), so a
@@ -37,6 +37,8 @@ struct Line {
     name: String,
     #[serde(default, alias = "args")]
     arguments: Option<serde_json::Value>,
+    #[serde(default)]
+    idempotency_key: Option<String>,
 }
 
 fn parse(text: &str) -> Result<Vec<ToolCall>, Failed> {
@@ -54,11 +56,15 @@ fn parse(text: &str) -> Result<Vec<ToolCall>, Failed> {
         let id = l
             .call_id
             .unwrap_or_else(|| format!("call-{}", calls.len() + 1));
-        calls.push(ToolCall::new(
+        let mut call = ToolCall::new(
             id,
             l.name,
             l.arguments.unwrap_or_else(|| serde_json::json!({})),
-        ));
+        );
+        if let Some(k) = l.idempotency_key {
+            call = call.with_idempotency_key(k);
+        }
+        calls.push(call);
     }
     Ok(calls)
 }

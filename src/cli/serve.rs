@@ -1,9 +1,18 @@
-//! `toolgate serve`: serve the project's tools (or one toolset) as an MCP server over stdio.
+//! `toolgate serve`: serve the project's tools as an MCP server over stdio.
+//!
+//! What is served is the operator's choice: `--toolset NAME`, else toolgate.yaml's
+//! `serve: {toolset: NAME}`, else `--all`; without a choice, only the tools that neither run
+//! processes nor write or delete. The startup line on stderr says which tools are served and
+//! why.
 //!
 //! stdout carries only MCP messages; everything toolgate says goes to stderr. The context
 //! defaults to `interactive` when the client declared elicitation (the client answers `ask`),
 //! else `headless` (every `ask` ends as APPROVAL_UNAVAILABLE); `--context` fixes it. Upstream
 //! MCP servers the tools call are started on first use and closed when the client leaves.
+//!
+//! Several `serve` processes (and `call`, `run`) may use one project's journal at once. When
+//! the client leaves, or on SIGINT/SIGTERM, the journal is flushed (the audit's last batch
+//! included) before the process exits.
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -12,7 +21,7 @@ use std::time::Duration;
 use clap::Args;
 
 use super::call::Failed;
-use crate::mcp::{ElicitationApprover, ServeOptions, ToolgateServer};
+use crate::mcp::{ElicitationApprover, Exposure, ServeOptions, ToolgateServer};
 use crate::runtime::exec::mcp::{McpExecutor, McpUpstreams};
 use crate::runtime::{Backend, RuntimeBuilder};
 
@@ -22,9 +31,15 @@ const SHUTDOWN_GRACE_MS: u64 = 500;
 /// Arguments of `toolgate serve`.
 #[derive(Debug, Args)]
 pub struct ServeArgs {
-    /// Serve only this toolset of toolgate.yaml.
+    /// Serve this toolset of toolgate.yaml (default: toolgate.yaml's `serve.toolset`).
     #[arg(long)]
     pub toolset: Option<String>,
+    /// Serve every tool, those that run processes, write or delete included.
+    #[arg(long, conflicts_with = "toolset")]
+    pub all: bool,
+    /// The session id of every connection's calls (default: one per connection).
+    #[arg(long)]
+    pub session: Option<String>,
     /// The project file (default: ./toolgate.yaml if present).
     #[arg(long)]
     pub config: Option<PathBuf>,
@@ -78,18 +93,34 @@ pub fn run(a: ServeArgs) -> miette::Result<u8> {
         Err(e) => return super::call::fail(&e.to_string()),
     };
     let runtime_for_server = runtime.clone();
+    let (exposure, chosen_by) = match (a.toolset, a.all, &runtime.project().serve.toolset) {
+        (Some(t), _, _) => (Exposure::Toolset(t), "--toolset"),
+        (None, true, _) => (Exposure::All, "--all"),
+        (None, false, Some(t)) => (
+            Exposure::Toolset(t.clone()),
+            "toolgate.yaml's serve.toolset",
+        ),
+        (None, false, None) => (Exposure::ReadOnly, ""),
+    };
+    let session = a.session.clone();
     let options = ServeOptions {
-        toolset: a.toolset,
+        exposure: exposure.clone(),
         context: a.context,
+        session: a.session,
     };
     let server = match ToolgateServer::new(runtime_for_server, Some(approver), options) {
         Ok(s) => s,
         Err(e) => return super::call::fail(&e.to_string()),
     };
-    eprintln!(
-        "toolgate serve: {} tool(s) over MCP on stdio (workspace {})",
-        server.tools().len(),
-        runtime.workspace().root().display()
+    eprint!(
+        "{}",
+        startup_line(
+            &server,
+            &exposure,
+            chosen_by,
+            session.as_deref(),
+            &runtime.workspace().root().display().to_string()
+        )
     );
     // One thread: a server has one client, its calls wait on processes, upstreams and the
     // journal's writer thread rather than on CPU, and handing each message between worker
@@ -105,14 +136,79 @@ pub fn run(a: ServeArgs) -> miette::Result<u8> {
     let served = rt.block_on(async {
         let r = tokio::select! {
             r = server.serve_stdio() => r.map_err(|e| e.to_string()),
-            _ = tokio::signal::ctrl_c() => Ok(()),
+            () = stop_signal() => Ok(()),
         };
         upstreams.close().await;
-        r
+        // The audit's last batch, and anything else queued, before the process ends.
+        let flushed = runtime.journal().flush().await.map_err(|e| e.to_string());
+        r.and(flushed)
     });
     rt.shutdown_timeout(Duration::from_millis(SHUTDOWN_GRACE_MS));
     match served {
         Ok(()) => Ok(super::EXIT_OK),
         Err(m) => super::call::fail(&m),
     }
+}
+
+/// Resolves on SIGINT or SIGTERM.
+async fn stop_signal() {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        match signal(SignalKind::terminate()) {
+            Ok(mut term) => {
+                tokio::select! {
+                    _ = tokio::signal::ctrl_c() => {}
+                    _ = term.recv() => {}
+                }
+            }
+            Err(_) => {
+                let _ = tokio::signal::ctrl_c().await;
+            }
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = tokio::signal::ctrl_c().await;
+    }
+}
+
+/// What `serve` says on stderr when it starts: the tools it serves, and why those.
+fn startup_line(
+    server: &ToolgateServer,
+    exposure: &Exposure,
+    chosen_by: &str,
+    session: Option<&str>,
+    workspace: &str,
+) -> String {
+    let names: Vec<&str> = server.tools().iter().map(|t| t.name.as_ref()).collect();
+    let listed = if names.is_empty() {
+        "none".to_owned()
+    } else {
+        names.join(", ")
+    };
+    let why = match exposure {
+        Exposure::Toolset(t) => format!("the toolset `{t}`, chosen by {chosen_by}"),
+        Exposure::All => "every tool (--all)".to_owned(),
+        Exposure::ReadOnly => {
+            let left: Vec<String> = server
+                .left_out()
+                .iter()
+                .map(|(n, why)| format!("{n} ({why})"))
+                .collect();
+            let left = if left.is_empty() {
+                String::new()
+            } else {
+                format!("; left out: {}", left.join(", "))
+            };
+            format!(
+                "no toolset was chosen, so only tools that neither run processes nor write or delete{left}. Choose with --toolset NAME, `serve: {{toolset: NAME}}` in toolgate.yaml, or --all"
+            )
+        }
+    };
+    format!(
+        "toolgate serve: {} tool(s) over MCP on stdio (workspace {workspace}, session {}): {listed}\n  served: {why}\n",
+        names.len(),
+        session.map_or_else(|| "one per connection".to_owned(), |s| format!("`{s}`"))
+    )
 }

@@ -10,8 +10,8 @@ pub mod vocab;
 
 pub use bundle::{Bundle, BundleError};
 pub use project::{
-    AskMode, ContextPolicy, McpServer, ProjectConfig, ProtectPolicy, ProtectedPath, ResourceLimits,
-    SandboxProfile, Target, Toolset,
+    AskMode, Budgets, ContextPolicy, McpServer, ProjectConfig, ProtectPolicy, ProtectedPath,
+    ResourceLimits, SandboxProfile, ServeConfig, Target, Toolset,
 };
 pub use tool::{
     ArgvElement, Backoff, CommandSpec, ConcurrencyGroup, EnvSpec, ExecSpec, OutputKeep,

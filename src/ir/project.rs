@@ -19,6 +19,9 @@ pub struct ProjectConfig {
     /// Named tool sets exposed together.
     #[serde(default, skip_serializing_if = "IndexMap::is_empty")]
     pub toolsets: IndexMap<String, Toolset>,
+    /// What `toolgate serve` serves when its command line does not say.
+    #[serde(default, skip_serializing_if = "ServeConfig::is_empty")]
+    pub serve: ServeConfig,
     /// The permission decision per effect class when no rule matches.
     pub default_permissions: BTreeMap<Effect, Decision>,
     /// How `ask` resolves in each context.
@@ -35,6 +38,49 @@ pub struct ProjectConfig {
     /// (`protect` in toolgate.yaml).
     #[serde(default, skip_serializing_if = "ProtectPolicy::is_empty")]
     pub protect: ProtectPolicy,
+    /// What one call and one session may consume (`budgets` in toolgate.yaml).
+    #[serde(default, skip_serializing_if = "Budgets::is_default")]
+    pub budgets: Budgets,
+}
+
+/// Caps on what calls consume: artifact bytes per call, per session and in the store, and the
+/// largest files builtins work on. Sizes in bytes.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(default)]
+pub struct Budgets {
+    /// Artifact bytes one call may write; the artifact stops there.
+    pub call_artifacts: u64,
+    /// Artifact bytes one session may write.
+    pub session_artifacts: u64,
+    /// The artifact store's quota: the oldest artifacts of other sessions are evicted to make
+    /// room, and what still does not fit is not kept.
+    pub artifact_store: u64,
+    /// The largest file read_file reads (it streams; this bounds its time).
+    pub read_file_size: u64,
+    /// Bytes of each file search_files searches.
+    pub search_file_size: u64,
+    /// The largest file write_file and apply_patch hold in memory.
+    pub edit_file_size: u64,
+}
+
+impl Default for Budgets {
+    fn default() -> Self {
+        Budgets {
+            call_artifacts: 256 << 20,
+            session_artifacts: 1 << 30,
+            artifact_store: 4 << 30,
+            read_file_size: 256 << 20,
+            search_file_size: 8 << 20,
+            edit_file_size: 16 << 20,
+        }
+    }
+}
+
+impl Budgets {
+    /// Whether every budget has its default.
+    pub fn is_default(&self) -> bool {
+        *self == Budgets::default()
+    }
 }
 
 /// What a project adds to the default protected set, and what it exempts from it. The
@@ -142,6 +188,21 @@ pub struct Toolset {
     pub description: Option<String>,
     /// Its members, by tool name.
     pub tools: Vec<String>,
+}
+
+/// `serve` in toolgate.yaml.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct ServeConfig {
+    /// The toolset `toolgate serve` serves unless `--toolset` or `--all` says otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub toolset: Option<String>,
+}
+
+impl ServeConfig {
+    /// Whether nothing is set.
+    pub fn is_empty(&self) -> bool {
+        self.toolset.is_none()
+    }
 }
 
 /// How an `ask` decision is settled in one context.

@@ -96,6 +96,12 @@ registry! {
     McpIncompatible => rules::provider::mcp_incompatible::META,
     TooManyTools => rules::provider::too_many_tools::META,
     ConstraintDroppedByTarget => rules::provider::constraint_dropped_by_target::META,
+    // Containment. Rules are appended, not placed by group, so that the SARIF `ruleIndex` of
+    // every earlier rule stays what it was.
+    BypassablePathPolicy => rules::effect::bypassable_path_policy::META,
+    UnguardedReaderAllow => rules::effect::unguarded_reader_allow::META,
+    RepeatedDenyGlobs => rules::policy::repeated_deny_globs::META,
+    DefaultProtectionExempted => rules::policy::default_protection_exempted::META,
 }
 
 impl Rule {

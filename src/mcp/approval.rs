@@ -14,8 +14,11 @@
 //! | cancel | cancel (the turn stops) |
 //! | a JSON-RPC error, a closed connection, no registered peer | unavailable |
 //!
-//! The runtime stops waiting after the context's `approval_timeout` (unavailable); the
-//! elicitation is then withdrawn with `notifications/cancelled`.
+//! The question shows every argument in full, escaped ([`crate::runtime::question`]); one that
+//! would be longer than [`question::MAX_QUESTION_BYTES`] is not sent (the call ends as
+//! APPROVAL_UNAVAILABLE, saying why) — never cut with an ellipsis. The runtime stops waiting
+//! after the context's `approval_timeout` (unavailable); the elicitation is then withdrawn with
+//! `notifications/cancelled`.
 
 use std::collections::HashMap;
 use std::sync::Mutex;
@@ -29,9 +32,7 @@ use rmcp::{Peer, RoleServer};
 use serde_json::{Value, json};
 
 use crate::runtime::approval::{ApprovalFuture, ApprovalOutcome, ApprovalRequest, Approver};
-
-/// The longest argument text shown in an approval question.
-const MAX_ARGUMENTS_SHOWN: usize = 2_000;
+use crate::runtime::question;
 
 /// Asks MCP clients, by session, through `elicitation/create`.
 #[derive(Default)]
@@ -73,6 +74,10 @@ impl ElicitationApprover {
 }
 
 impl Approver for ElicitationApprover {
+    fn cannot_ask(&self, req: &ApprovalRequest) -> Option<String> {
+        question::too_large(&question(req))
+    }
+
     fn request<'a>(&'a self, req: &'a ApprovalRequest) -> ApprovalFuture<'a> {
         let peer = self.with_peers(|p| p.get(&req.session_id).cloned());
         Box::pin(async move {
@@ -164,30 +169,25 @@ fn form() -> Value {
     })
 }
 
-/// What the person is asked.
+/// What the person is asked: the tool, why, every argument in full, and what a session
+/// approval covers.
 fn question(req: &ApprovalRequest) -> String {
     let mut q = format!("toolgate: {} ({}) needs approval", req.tool, req.effect);
     if let Some(r) = &req.reason {
         q.push_str(&format!(": {r}"));
     }
-    let args: String = if req.arguments.len() > MAX_ARGUMENTS_SHOWN {
-        let mut cut = MAX_ARGUMENTS_SHOWN;
-        while !req.arguments.is_char_boundary(cut) {
-            cut -= 1;
-        }
-        format!("{}…", &req.arguments[..cut])
-    } else {
-        req.arguments.clone()
-    };
-    q.push_str(&format!("\narguments: {args}"));
+    q.push_str(
+        "\narguments, each in full (strings JSON-escaped, ⟪N spaces⟫ is a run of spaces):\n",
+    );
+    q.push_str(&question::arguments(&req.arguments));
     if let Some(card) = &req.proposed_scope {
         let keys: Vec<&str> = card.writes.iter().map(String::as_str).collect();
         q.push_str(&format!(
-            "\nfor the session, this approves changes to: {}",
+            "for the session, this approves changes to: {}",
             keys.join(", ")
         ));
     }
-    q
+    q.trim_end().to_owned()
 }
 
 /// The client's answer as an approval outcome.
@@ -276,6 +276,42 @@ mod tests {
         for (got, want) in table {
             assert_eq!(got, want);
         }
+    }
+
+    #[test]
+    fn the_question_shows_a_long_command_in_full() {
+        let command = format!("ls{}\nrm -rf ~/x {}", " ".repeat(2500), "y".repeat(2486));
+        assert_eq!(command.chars().count(), 5000);
+        let mut req = request();
+        req.tool = "bash".into();
+        req.effect = Effect::ProcessExecution;
+        req.reason = None;
+        req.arguments = serde_json::json!({ "command": command }).to_string();
+        assert_eq!(
+            question(&req),
+            format!(
+                concat!(
+                    "toolgate: bash (process_execution) needs approval\n",
+                    "arguments, each in full (strings JSON-escaped, ⟪N spaces⟫ is a run of spaces):\n",
+                    "  command = string of 5000 characters in 2 lines:\n",
+                    "    1 │ \"ls⟪2500 spaces⟫\"\n",
+                    "    2 │ \"rm -rf ~/x {}\"",
+                ),
+                "y".repeat(2486)
+            )
+        );
+        assert_eq!(ElicitationApprover::new().cannot_ask(&req), None);
+    }
+
+    #[test]
+    fn a_question_past_64_kib_is_not_asked() {
+        let mut req = request();
+        req.arguments = serde_json::json!({ "content": "z".repeat(100 * 1024) }).to_string();
+        let why = ElicitationApprover::new().cannot_ask(&req).unwrap();
+        assert!(
+            why.starts_with("the approval question would be 102"),
+            "{why}"
+        );
     }
 
     #[test]

@@ -6,8 +6,9 @@
 //! ([`tools`]), and every `tools/call` goes through the whole pipeline — validation,
 //! permission (with `ask` answered by the client through elicitation, [`approval`]),
 //! scheduling, the journal, execution under timeout and cancellation, output policy and
-//! projection. Tool failures are `isError` results carrying the projection the model reads;
-//! only an unknown tool or a malformed request is a JSON-RPC error.
+//! projection. Tool failures — and calls of tools the server does not serve — are `isError`
+//! results carrying the projection the model reads; only a malformed request is a JSON-RPC
+//! error.
 //!
 //! ```no_run
 //! # async fn demo(builder: toolgate::runtime::RuntimeBuilder) -> Result<(), Box<dyn std::error::Error>> {
@@ -30,5 +31,5 @@ pub mod server;
 pub mod tools;
 
 pub use approval::ElicitationApprover;
-pub use server::{ServeError, ServeOptions, ToolgateServer};
+pub use server::{Exposure, ServeError, ServeOptions, ToolgateServer};
 pub use tools::{McpTool, call_result, mcp_tool};

@@ -6,6 +6,21 @@
 //! connection. A call runs under the request's cancellation token: the client's
 //! `notifications/cancelled` (or the connection closing) cancels it, and the runtime stops the
 //! tool — the subprocess backend kills the process group.
+//!
+//! What is served is the operator's choice ([`Exposure`]): a toolset, every tool, or — when
+//! nobody chose — only the tools that neither run processes nor write or delete. A call of a
+//! tool outside that set, or of no tool at all, is an observation like any refused call: an
+//! `isError` result naming the close tools of the served set, not a protocol error.
+//!
+//! Each connection has an id of its own (`mcp-<uuid>`), and a call's id is that id and the
+//! request's, so request ids that start again on a new connection never meet an old call's
+//! record. A key the client sends in `_meta` ([`IDEMPOTENCY_KEY_MCP_META`]) names the request
+//! across connections and restarts instead.
+//!
+//! Requests run concurrently, each as its own `execute()` of the one runtime the server was
+//! given: they meet in that runtime's admission table (and other processes' calls in the
+//! project's lock file), so conflicting calls wait for each other in arrival order, and a
+//! cancelled request that is still waiting leaves the queue without running.
 
 use std::collections::HashMap;
 use std::sync::{Arc, OnceLock};
@@ -18,9 +33,10 @@ use rmcp::service::{ElicitationMode, RequestContext};
 use rmcp::{ErrorData, Peer, RoleServer, ServerHandler, ServiceExt};
 use serde_json::Value;
 
-use crate::ir::AskMode;
+use crate::ir::{AskMode, Effect, ExecSpec, ToolDefinition};
 use crate::mcp::approval::ElicitationApprover;
 use crate::mcp::tools::{McpTool, call_result, mcp_tool};
+use crate::runtime::journal::IDEMPOTENCY_KEY_MCP_META;
 use crate::runtime::{Session, ToolCall, ToolRuntime};
 
 /// The context of a connection whose client can answer elicitations, unless `--context` says.
@@ -43,14 +59,45 @@ pub enum ServeError {
     Connection(String),
 }
 
+/// The name the default served set goes by in UNKNOWN_TOOL messages.
+pub const READ_ONLY_SET: &str = "read-only default";
+
+/// Which tools a server exposes.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub enum Exposure {
+    /// Only tools that neither run processes nor write or delete: effect `pure` or
+    /// `read_only`, and not `exec: {command: …}` (what is served when nobody chose).
+    #[default]
+    ReadOnly,
+    /// One toolset of toolgate.yaml.
+    Toolset(String),
+    /// Every tool.
+    All,
+}
+
+impl Exposure {
+    /// Whether a tool is in the read-only default, and if not, why not.
+    pub fn read_only_refusal(def: &ToolDefinition) -> Option<String> {
+        if matches!(def.exec, ExecSpec::Command(_)) {
+            return Some("runs a process".into());
+        }
+        match def.effect {
+            Effect::Pure | Effect::ReadOnly => None,
+            e => Some(e.as_str().to_owned()),
+        }
+    }
+}
+
 /// What a server exposes and how it answers `ask`.
 #[derive(Clone, Debug, Default)]
 pub struct ServeOptions {
-    /// Only this toolset's tools (default: every tool).
-    pub toolset: Option<String>,
+    /// The tools served.
+    pub exposure: Exposure,
     /// The context of every session (default: [`ELICITING_CONTEXT`] when the client declared
     /// elicitation and that context prompts, else [`SILENT_CONTEXT`]).
     pub context: Option<String>,
+    /// The session id of every connection (default: the connection's own id, `mcp-<uuid>`).
+    pub session: Option<String>,
 }
 
 /// The MCP face of a runtime, for one connection.
@@ -65,7 +112,10 @@ struct Inner {
     options: ServeOptions,
     tools: Vec<Tool>,
     by_name: HashMap<String, McpTool>,
+    /// Tools left out of the read-only default, and why.
+    left_out: Vec<(String, String)>,
     info: ServerConfig,
+    connection_id: String,
     session_id: String,
     session: OnceLock<Session>,
 }
@@ -95,8 +145,9 @@ impl ToolgateServer {
                 .collect::<Vec<_>>()
                 .join(", ")
         };
-        let mut names: Vec<String> = match &options.toolset {
-            Some(t) => match project.toolsets.get(t) {
+        let mut left_out = Vec::new();
+        let mut names: Vec<String> = match &options.exposure {
+            Exposure::Toolset(t) => match project.toolsets.get(t) {
                 Some(set) => set.tools.clone(),
                 None => {
                     return Err(ServeError::UnknownToolset(
@@ -105,7 +156,20 @@ impl ToolgateServer {
                     ));
                 }
             },
-            None => runtime.registry().names().to_vec(),
+            Exposure::All => runtime.registry().names().to_vec(),
+            Exposure::ReadOnly => {
+                let mut served = Vec::new();
+                for name in runtime.registry().names() {
+                    let Some(t) = runtime.registry().get(name) else {
+                        continue;
+                    };
+                    match Exposure::read_only_refusal(&t.definition) {
+                        None => served.push(name.clone()),
+                        Some(why) => left_out.push((name.clone(), why)),
+                    }
+                }
+                served
+            }
         };
         for c in options.context.iter().chain([&SILENT_CONTEXT.to_owned()]) {
             if !project.contexts.contains_key(c) {
@@ -134,6 +198,11 @@ impl ToolgateServer {
                  scheduled, journaled and bounded by its contract. A failed call returns \
                  isError with what to do next.",
             );
+        let connection_id = format!("mcp-{}", uuid::Uuid::now_v7());
+        let session_id = options
+            .session
+            .clone()
+            .unwrap_or_else(|| connection_id.clone());
         Ok(ToolgateServer {
             inner: Arc::new(Inner {
                 runtime,
@@ -141,8 +210,10 @@ impl ToolgateServer {
                 options,
                 tools,
                 by_name,
+                left_out,
                 info,
-                session_id: format!("mcp-{}", uuid::Uuid::now_v7()),
+                connection_id,
+                session_id,
                 session: OnceLock::new(),
             }),
         })
@@ -151,6 +222,16 @@ impl ToolgateServer {
     /// The tools `tools/list` returns, in order.
     pub fn tools(&self) -> &[Tool] {
         &self.inner.tools
+    }
+
+    /// The tools the read-only default left out, and why (empty for a chosen exposure).
+    pub fn left_out(&self) -> &[(String, String)] {
+        &self.inner.left_out
+    }
+
+    /// The session id of this connection's calls.
+    pub fn session_id(&self) -> &str {
+        &self.inner.session_id
     }
 
     /// The connection's session, once the first call has made it.
@@ -167,7 +248,7 @@ impl ToolgateServer {
             .map_err(|e| ServeError::Connection(e.to_string()))?;
         let quit = running.waiting().await;
         if let Some(a) = &self.inner.approver {
-            a.unregister(&self.inner.session_id);
+            a.unregister(&self.inner.connection_id);
         }
         quit.map(|_| ())
             .map_err(|e| ServeError::Connection(e.to_string()))
@@ -195,13 +276,18 @@ impl ToolgateServer {
                 None => SILENT_CONTEXT.to_owned(),
             };
             if let (true, Some(a)) = (elicits, &inner.approver) {
-                a.register(&inner.session_id, peer.clone());
+                a.register(&inner.connection_id, peer.clone());
             }
-            tracing::info!(session = %inner.session_id, %context, elicits, "MCP session started");
+            tracing::info!(session = %inner.session_id, connection = %inner.connection_id, %context, elicits, "MCP session started");
             let session = Session::new(inner.session_id.clone(), context);
-            match &inner.options.toolset {
-                Some(t) => session.with_toolset(t),
-                None => session,
+            match &inner.options.exposure {
+                Exposure::Toolset(t) => session.with_toolset(t),
+                Exposure::All => session,
+                Exposure::ReadOnly => {
+                    let mut names: Vec<String> = inner.by_name.keys().cloned().collect();
+                    names.sort();
+                    session.with_tools(names, READ_ONLY_SET)
+                }
             }
         })
     }
@@ -229,15 +315,21 @@ impl ServerHandler for ToolgateServer {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
-        let Some(tool) = self.inner.by_name.get(request.name.as_ref()) else {
-            return Err(ErrorData::invalid_params(
-                format!("Unknown tool: {}", request.name),
-                None,
-            ));
-        };
+        // A tool outside the served set goes through the runtime too: the session's set makes
+        // it UNKNOWN_TOOL with the close served tools, and the audit records it.
+        let wraps_result = self
+            .inner
+            .by_name
+            .get(request.name.as_ref())
+            .is_some_and(|t| t.wraps_result);
         let session = self.session_for(&context.peer);
+        let key = client_key(request.meta.as_deref(), &context.meta);
         let arguments = Value::Object(request.arguments.unwrap_or_default());
-        let call = ToolCall::new(format!("mcp-{}", context.id), request.name, arguments);
+        let call_id = format!("{}-{}", self.inner.connection_id, context.id);
+        let mut call = ToolCall::new(call_id, request.name, arguments);
+        if let Some(k) = key {
+            call = call.with_idempotency_key(k);
+        }
         let results = self
             .inner
             .runtime
@@ -250,6 +342,22 @@ impl ServerHandler for ToolgateServer {
                 None,
             ));
         };
-        Ok(call_result(result, tool.wraps_result).into())
+        Ok(call_result(result, wraps_result).into())
+    }
+}
+
+/// The idempotency key a client sent in the request's `_meta` (a string as it is; another JSON
+/// value as its JSON text, so that it is checked like any key).
+fn client_key(
+    params: Option<&rmcp::model::MetaObject>,
+    request: &rmcp::model::RequestMetaObject,
+) -> Option<String> {
+    let v = params
+        .and_then(|m| m.get(IDEMPOTENCY_KEY_MCP_META))
+        .or_else(|| request.get(IDEMPOTENCY_KEY_MCP_META))?;
+    match v {
+        Value::Null => None,
+        Value::String(s) => Some(s.clone()),
+        other => Some(other.to_string()),
     }
 }

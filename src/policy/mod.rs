@@ -1,9 +1,12 @@
 //! Permission evaluation: the one evaluator behind load-time policy tests and run-time
 //! decisions.
 //!
-//! Every rule is evaluated; the decision is the strictest match (`deny > ask > allow`), else the
+//! First the protected paths ([`arguments::protected_decision`]): a call whose path or glob
+//! argument the project's protected set covers is denied, whatever the rules say. Otherwise every
+//! rule is evaluated; the decision is the strictest match (`deny > ask > allow`), else the
 //! effect's default. The result records the whole chain so a decision can be explained.
 
+pub mod arguments;
 pub mod protect;
 
 use std::sync::Arc;
@@ -12,9 +15,10 @@ use cel::Program;
 use serde::{Deserialize, Serialize};
 
 use crate::cel::{Bindings, EvalError, Evaluator};
-use crate::ir::{Decision, PermissionPolicy, PermissionRule};
+use crate::ir::{Decision, PermissionPolicy, PermissionRule, ToolDefinition};
 
-pub use protect::{ProtectError, ProtectedSet};
+pub use arguments::{PathParam, ProtectedArgument};
+pub use protect::{ProtectError, ProtectedPaths, ProtectedSet, Protection};
 
 /// A permission policy with its rules compiled.
 #[derive(Clone)]
@@ -48,6 +52,28 @@ pub enum DecisionSource {
     },
     /// No rule matched: the effect class default.
     Default,
+    /// An argument names a protected path: denied before any rule, and no approval can
+    /// change that.
+    Protected {
+        /// The parameter (`path`, `paths[1]`).
+        parameter: String,
+        /// The path judged (resolved).
+        path: String,
+        /// The protected glob it matches.
+        glob: String,
+    },
+}
+
+impl DecisionSource {
+    /// How a decision's source reads in a sentence: "policy rule `no-secrets`", "the default
+    /// for local_write tools", "the protected path `.env`".
+    pub fn describe(&self, effect: crate::ir::Effect) -> String {
+        match self {
+            DecisionSource::Rule { id } => format!("policy rule `{id}`"),
+            DecisionSource::Default => format!("the default for {effect} tools"),
+            DecisionSource::Protected { path, .. } => format!("the protected path `{path}`"),
+        }
+    }
 }
 
 /// A decision and the rule chain that produced it.
@@ -159,7 +185,7 @@ impl CompiledPolicy {
         })
     }
 
-    /// Decides a call from its bindings.
+    /// Decides a call from its bindings (the rules only; `path.protected` over the default set).
     pub fn decide_for(&self, bindings: &Bindings<'_>) -> Result<PolicyDecision, PolicyEvalError> {
         let ev = Evaluator::new(bindings).map_err(|source| PolicyEvalError {
             id: String::new(),
@@ -167,6 +193,45 @@ impl CompiledPolicy {
             chain: Vec::new(),
         })?;
         self.decide(&ev)
+    }
+
+    /// Decides a policy test (a `permissions.examples` entry) as the permission stage decides a
+    /// call: a protected path argument denies before any rule; otherwise the rules, with
+    /// `path.protected` asking `protected`. Paths are judged lexically (there is no workspace).
+    pub fn decide_example(
+        &self,
+        bindings: &Bindings<'_>,
+        def: &ToolDefinition,
+        protected: Arc<ProtectedSet>,
+    ) -> Result<PolicyDecision, PolicyEvalError> {
+        let paths = arguments::path_params(&def.parameters);
+        let globs = arguments::glob_params(&def.parameters, &def.exec);
+        let hit = arguments::protected_decision(bindings.args, &paths, &globs, protected.as_ref());
+        let ev = Evaluator::new(bindings)
+            .and_then(|ev| ev.with_protected(protected))
+            .map_err(|source| PolicyEvalError {
+                id: String::new(),
+                source,
+                chain: Vec::new(),
+            })?;
+        match hit {
+            Some((d, _)) => Ok(self.explain_protected(d, &ev)),
+            None => self.decide(&ev),
+        }
+    }
+
+    /// A protected-path denial with the rules' chain filled in: what the rules would have
+    /// matched, for the record and for policy tests (the decision stays the denial).
+    pub fn explain_protected(
+        &self,
+        mut denial: PolicyDecision,
+        ev: &Evaluator<'_>,
+    ) -> PolicyDecision {
+        denial.chain = match self.decide(ev) {
+            Ok(d) => d.chain,
+            Err(e) => e.chain,
+        };
+        denial
     }
 }
 

@@ -12,9 +12,63 @@
 //! `.ssh/id_rsa`. Matching ignores letter case: a case-insensitive file system (or a model
 //! writing `.ENV`) must not slip past.
 
+use std::sync::{Arc, LazyLock};
+
 use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
 
 use crate::ir::{ProtectPolicy, ProtectedPath};
+
+/// Why a path is protected: the path as judged and the entry that protects it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Protection {
+    /// The path judged: normalized, and with symbolic links followed where the judge can.
+    pub path: String,
+    /// The protected glob it matches, as written.
+    pub glob: String,
+    /// Why that glob is protected.
+    pub reason: String,
+}
+
+/// What decides whether a path is protected: the project's [`ProtectedSet`] (lexically, at lint
+/// and policy-test time) or the runtime's workspace (following symbolic links too). The
+/// permission stage and CEL's `path.protected` ask it.
+pub trait ProtectedPaths: Send + Sync {
+    /// Why `path` is protected, or `None` when it is not.
+    fn protection(&self, path: &str) -> Option<Protection>;
+
+    /// What `path.protected(p)` answers: whether a tool touching `path` could touch a protected
+    /// file. At least [`ProtectedPaths::protection`]; a judge that follows links also answers
+    /// true for a path it cannot follow safely (a link out of the workspace, or to nowhere).
+    fn protects(&self, path: &str) -> bool {
+        self.protection(path).is_some()
+    }
+}
+
+/// The default set alone, compiled once: what `path.protected` consults where nobody gave it
+/// the project's set.
+pub fn default_set() -> Arc<ProtectedSet> {
+    static DEFAULT: LazyLock<Arc<ProtectedSet>> = LazyLock::new(|| {
+        Arc::new(
+            ProtectedSet::new(&ProtectPolicy::default())
+                .unwrap_or_else(|e| unreachable!("the default protected globs compile: {e}")),
+        )
+    });
+    DEFAULT.clone()
+}
+
+impl ProtectedPaths for ProtectedSet {
+    /// Judged lexically: `./a/../.env` is `.env`; a path that is absolute or climbs out is
+    /// judged as written (`/home/u/.ssh/id_rsa` matches `.ssh`).
+    fn protection(&self, path: &str) -> Option<Protection> {
+        let judged = crate::cel::functions::normalize(path)
+            .unwrap_or_else(|| path.trim_start_matches('/').to_owned());
+        self.protects(&judged).map(|p| Protection {
+            glob: p.glob.clone(),
+            reason: p.reason.clone(),
+            path: judged,
+        })
+    }
+}
 
 /// The protected paths of a project, compiled.
 #[derive(Clone, Debug)]
@@ -54,6 +108,15 @@ impl ProtectedSet {
             paths,
             exceptions,
         })
+    }
+
+    /// A set of exactly these globs and exceptions (no defaults): for lint, which judges one
+    /// default glob at a time.
+    pub fn from_globs(
+        paths: Vec<ProtectedPath>,
+        except: &[ProtectedPath],
+    ) -> Result<ProtectedSet, ProtectError> {
+        ProtectedSet::from_parts(paths, except.to_vec())
     }
 
     /// Checks that globs compile, without building a set.

@@ -108,6 +108,13 @@ pub trait Approver: Send + Sync {
     /// Asks; the runtime stops waiting after the context's timeout and counts that as
     /// unavailable.
     fn request<'a>(&'a self, request: &'a ApprovalRequest) -> ApprovalFuture<'a>;
+
+    /// Why this approver cannot ask about a request at all — it cannot show it in full (see
+    /// [`crate::runtime::question`]) — checked before asking; `None` when it can. Such a call
+    /// ends as APPROVAL_UNAVAILABLE with this reason, and nobody is asked.
+    fn cannot_ask(&self, _request: &ApprovalRequest) -> Option<String> {
+        None
+    }
 }
 
 /// An approver that always gives the same answer (scripts, tests, `toolgate call --approve`).

@@ -10,12 +10,26 @@
 //! Files are owner-only (0600): an artifact keeps the raw output, secrets included, and what
 //! is redacted for the model ([`ArtifactRedaction`]) is redacted again whenever
 //! `read_artifact` shows a part. `read_artifact` reads from here; the journal records the ids.
+//!
+//! Budgets ([`ArtifactBudgets`], `budgets` in toolgate.yaml) bound what is kept: the bytes one
+//! call may write, the bytes one session may write, and the store's quota. A call draws on an
+//! [`Allowance`]; an artifact that reaches a budget stops there (its id is the hash of what was
+//! kept) and the result says how much was dropped. When the store is near its quota, the oldest
+//! artifacts of other sessions are evicted to make room for one call's worth; what still does
+//! not fit is not kept. Usage is counted by this process and recounted from the disk whenever
+//! the store looks nearly full, so several processes sharing a store stay near the quota.
+
+mod budget;
 
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::SystemTime;
 
 use serde::{Deserialize, Serialize};
+
+use budget::Ledger;
+pub use budget::{Allowance, ArtifactBudgets, BudgetCut, BudgetLimit, size_exact, size_text};
 
 /// The id prefix naming the hash function.
 pub const ID_PREFIX: &str = "blake3:";
@@ -48,6 +62,9 @@ pub struct ArtifactMeta {
     /// What must be redacted whenever a part of it is shown to the model.
     #[serde(default, skip_serializing_if = "ArtifactRedaction::is_empty")]
     pub redact: ArtifactRedaction,
+    /// The session whose call produced it (its artifacts are not evicted to make room for it).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub session_id: String,
 }
 
 /// What is redacted from an artifact's content before the model sees any of it (the file
@@ -91,7 +108,9 @@ pub enum ArtifactError {
     #[error("`{0}` is not an artifact id (expected blake3: followed by 64 hex characters)")]
     InvalidId(String),
     /// No artifact with that id.
-    #[error("no artifact `{0}` in this project")]
+    #[error(
+        "no artifact `{0}` in this project (the store evicts the oldest artifacts of other sessions when it reaches its quota, budgets.artifact_store)"
+    )]
     NotFound(String),
     /// The file system failed.
     #[error("artifact store: {0}")]
@@ -102,13 +121,15 @@ pub enum ArtifactError {
 #[derive(Clone, Debug)]
 pub struct ArtifactStore {
     root: PathBuf,
+    ledger: Arc<Ledger>,
 }
 
 impl ArtifactStore {
-    /// A store under a state folder (created on first write).
+    /// A store under a state folder (created on first write), with the default budgets.
     pub fn new(state_dir: &Path) -> Self {
         ArtifactStore {
             root: state_dir.join("artifacts"),
+            ledger: Arc::new(Ledger::default()),
         }
     }
 
@@ -117,12 +138,23 @@ impl ArtifactStore {
         &self.root
     }
 
-    /// Stores bytes (once per content) and returns the reference.
+    /// Stores bytes (once per content) and returns the reference. No budget applies (calls
+    /// store through [`ArtifactStore::put_within`]).
     pub fn put(
         &self,
         bytes: &[u8],
         origin: ArtifactOrigin<'_>,
     ) -> Result<ArtifactRef, ArtifactError> {
+        self.put_object(bytes, origin, "").map(|(r, _)| r)
+    }
+
+    /// Stores bytes once per content; also says whether they were new.
+    fn put_object(
+        &self,
+        bytes: &[u8],
+        origin: ArtifactOrigin<'_>,
+        session_id: &str,
+    ) -> Result<(ArtifactRef, bool), ArtifactError> {
         let hex = blake3::hash(bytes).to_hex().to_string();
         let reference = ArtifactRef {
             id: format!("{ID_PREFIX}{hex}"),
@@ -131,23 +163,25 @@ impl ArtifactStore {
             media_type: origin.media_type.to_owned(),
         };
         let object = self.object_path(&hex);
-        if !object.is_file() {
-            let dir = object
-                .parent()
-                .map(Path::to_path_buf)
-                .unwrap_or_else(|| self.root.clone());
-            std::fs::create_dir_all(&dir)?;
-            write_atomic(&dir, &object, bytes)?;
-            let meta = ArtifactMeta {
-                reference: reference.clone(),
-                created_at: humantime::format_rfc3339_millis(SystemTime::now()).to_string(),
-                tool: origin.tool.to_owned(),
-                call_id: origin.call_id.to_owned(),
-                redact: ArtifactRedaction::default(),
-            };
-            self.write_meta(&hex, &meta)?;
+        if object.is_file() {
+            return Ok((reference, false));
         }
-        Ok(reference)
+        let dir = object
+            .parent()
+            .map(Path::to_path_buf)
+            .unwrap_or_else(|| self.root.clone());
+        std::fs::create_dir_all(&dir)?;
+        write_atomic(&dir, &object, bytes)?;
+        let meta = ArtifactMeta {
+            reference: reference.clone(),
+            created_at: humantime::format_rfc3339_millis(SystemTime::now()).to_string(),
+            tool: origin.tool.to_owned(),
+            call_id: origin.call_id.to_owned(),
+            redact: ArtifactRedaction::default(),
+            session_id: session_id.to_owned(),
+        };
+        self.write_meta(&hex, &meta)?;
+        Ok((reference, true))
     }
 
     fn write_meta(&self, hex: &str, meta: &ArtifactMeta) -> Result<(), ArtifactError> {
@@ -158,16 +192,20 @@ impl ArtifactStore {
         Ok(())
     }
 
-    /// Starts an artifact whose bytes arrive in pieces (a temporary file in the store).
-    pub fn writer(&self) -> Result<ArtifactWriter, ArtifactError> {
+    /// Starts an artifact whose bytes arrive in pieces (a temporary file in the store), for a
+    /// call whose allowance the writer of the pieces draws on ([`Allowance::take`]).
+    pub fn writer(&self, allowance: &Allowance) -> Result<ArtifactWriter, ArtifactError> {
         let dir = self.root.join("tmp");
         std::fs::create_dir_all(&dir)?;
         let tmp = dir.join(format!("{}.part", uuid::Uuid::now_v7().simple()));
         let file = owner_only().write(true).create_new(true).open(&tmp)?;
         Ok(ArtifactWriter {
             store: self.clone(),
+            allowance: allowance.clone(),
             file: Some(file),
             tmp,
+            written: 0,
+            stopped: None,
         })
     }
 
@@ -220,8 +258,12 @@ impl ArtifactStore {
 #[derive(Debug)]
 pub struct ArtifactWriter {
     store: ArtifactStore,
+    allowance: Allowance,
     file: Option<std::fs::File>,
     tmp: PathBuf,
+    written: u64,
+    /// Set when a budget stopped the artifact short of the whole output.
+    stopped: Option<WrittenContent>,
 }
 
 /// What is known about the bytes of a finished [`ArtifactWriter`].
@@ -236,22 +278,34 @@ pub struct WrittenContent {
 }
 
 impl ArtifactWriter {
-    /// Appends bytes.
+    /// Appends bytes (already counted against the allowance by whoever took them).
     pub fn write(&mut self, bytes: &[u8]) -> io::Result<()> {
         match &mut self.file {
-            Some(f) => f.write_all(bytes),
+            Some(f) => {
+                f.write_all(bytes)?;
+                self.written += bytes.len() as u64;
+                Ok(())
+            }
             None => Err(io::Error::other("the artifact is already finished")),
         }
     }
 
+    /// Records that a budget stopped the artifact: it holds only `kept`, the start of the
+    /// output, and [`ArtifactWriter::finish`] names it by that instead of the whole output.
+    pub fn stopped_at(&mut self, kept: WrittenContent) {
+        self.stopped = Some(kept);
+    }
+
     /// fsync, then rename into place (or drop the copy when the content is already stored),
-    /// and write the metadata.
+    /// and write the metadata. `content` describes the whole output (unless
+    /// [`ArtifactWriter::stopped_at`] said the writer holds less).
     pub fn finish(
         mut self,
         content: WrittenContent,
         origin: ArtifactOrigin<'_>,
         redact: ArtifactRedaction,
     ) -> Result<ArtifactRef, ArtifactError> {
+        let content = self.stopped.take().unwrap_or(content);
         let file = self
             .file
             .take()
@@ -267,6 +321,7 @@ impl ArtifactWriter {
         if object.is_file() {
             drop(file);
             let _ = std::fs::remove_file(&self.tmp);
+            self.allowance.release_stored(self.written);
             return Ok(reference);
         }
         file.sync_all()?;
@@ -284,6 +339,7 @@ impl ArtifactWriter {
             tool: origin.tool.to_owned(),
             call_id: origin.call_id.to_owned(),
             redact,
+            session_id: self.allowance.session_id.clone(),
         };
         self.store.write_meta(&hex, &meta)?;
         Ok(reference)
@@ -294,6 +350,7 @@ impl Drop for ArtifactWriter {
     fn drop(&mut self) {
         if self.file.take().is_some() {
             let _ = std::fs::remove_file(&self.tmp);
+            self.allowance.release_stored(self.written);
         }
     }
 }

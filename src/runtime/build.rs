@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use crate::ir::{Bundle, BundleError, ExecSpec};
 use crate::runtime::approval::Approver;
-use crate::runtime::artifacts::ArtifactStore;
+use crate::runtime::artifacts::{ArtifactBudgets, ArtifactStore};
 use crate::runtime::bindings::{BindError, HandlerBindings};
 use crate::runtime::exec::builtin::BuiltinExecutor;
 use crate::runtime::exec::command::CommandExecutor;
@@ -21,8 +21,10 @@ use crate::runtime::journal::{Journal, JournalError, MemoryJournal, Precondition
 use crate::runtime::metrics::Metrics;
 use crate::runtime::pipeline::{Inner, ToolRuntime};
 use crate::runtime::registry::{Registry, ToolLoadError};
+use crate::runtime::scheduler::admission::AdmissionTable;
+use crate::runtime::scheduler::{LOCK_FILE, ProjectLocks};
 use crate::runtime::trace::{MemoryTrace, TraceSink};
-use crate::runtime::workspace::{Workspace, WorkspaceError};
+use crate::runtime::workspace::{FileLimits, Workspace, WorkspaceError};
 
 /// A runtime that cannot start.
 #[derive(Debug, thiserror::Error)]
@@ -65,6 +67,18 @@ pub enum BuildError {
     /// The journal cannot be opened (never replaced by a fresh one in silence).
     #[error(transparent)]
     Journal(#[from] JournalError),
+    /// The project's lock file cannot be opened or locked.
+    #[error(
+        "cannot use the lock file {} that orders calls across toolgate processes: {source}; give a writable state folder (`state_dir`, `--state-dir`) on a local file system, or a lock folder ({LOCK_DIR_ENV})",
+        path.display()
+    )]
+    Locks {
+        /// The lock file.
+        path: PathBuf,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
     /// The specs could not be loaded.
     #[cfg(feature = "compiler")]
     #[error(transparent)]
@@ -92,7 +106,13 @@ pub struct RuntimeBuilder {
     trace: Option<Arc<dyn TraceSink>>,
     executors: Vec<(Backend, Arc<dyn Executor>)>,
     shim: Option<PathBuf>,
+    process_locks: bool,
+    lock_dir: Option<PathBuf>,
 }
+
+/// The environment variable that places the project's lock file elsewhere than the state
+/// folder (see [`RuntimeBuilder::lock_dir`]).
+pub const LOCK_DIR_ENV: &str = "TOOLGATE_LOCK_DIR";
 
 impl std::fmt::Debug for RuntimeBuilder {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -122,6 +142,8 @@ impl RuntimeBuilder {
             trace: None,
             executors: Vec::new(),
             shim: None,
+            process_locks: true,
+            lock_dir: None,
         }
     }
 
@@ -249,6 +271,22 @@ impl RuntimeBuilder {
         self
     }
 
+    /// Whether calls also take the project's cross-process locks (default: yes), so that other
+    /// toolgate processes on the project (other `serve`s, a `call`) are excluded as calls of
+    /// this runtime are. Turn it off only for a runtime that is alone on its workspace.
+    pub fn process_locks(mut self, on: bool) -> Self {
+        self.process_locks = on;
+        self
+    }
+
+    /// The folder of the project's lock file (default: the environment variable
+    /// [`LOCK_DIR_ENV`], else the state folder). Processes share locks when they use one
+    /// folder: give it to processes that keep separate state folders but touch one workspace.
+    pub fn lock_dir(mut self, dir: impl AsRef<Path>) -> Self {
+        self.lock_dir = Some(dir.as_ref().to_path_buf());
+        self
+    }
+
     /// Opens the workspace, compiles every tool, and returns the runtime.
     pub fn build(self) -> Result<ToolRuntime, BuildError> {
         let project = self.bundle.project.clone();
@@ -263,7 +301,11 @@ impl RuntimeBuilder {
         };
         let protected = protected_set(&project.protect, workspace.root(), &state_dir)?;
         refuse_writable_state_dir(&self.bundle, workspace.root(), &state_dir, &protected)?;
-        let workspace = Arc::new(workspace.with_protected(protected));
+        let workspace = Arc::new(
+            workspace
+                .with_protected(protected)
+                .with_file_limits(FileLimits::of(&project.budgets)),
+        );
         let workspace_str = workspace.root().to_string_lossy().into_owned();
         let registry = Registry::build(&self.bundle, &workspace_str)?;
         if let Some(b) = &self.bindings {
@@ -319,13 +361,32 @@ impl RuntimeBuilder {
         let journal = self
             .journal
             .unwrap_or_else(|| Arc::new(MemoryJournal::default()));
+        let artifacts =
+            ArtifactStore::new(&state_dir).with_budgets(ArtifactBudgets::of(&project.budgets));
+        let locks = if self.process_locks {
+            let dir = self
+                .lock_dir
+                .or_else(|| {
+                    std::env::var_os(LOCK_DIR_ENV)
+                        .filter(|d| !d.is_empty())
+                        .map(PathBuf::from)
+                })
+                .unwrap_or_else(|| state_dir.clone());
+            let path = dir.join(LOCK_FILE);
+            match ProjectLocks::open(&path) {
+                Ok(l) => Some(l),
+                Err(source) => return Err(BuildError::Locks { path, source }),
+            }
+        } else {
+            None
+        };
         Ok(ToolRuntime {
             inner: Arc::new(Inner {
                 registry,
                 project,
                 workspace,
                 workspace_str,
-                artifacts: ArtifactStore::new(&state_dir),
+                artifacts,
                 approver: self.approver,
                 hooks: self.hooks,
                 journal,
@@ -336,6 +397,7 @@ impl RuntimeBuilder {
                 memory_trace,
                 metrics: Metrics::default(),
                 dispatch,
+                admission: Arc::new(AdmissionTable::new(locks)),
             }),
         })
     }

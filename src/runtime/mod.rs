@@ -39,6 +39,7 @@ pub mod output;
 pub mod permission;
 pub mod pipeline;
 pub mod projection;
+pub mod question;
 pub mod registry;
 pub mod result;
 pub mod retry;

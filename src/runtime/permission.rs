@@ -1,12 +1,15 @@
 //! The permission stage (chapter §10): capability is not permission.
 //!
-//! [`evaluate`] runs the tool's rules through [`CompiledPolicy`](crate::policy::CompiledPolicy) (deny > ask > allow, strictest
-//! match, else the effect's default from toolgate.yaml) and folds in restrictions hooks asked
-//! for — a hook can make a decision stricter, never looser. [`authorize`] then settles it:
-//! allow runs; deny refuses with POLICY_DENIED; ask looks for a session [`Grant`], then asks the
-//! [`Approver`] where the context has someone to ask. The only way to get an [`AuthorizedCall`]
-//! — the one thing an executor accepts — is an allow out of [`authorize`]. Every decision keeps
-//! its rule chain in a [`PermissionRecord`].
+//! [`evaluate`] first asks the project's protected paths: a call whose resolved path argument
+//! (or the literal prefix of a glob argument) is protected is denied, and no rule, session
+//! grant, approver or hook can change that — the approver is never asked. Otherwise it runs the
+//! tool's rules through [`CompiledPolicy`](crate::policy::CompiledPolicy) (deny > ask > allow,
+//! strictest match, else the effect's default from toolgate.yaml) and folds in restrictions
+//! hooks asked for — a hook can make a decision stricter, never looser. [`authorize`] then
+//! settles it: allow runs; deny refuses with POLICY_DENIED; ask looks for a session [`Grant`],
+//! then asks the [`Approver`] where the context has someone to ask. The only way to get an
+//! [`AuthorizedCall`] — the one thing an executor accepts — is an allow out of [`authorize`].
+//! Every decision keeps its rule chain in a [`PermissionRecord`].
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -17,7 +20,8 @@ use tokio_util::sync::CancellationToken;
 
 use crate::cel::Evaluator;
 use crate::ir::{AskMode, ContextPolicy, Decision, ErrorType, Status, ToolDefinition};
-use crate::policy::{DecisionSource, PolicyDecision, RuleOutcome};
+use crate::policy::arguments::{glob_params, protected_decision};
+use crate::policy::{DecisionSource, PolicyDecision, ProtectedPaths, Protection, RuleOutcome};
 use crate::runtime::approval::{
     ApprovalOutcome, ApprovalRequest, ApprovalScope, Approver, Grant, GrantQuery, card_applies,
 };
@@ -25,6 +29,10 @@ use crate::runtime::registry::CompiledTool;
 use crate::runtime::scheduler::Footprint;
 use crate::runtime::session::Session;
 use crate::runtime::validate::CheckedCall;
+use crate::runtime::workspace::{PathViolation, Workspace};
+
+/// What the model is told after a protected path refused its call.
+pub const PROTECTED_HINT: &str = "No tool may read or write a protected path, and no approval changes that. Do not retry it with another spelling or another tool; work without this file, or ask the user to handle it.";
 
 /// A decision a hook asked for: it can only make the rules' decision stricter.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -60,6 +68,11 @@ pub enum Resolution {
     NobodyToAsk {
         /// The context.
         context: String,
+    },
+    /// The approver cannot show the whole request, so it was not asked.
+    NotPresentable {
+        /// Why.
+        reason: String,
     },
     /// The caller cancelled while the approval was pending.
     Cancelled,
@@ -181,6 +194,43 @@ pub struct Refusal {
     pub record: PermissionRecord,
     /// Set when the approver said cancel: the rest of the turn stops too.
     pub cancel_turn: bool,
+    /// How the model can go on, when the refusal has a specific answer (a protected path).
+    pub hint: Option<String>,
+}
+
+/// The runtime's judge of protected paths: the workspace's protected set, over the path as
+/// written and over what it resolves to beneath the workspace root (symbolic links followed).
+/// `path.protected` also answers true for a path it cannot follow safely: a link that leads
+/// outside the workspace or nowhere.
+#[derive(Clone, Debug)]
+pub struct WorkspaceProtection(pub Arc<Workspace>);
+
+impl WorkspaceProtection {
+    /// The judge of a workspace, as `path.protected` and [`evaluate`] take it.
+    pub fn shared(workspace: &Arc<Workspace>) -> Arc<dyn ProtectedPaths> {
+        Arc::new(WorkspaceProtection(workspace.clone()))
+    }
+}
+
+impl ProtectedPaths for WorkspaceProtection {
+    fn protection(&self, path: &str) -> Option<Protection> {
+        let set = self.0.protected();
+        if let Some(p) = set.protection(path) {
+            return Some(p);
+        }
+        let resolved = self.0.check(path).ok()?;
+        set.protection(resolved.as_str())
+    }
+
+    fn protects(&self, path: &str) -> bool {
+        self.protection(path).is_some()
+            || matches!(
+                self.0.check(path),
+                Err(PathViolation::Symlink(_)
+                    | PathViolation::BrokenLink(_)
+                    | PathViolation::NotUtf8(_))
+            )
+    }
 }
 
 /// What [`authorize`] needs besides the call.
@@ -193,16 +243,32 @@ pub struct PermissionEnv<'a> {
     pub cancel: &'a CancellationToken,
 }
 
-/// Evaluates the rules. A rule that fails to evaluate denies: a broken deny rule must never
-/// let a call through.
+/// Decides a call: a protected path argument denies first (before the rules, and nothing
+/// overrides it); otherwise the rules, where a rule that fails to evaluate denies — a broken
+/// deny rule must never let a call through. `args` are the call's arguments with paths
+/// resolved; `protected` judges them (a [`WorkspaceProtection`] at run time).
 pub fn evaluate(
     tool: &CompiledTool,
+    args: &serde_json::Value,
     ev: Option<&Evaluator<'_>>,
+    protected: &dyn ProtectedPaths,
     restrictions: Vec<Restriction>,
 ) -> PolicyEvaluation {
-    let default = tool.definition.permissions.default;
+    let def = &tool.definition;
+    let globs = glob_params(&def.parameters, &def.exec);
+    if let Some((decision, _)) = protected_decision(args, &tool.path_params, &globs, protected) {
+        let decision = match ev {
+            Some(ev) => tool.policy.explain_protected(decision, ev),
+            None => decision,
+        };
+        return PolicyEvaluation {
+            decision,
+            restricted_by: None,
+        };
+    }
+    let default = def.permissions.default;
     let decision = match ev {
-        Some(ev) if !tool.definition.permissions.rules.is_empty() => {
+        Some(ev) if !def.permissions.rules.is_empty() => {
             tool.policy.decide(ev).unwrap_or_else(|e| PolicyDecision {
                 decision: Decision::Deny,
                 source: DecisionSource::Rule { id: e.id.clone() },
@@ -264,17 +330,35 @@ pub async fn authorize(
     match effective {
         Decision::Allow => return Ok(allowed(checked, record(Resolution::Policy, true))),
         Decision::Deny => {
-            let by = match (&restricted_by, &decision.source) {
-                (Some(_), _) => "a policy hook".to_owned(),
-                (None, DecisionSource::Rule { id }) => format!("policy rule `{id}`"),
-                (None, DecisionSource::Default) => format!("the default for {} tools", def.effect),
+            let (message, hint) = match (&restricted_by, &decision.source) {
+                (None, DecisionSource::Protected { .. }) => (
+                    format!(
+                        "{} was denied: {}",
+                        def.name,
+                        reason.as_deref().unwrap_or("a protected path")
+                    ),
+                    Some(PROTECTED_HINT.to_owned()),
+                ),
+                (Some(_), _) => (
+                    format!("{} was denied by a policy hook{because}.", def.name),
+                    None,
+                ),
+                (None, source) => (
+                    format!(
+                        "{} was denied by {}{because}.",
+                        def.name,
+                        source.describe(def.effect)
+                    ),
+                    None,
+                ),
             };
             return Err(Box::new(Refusal {
                 status: Status::Denied,
                 error_type: ErrorType::PolicyDenied,
-                message: format!("{} was denied by {by}{because}.", def.name),
+                message,
                 record: record(Resolution::Policy, false),
                 cancel_turn: false,
+                hint,
             }));
         }
         Decision::Ask => {}
@@ -304,6 +388,7 @@ pub async fn authorize(
             ),
             record: record(resolution, false),
             cancel_turn: false,
+            hint: None,
         })
     };
     let context = session.context();
@@ -346,6 +431,14 @@ pub async fn authorize(
             },
         ),
     };
+    if let Some(why) = approver.cannot_ask(&request) {
+        return Err(unavailable(
+            Resolution::NotPresentable {
+                reason: why.clone(),
+            },
+            format!("but {why}"),
+        ));
+    }
     let timeout = Duration::from_millis(policy.approval_timeout_ms);
     let answer = tokio::select! {
         biased;
@@ -360,6 +453,7 @@ pub async fn authorize(
                 message: format!("{} was cancelled while waiting for approval", def.name),
                 record: record(Resolution::Cancelled, false),
                 cancel_turn: true,
+                hint: None,
             }));
         }
         Some(Err(_elapsed)) => {
@@ -393,6 +487,7 @@ pub async fn authorize(
             },
             record: record(resolution, false),
             cancel_turn: false,
+            hint: None,
         })),
         ApprovalOutcome::Cancel => Err(Box::new(Refusal {
             status: Status::Cancelled,
@@ -403,6 +498,7 @@ pub async fn authorize(
             ),
             record: record(resolution, false),
             cancel_turn: true,
+            hint: None,
         })),
         ApprovalOutcome::Unavailable => Err(unavailable(
             resolution,

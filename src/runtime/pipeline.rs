@@ -8,14 +8,20 @@
 //!    the tool agree on the file); [`validate::semantic_check`] (CEL rules, the path findings;
 //!    also the resource footprint and idempotency key) → SEMANTIC_VALIDATION_ERROR; hooks
 //!    `AfterValidate`;
-//! 3. hooks `BeforePermission` (may only tighten); [`permission::evaluate`] and
-//!    [`permission::authorize`] (session grants, the [`Approver`] under the context's rules) →
-//!    an [`AuthorizedCall`] or DENIED/CANCELLED; hooks `AfterPermission`.
+//! 3. hooks `BeforePermission` (may only tighten); [`permission::evaluate`] (the protected
+//!    paths first — a protected path argument is denied whatever the rules, grants or approver
+//!    say — then the rules) and [`permission::authorize`] (session grants, the [`Approver`]
+//!    under the context's rules) → an [`AuthorizedCall`] or DENIED/CANCELLED; hooks
+//!    `AfterPermission`.
 //!
 //! Then for the authorized calls together: the [`Plan`] (conflict graph → batches). Batches run
 //! one after another, the calls of a batch concurrently; for each call:
 //!
-//! 4. the [`Journal`] claims the call's idempotency key (replay a finished result, or
+//! 4. the runtime's [admission table](crate::runtime::scheduler::admission) admits it against
+//!    the calls of every turn, session and request in flight, then the project's
+//!    [lock file](crate::runtime::scheduler::lockfile) against other processes — it waits
+//!    (cancellably) while a conflicting call runs, and holds its claim until its attempts end;
+//!    the [`Journal`] claims the call's idempotency key (replay a finished result, or
 //!    UNKNOWN_OUTCOME for an unfinished or uncertain earlier run) and records the start —
 //!    durable before the body for side-effecting calls;
 //! 5. per attempt: hooks `BeforeExecute`, then the backend's
@@ -45,13 +51,16 @@ use crate::runtime::approval::Approver;
 use crate::runtime::artifacts::ArtifactStore;
 use crate::runtime::exec::{Dispatch, ExecContext, RawOutcome};
 use crate::runtime::hooks::{Annotations, CallView, HookPoint, HookSet};
-use crate::runtime::journal::{Journal, JournalError, Precondition, Reconciler, RecoveryReport};
+use crate::runtime::journal::{
+    AuditEntry, Journal, JournalError, KeySource, Precondition, Reconciler, RecoveryReport,
+};
 use crate::runtime::metrics::{Metrics, MetricsSnapshot};
 use crate::runtime::permission::{self, AuthorizedCall, PermissionEnv, PermissionRecord};
 use crate::runtime::projection::{self, Projection};
 use crate::runtime::registry::Registry;
 use crate::runtime::result::{self, Subject, ToolResult};
-use crate::runtime::scheduler::{Plan, RefusedCall, ScheduleInput};
+use crate::runtime::scheduler::admission::AdmissionTable;
+use crate::runtime::scheduler::{Plan, RefusedCall, ScheduleInput, Wait};
 use crate::runtime::session::{Session, ToolCall};
 use crate::runtime::trace::{MemoryTrace, TraceRecord, TraceSink};
 use crate::runtime::validate;
@@ -121,6 +130,8 @@ pub(crate) struct Inner {
     pub(crate) memory_trace: Option<Arc<MemoryTrace>>,
     pub(crate) metrics: Metrics,
     pub(crate) dispatch: Dispatch,
+    /// Where the calls of every session, request and `execute()` wait for each other.
+    pub(crate) admission: Arc<AdmissionTable>,
 }
 
 /// What the pipeline remembers about one call while it moves through the stages.
@@ -137,7 +148,16 @@ pub(crate) struct CallMeta {
     pub(crate) args_hash: String,
     pub(crate) batch: Option<usize>,
     pub(crate) operation_id: Option<String>,
+    /// The spec's idempotency key, when the spec names one.
     pub(crate) idempotency_key: Option<String>,
+    /// The key the client sent with the call, if any.
+    pub(crate) client_key: Option<String>,
+    /// The key the call is journaled under (spec, else client, else derived), once validated.
+    pub(crate) call_key: Option<String>,
+    /// Where `call_key` came from.
+    pub(crate) key_source: KeySource,
+    /// How long it waited for conflicting calls, when it did.
+    pub(crate) wait: Option<Wait>,
 }
 
 /// A call after the first three stages.
@@ -264,6 +284,12 @@ impl ToolRuntime {
     pub fn project(&self) -> &ProjectConfig {
         &self.inner.project
     }
+
+    /// The lock file the calls of this runtime share with other toolgate processes on the
+    /// project (`None` when [`RuntimeBuilder::process_locks`](crate::runtime::RuntimeBuilder::process_locks) is off).
+    pub fn lock_file(&self) -> Option<&std::path::Path> {
+        self.inner.admission.locks().map(|l| l.path())
+    }
 }
 
 impl Inner {
@@ -280,6 +306,10 @@ impl Inner {
             batch: None,
             operation_id: None,
             idempotency_key: None,
+            client_key: call.idempotency_key.clone(),
+            call_key: None,
+            key_source: KeySource::Derived,
+            wait: None,
         }
     }
 
@@ -322,7 +352,7 @@ impl Inner {
         turn: &CancellationToken,
     ) -> Prepared {
         self.hook(HookPoint::BeforeValidate, meta, session, None, 0, None);
-        let resolved = match self.registry.lookup(call, session.toolset()) {
+        let resolved = match session.lookup(&self.registry, call) {
             Ok(r) => r,
             Err(unknown) => {
                 return Prepared::Done(Box::new((
@@ -345,12 +375,27 @@ impl Inner {
                 return Prepared::done(result::refused(subject, r.error_type, r.message, r.hint));
             }
         };
+        if let Some(Err(m)) = meta
+            .client_key
+            .as_deref()
+            .map(crate::runtime::journal::check_client_key)
+        {
+            let hint = "Send a key of 1 to 255 visible characters (a UUID is best), or none.";
+            let m = format!("{m}; it names the request for retries, so it must be usable as one");
+            return Prepared::done(result::refused(
+                subject,
+                ErrorType::InvalidArguments,
+                m,
+                Some(hint.into()),
+            ));
+        }
         // From here on the arguments carry resolved paths: what the rules, the hooks, the
         // approver and the tool see is the file that will be touched.
         validate::resolve_paths(&mut valid, &self.workspace);
         if !tool.path_params.is_empty() {
             meta.arguments.clone_from(valid.arguments());
         }
+        let protection = permission::WorkspaceProtection::shared(&self.workspace);
         // CEL evaluation is synchronous and its context is not Send: everything that needs it
         // happens in this block, before the approval is awaited.
         let staged = {
@@ -364,7 +409,7 @@ impl Inner {
                     context: session.context(),
                     workspace: &self.workspace_str,
                 };
-                match Evaluator::new(&b) {
+                match Evaluator::new(&b).and_then(|ev| ev.with_protected(protection.clone())) {
                     Ok(ev) => Some(ev),
                     Err(e) => {
                         let m = format!("{} could not evaluate its rules: {e}", def.name);
@@ -381,18 +426,30 @@ impl Inner {
             };
             match validate::semantic_check(valid, ev.as_ref()) {
                 Ok(mut checked) => {
-                    checked.call_key = checked.idempotency_key.clone().unwrap_or_else(|| {
-                        crate::runtime::journal::derived_key(session.id(), &meta.call_id)
-                    });
+                    let (key, source) = match (&checked.idempotency_key, &meta.client_key) {
+                        (Some(k), _) => (k.clone(), KeySource::Spec),
+                        (None, Some(k)) => (k.clone(), KeySource::Client),
+                        (None, None) => (
+                            crate::runtime::journal::derived_key(session.id(), &meta.call_id),
+                            KeySource::Derived,
+                        ),
+                    };
+                    meta.call_key = Some(key.clone());
+                    meta.key_source = source;
+                    checked.call_key = key;
                     meta.args_hash = checked.args_hash.clone();
                     meta.idempotency_key = checked.idempotency_key.clone();
                     self.hook(HookPoint::AfterValidate, meta, session, None, 0, None);
                     self.hook(HookPoint::BeforePermission, meta, session, None, 0, None);
                     let restrictions = meta.annotations.take_restrictions();
-                    Ok((
-                        checked,
-                        permission::evaluate(&tool, ev.as_ref(), restrictions),
-                    ))
+                    let evaluation = permission::evaluate(
+                        &tool,
+                        &checked.call.arguments,
+                        ev.as_ref(),
+                        protection.as_ref(),
+                        restrictions,
+                    );
+                    Ok((checked, evaluation))
                 }
                 Err(r) => Err(r),
             }
@@ -438,7 +495,7 @@ impl Inner {
                 } else {
                     refusal.message
                 };
-                let r = result::refused(subject, refusal.error_type, message, None);
+                let r = result::refused(subject, refusal.error_type, message, refusal.hint);
                 Prepared::Done(Box::new((r, Some(refusal.record))))
             }
         }
@@ -525,6 +582,9 @@ impl Inner {
             self.hook(HookPoint::OnError, meta, session, permission, 0, Some(&r));
         }
         r.set_duration(meta.started.elapsed());
+        if let Some(w) = &meta.wait {
+            r.set_queued(Duration::from_micros(w.queued_us));
+        }
         let projection: Projection = if self.hooks.is_empty() {
             projection::project(&r, &Default::default())
         } else {
@@ -562,6 +622,14 @@ impl Inner {
         r.set_projection(projection);
         let record = crate::runtime::trace::record(self, &r, meta, session, permission, backend);
         self.trace.record(&record);
+        if self.journal.records_audit() {
+            self.journal.audit(AuditEntry {
+                trace: record.clone(),
+                arguments: meta.arguments.clone(),
+                summary: r.summary().to_owned(),
+                idempotency_key: meta.call_key.clone(),
+            });
+        }
         self.metrics.record(
             &record.tool,
             r.status(),

@@ -12,9 +12,9 @@ use std::sync::Arc;
 use cel::Program;
 use indexmap::IndexMap;
 
-use crate::cel::{Bindings, Evaluator};
+use crate::cel::Bindings;
 use crate::ir::{Bundle, ExecSpec, ToolDefinition, ValidationRule};
-use crate::policy::CompiledPolicy;
+use crate::policy::{CompiledPolicy, ProtectedSet};
 use crate::runtime::exec::Backend;
 use crate::runtime::exec::builtin::Builtin;
 use crate::runtime::exec::command::CompiledCommand;
@@ -54,12 +54,7 @@ impl std::fmt::Debug for CompiledTool {
     }
 }
 
-/// A parameter that names a workspace path (by naming convention), checked by the path policy.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) struct PathParam {
-    pub(crate) name: String,
-    pub(crate) list: bool,
-}
+pub(crate) use crate::policy::arguments::{PathParam, path_params};
 
 /// A tool that cannot be loaded.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -105,9 +100,13 @@ impl Registry {
     pub fn build(bundle: &Bundle, workspace: &str) -> Result<Registry, ToolLoadError> {
         let mut tools = HashMap::new();
         let mut names = Vec::new();
+        // Policy tests judge paths against the project's protected set, as lint does.
+        let protected = ProtectedSet::new(&bundle.project.protect)
+            .map(Arc::new)
+            .unwrap_or_else(|_| crate::policy::protect::default_set());
         for def in &bundle.tools {
             let compiled = compile_tool(def)?;
-            run_examples(&compiled, workspace)?;
+            run_examples(&compiled, workspace, &protected)?;
             names.push(def.name.clone());
             tools.insert(def.name.clone(), Arc::new(compiled));
         }
@@ -155,14 +154,39 @@ impl Registry {
                 .collect(),
             None => self.names.iter().map(String::as_str).collect(),
         };
+        self.resolve(call, &visible, toolset)
+    }
+
+    /// The lookup stage for a session limited to a set of tools that is not a toolset of
+    /// toolgate.yaml; `label` names the set in the UNKNOWN_TOOL message.
+    pub fn lookup_among(
+        &self,
+        call: ToolCall,
+        names: &[String],
+        label: &str,
+    ) -> Result<ResolvedCall, UnknownTool> {
+        let visible: Vec<&str> = names
+            .iter()
+            .map(String::as_str)
+            .filter(|n| self.tools.contains_key(*n))
+            .collect();
+        self.resolve(call, &visible, Some(label))
+    }
+
+    fn resolve(
+        &self,
+        call: ToolCall,
+        visible: &[&str],
+        scope: Option<&str>,
+    ) -> Result<ResolvedCall, UnknownTool> {
         match self.tools.get(&call.name) {
             Some(tool) if visible.contains(&call.name.as_str()) => Ok(ResolvedCall {
                 tool: tool.clone(),
                 call,
             }),
             found => Err(UnknownTool {
-                alternatives: self.alternatives(&call.name, &visible),
-                hidden_by_toolset: found.and(toolset.map(str::to_owned)),
+                alternatives: self.alternatives(&call.name, visible),
+                hidden_by_toolset: found.and(scope.map(str::to_owned)),
                 name: call.name,
             }),
         }
@@ -362,43 +386,12 @@ fn compile_tool(def: &ToolDefinition) -> Result<CompiledTool, ToolLoadError> {
     })
 }
 
-/// Parameters that hold workspace paths, by name: `path`, `paths`, `workdir`, `cwd`, `dir`,
-/// `file`, and names ending in `_path`, `_dir` or `_file` (strings, or arrays of strings).
-pub(crate) fn path_params(schema: &serde_json::Value) -> Vec<PathParam> {
-    let Some(props) = schema.get("properties").and_then(|p| p.as_object()) else {
-        return Vec::new();
-    };
-    let is_path_name = |n: &str| {
-        matches!(n, "path" | "workdir" | "cwd" | "dir" | "file" | "directory")
-            || n.ends_with("_path")
-            || n.ends_with("_dir")
-            || n.ends_with("_file")
-    };
-    props
-        .iter()
-        .filter_map(|(name, s)| {
-            let ty = s.get("type").and_then(|t| t.as_str());
-            match ty {
-                Some("string") if is_path_name(name) => Some(PathParam {
-                    name: name.clone(),
-                    list: false,
-                }),
-                Some("array")
-                    if matches!(name.as_str(), "paths" | "files") || name.ends_with("_paths") =>
-                {
-                    Some(PathParam {
-                        name: name.clone(),
-                        list: true,
-                    })
-                }
-                _ => None,
-            }
-        })
-        .collect()
-}
-
 /// Runs the tool's permission examples through the live evaluator.
-fn run_examples(tool: &CompiledTool, workspace: &str) -> Result<(), ToolLoadError> {
+fn run_examples(
+    tool: &CompiledTool,
+    workspace: &str,
+    protected: &Arc<ProtectedSet>,
+) -> Result<(), ToolLoadError> {
     let def = &tool.definition;
     for (i, ex) in def.permissions.examples.iter().enumerate() {
         let context = ex.context.as_deref().unwrap_or("interactive");
@@ -410,9 +403,10 @@ fn run_examples(tool: &CompiledTool, workspace: &str) -> Result<(), ToolLoadErro
             context,
             workspace,
         };
-        let got = Evaluator::new(&bindings)
+        let got = tool
+            .policy
+            .decide_example(&bindings, def, protected.clone())
             .map_err(|e| e.to_string())
-            .and_then(|ev| tool.policy.decide(&ev).map_err(|e| e.to_string()))
             .map_err(|m| ToolLoadError {
                 tool: def.name.clone(),
                 message: format!("permission example {} fails to evaluate: {m}", i + 1),
@@ -443,15 +437,5 @@ mod tests {
             families(&words("read_directory_recursive")),
             BTreeSet::from(["list", "read"])
         );
-    }
-
-    #[test]
-    fn path_params_by_convention() {
-        let schema = serde_json::json!({"properties": {
-            "path": {"type": "string"}, "pattern": {"type": "string"},
-            "paths": {"type": "array"}, "out_dir": {"type": "string"}
-        }});
-        let names: Vec<String> = path_params(&schema).into_iter().map(|p| p.name).collect();
-        assert_eq!(names, ["path", "paths", "out_dir"]);
     }
 }

@@ -45,6 +45,9 @@ pub struct ToolResult {
     #[serde(skip_serializing_if = "Option::is_none")]
     exit_code: Option<i32>,
     duration_ms: u64,
+    /// The part of `duration_ms` the call waited for conflicting calls (see the scheduler).
+    #[serde(skip_serializing_if = "is_zero")]
+    queued_ms: u64,
     truncated: bool,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     artifacts: Vec<ArtifactRef>,
@@ -102,6 +105,10 @@ impl ToolResult {
     pub fn duration(&self) -> Duration {
         Duration::from_millis(self.duration_ms)
     }
+    /// The part of [`ToolResult::duration`] the call waited for conflicting calls to finish.
+    pub fn queued(&self) -> Duration {
+        Duration::from_millis(self.queued_ms)
+    }
     /// Whether output was left out (by the tool or the output policy).
     pub fn truncated(&self) -> bool {
         self.truncated
@@ -146,6 +153,14 @@ impl ToolResult {
     pub(crate) fn set_duration(&mut self, d: Duration) {
         self.duration_ms = u64::try_from(d.as_millis()).unwrap_or(u64::MAX);
     }
+
+    pub(crate) fn set_queued(&mut self, d: Duration) {
+        self.queued_ms = u64::try_from(d.as_millis()).unwrap_or(u64::MAX);
+    }
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 /// The status an error type ends a call with.
@@ -261,6 +276,7 @@ fn base(
         structured: None,
         exit_code: None,
         duration_ms: 0,
+        queued_ms: 0,
         truncated: false,
         artifacts: Vec::new(),
         protections: Vec::new(),
@@ -336,6 +352,8 @@ pub(crate) struct Executed<'a> {
     pub(crate) stop: Option<Stop>,
     pub(crate) attempts: u32,
     pub(crate) artifacts: &'a ArtifactStore,
+    /// The session, whose artifact budget the call draws on.
+    pub(crate) session_id: &'a str,
 }
 
 /// Normalizes the outcome of the last attempt.
@@ -433,8 +451,15 @@ pub(crate) fn executed(e: Executed<'_>) -> ToolResult {
                 call_id: e.subject.call_id,
                 media_type: "text/plain",
             };
-            match e.artifacts.put(text.as_bytes(), origin) {
-                Ok(a) => r.artifacts.push(a),
+            let allowance = e.artifacts.allowance(e.session_id);
+            match e.artifacts.put_within(text.as_bytes(), origin, &allowance) {
+                Ok((a, cut)) => {
+                    r.artifacts.extend(a);
+                    if let Some(cut) = cut {
+                        r.summary
+                            .push_str(&format!(" (the full output could not be kept: {cut})"));
+                    }
+                }
                 Err(err) => r
                     .summary
                     .push_str(&format!(" (the full output could not be kept: {err})")),

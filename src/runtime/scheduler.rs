@@ -11,6 +11,11 @@
 //! the first batch after all its predecessors (and where its group has room); batches run one
 //! after another, the calls of a batch in parallel. The [`Plan`] is a value: inspect it,
 //! serialize it, or print it.
+//!
+//! The plan orders one turn's calls. Calls of different turns, sessions and requests — and of
+//! other toolgate processes on the project — meet in [`admission`]: every authorized call is
+//! admitted against one table per runtime, and takes the project's cross-process locks
+//! ([`lockfile`]), before it runs.
 
 use std::collections::BTreeSet;
 use std::fmt;
@@ -18,6 +23,12 @@ use std::fmt;
 use serde::Serialize;
 
 use crate::ir::{ConcurrencyGroup, Effect, ErrorType};
+
+pub mod admission;
+pub mod lockfile;
+
+pub use admission::{Wait, WaitedBehind};
+pub use lockfile::{LOCK_FILE, ProjectLocks};
 
 /// The resources one call touches.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
@@ -177,33 +188,87 @@ impl Plan {
     }
 }
 
+/// Why a call must run alone, if it must.
 fn exclusive_reason(c: &ScheduleInput<'_>) -> Option<String> {
-    if let Some(why) = &c.footprint.unresolved {
+    exclusive_why(c.effect, c.declares_resources, c.footprint)
+}
+
+/// Why a call with this effect, declaration and footprint must run alone, if it must.
+pub(crate) fn exclusive_why(
+    effect: Effect,
+    declares_resources: bool,
+    footprint: &Footprint,
+) -> Option<String> {
+    if let Some(why) = &footprint.unresolved {
         return Some(format!("its resources could not be evaluated ({why})"));
     }
     // A call that may change something and does not say what must be assumed to change
     // anything: it runs alone. (Undeclared reads are treated as reading everything instead, see
-    // `conflict`.)
-    (!c.effect.is_read_only() && !c.declares_resources)
-        .then(|| format!("{} without declared resources", c.effect))
+    // `clash`.)
+    (!effect.is_read_only() && !declares_resources)
+        .then(|| format!("{effect} without declared resources"))
 }
 
 fn same_group(a: Option<&ConcurrencyGroup>, b: &ConcurrencyGroup) -> bool {
     a.is_some_and(|a| a.name == b.name)
 }
 
-/// Why two calls (a before b) may not run at once.
-fn conflict(
-    a: &ScheduleInput<'_>,
-    b: &ScheduleInput<'_>,
-    a_excl: &Option<String>,
-    b_excl: &Option<String>,
-) -> Option<String> {
-    if let Some(why) = a_excl {
-        return Some(format!("#{} runs alone: {why}", a.index + 1));
+/// What the conflict check knows about one call.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Side<'a> {
+    /// Its effect.
+    pub(crate) effect: Effect,
+    /// Whether its spec declares any resources.
+    pub(crate) declares_resources: bool,
+    /// Its resources.
+    pub(crate) footprint: &'a Footprint,
+    /// Its concurrency group.
+    pub(crate) group: Option<&'a ConcurrencyGroup>,
+    /// Why it runs alone, if it does.
+    pub(crate) exclusive: Option<&'a str>,
+}
+
+impl Side<'_> {
+    /// A read-only call that declares no resources may read anything.
+    fn reads_anything(&self) -> bool {
+        self.effect != Effect::Pure && !self.declares_resources
     }
-    if let Some(why) = b_excl {
-        return Some(format!("#{} runs alone: {why}", b.index + 1));
+}
+
+/// Why two calls may not run at once: the facts, which the plan and the admission table word
+/// each in their own terms. `first` means the earlier (or the running) call of the two.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Clash<'a> {
+    /// One of them runs alone, for this reason.
+    Alone {
+        /// Whether it is the first.
+        first: bool,
+        /// Why.
+        why: &'a str,
+    },
+    /// One may read anything while the other writes.
+    ReadsAnything {
+        /// Whether the reader is the first.
+        reader_first: bool,
+    },
+    /// One writes what the other reads or writes: the key, or `key / key` when they differ.
+    Writes {
+        /// Whether the writer is the first.
+        writer_first: bool,
+        /// The keys.
+        key: String,
+    },
+    /// They share a concurrency group of `max: 1`.
+    Group(&'a str),
+}
+
+/// Whether (and why) two calls, `a` the earlier, may not run at once.
+pub(crate) fn clash<'a>(a: Side<'a>, b: Side<'a>) -> Option<Clash<'a>> {
+    if let Some(why) = a.exclusive {
+        return Some(Clash::Alone { first: true, why });
+    }
+    if let Some(why) = b.exclusive {
+        return Some(Clash::Alone { first: false, why });
     }
     let touches = |w: &BTreeSet<String>, other: &Footprint| {
         w.iter().find_map(|wk| {
@@ -221,34 +286,59 @@ fn conflict(
                 })
         })
     };
-    // A read-only call that declares no resources may read anything: it must not overlap a write.
-    let reads_anything = |c: &ScheduleInput<'_>| c.effect != Effect::Pure && !c.declares_resources;
-    if reads_anything(a) && !b.footprint.writes.is_empty() {
-        return Some(format!(
-            "#{} writes while #{} may read anything",
-            b.index + 1,
-            a.index + 1
-        ));
+    if a.reads_anything() && !b.footprint.writes.is_empty() {
+        return Some(Clash::ReadsAnything { reader_first: true });
     }
-    if reads_anything(b) && !a.footprint.writes.is_empty() {
-        return Some(format!(
-            "#{} writes while #{} may read anything",
-            a.index + 1,
-            b.index + 1
-        ));
+    if b.reads_anything() && !a.footprint.writes.is_empty() {
+        return Some(Clash::ReadsAnything {
+            reader_first: false,
+        });
     }
-    if let Some(k) = touches(&a.footprint.writes, b.footprint) {
-        return Some(format!("#{} writes {k}", a.index + 1));
+    if let Some(key) = touches(&a.footprint.writes, b.footprint) {
+        return Some(Clash::Writes {
+            writer_first: true,
+            key,
+        });
     }
-    if let Some(k) = touches(&b.footprint.writes, a.footprint) {
-        return Some(format!("#{} writes {k}", b.index + 1));
+    if let Some(key) = touches(&b.footprint.writes, a.footprint) {
+        return Some(Clash::Writes {
+            writer_first: false,
+            key,
+        });
     }
     match (a.group, b.group) {
-        (Some(ga), Some(gb)) if ga.name == gb.name && ga.max <= 1 => {
-            Some(format!("concurrency group {} (max 1)", ga.name))
-        }
+        (Some(ga), Some(gb)) if ga.name == gb.name && ga.max <= 1 => Some(Clash::Group(&ga.name)),
         _ => None,
     }
+}
+
+/// Why two calls of one plan (a before b) may not run at once, by their numbers.
+fn conflict(
+    a: &ScheduleInput<'_>,
+    b: &ScheduleInput<'_>,
+    a_excl: &Option<String>,
+    b_excl: &Option<String>,
+) -> Option<String> {
+    fn side<'a>(c: &ScheduleInput<'a>, excl: &'a Option<String>) -> Side<'a> {
+        Side {
+            effect: c.effect,
+            declares_resources: c.declares_resources,
+            footprint: c.footprint,
+            group: c.group,
+            exclusive: excl.as_deref(),
+        }
+    }
+    let (na, nb) = (a.index + 1, b.index + 1);
+    let pick = |first: bool| if first { (na, nb) } else { (nb, na) };
+    Some(match clash(side(a, a_excl), side(b, b_excl))? {
+        Clash::Alone { first, why } => format!("#{} runs alone: {why}", pick(first).0),
+        Clash::ReadsAnything { reader_first } => {
+            let (reader, writer) = pick(reader_first);
+            format!("#{writer} writes while #{reader} may read anything")
+        }
+        Clash::Writes { writer_first, key } => format!("#{} writes {key}", pick(writer_first).0),
+        Clash::Group(name) => format!("concurrency group {name} (max 1)"),
+    })
 }
 
 /// Whether two resource keys name overlapping things. `file:`, `dir:` and `tree:` keys are

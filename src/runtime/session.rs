@@ -10,6 +10,7 @@ use std::sync::{Arc, Mutex};
 use serde::{Deserialize, Serialize};
 
 use crate::runtime::approval::{Grant, GrantBook};
+use crate::runtime::registry::{Registry, ResolvedCall, UnknownTool};
 
 /// One tool call as the model produced it: untrusted input.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -23,6 +24,11 @@ pub struct ToolCall {
     /// The arguments, as the model wrote them.
     #[serde(default = "empty_object", alias = "args")]
     pub arguments: serde_json::Value,
+    /// An idempotency key the client sent with the call (an MCP client's `_meta`): it names one
+    /// request, so a retry with the same key and arguments — from any session or connection —
+    /// gets the recorded result instead of a second run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub idempotency_key: Option<String>,
 }
 
 impl ToolCall {
@@ -36,7 +42,14 @@ impl ToolCall {
             call_id: call_id.into(),
             name: name.into(),
             arguments,
+            idempotency_key: None,
         }
+    }
+
+    /// The same call with a client's idempotency key.
+    pub fn with_idempotency_key(mut self, key: impl Into<String>) -> Self {
+        self.idempotency_key = Some(key.into());
+        self
     }
 }
 
@@ -57,7 +70,16 @@ pub struct Session {
     id: Arc<str>,
     context: Arc<str>,
     toolset: Option<Arc<str>>,
+    served: Option<Arc<ServedTools>>,
     grants: Arc<Mutex<GrantBook>>,
+}
+
+/// A set of tools a session is limited to that is not a toolset of toolgate.yaml (what
+/// `toolgate serve` serves without a chosen toolset), and what to call it in messages.
+#[derive(Debug)]
+struct ServedTools {
+    names: Vec<String>,
+    label: String,
 }
 
 impl Session {
@@ -67,7 +89,27 @@ impl Session {
             id: Arc::from(id.into()),
             context: Arc::from(context.into()),
             toolset: None,
+            served: None,
             grants: Arc::new(Mutex::new(GrantBook::default())),
+        }
+    }
+
+    /// Limits the tools the session sees to these (a call of any other is UNKNOWN_TOOL, naming
+    /// the close ones among them); `label` names the set in that message.
+    pub fn with_tools(mut self, names: Vec<String>, label: impl Into<String>) -> Self {
+        self.served = Some(Arc::new(ServedTools {
+            names,
+            label: label.into(),
+        }));
+        self
+    }
+
+    /// The lookup stage for this session: the call's tool if the session sees it, else
+    /// UNKNOWN_TOOL with alternatives among the tools it sees.
+    pub fn lookup(&self, registry: &Registry, call: ToolCall) -> Result<ResolvedCall, UnknownTool> {
+        match &self.served {
+            Some(s) => registry.lookup_among(call, &s.names, &s.label),
+            None => registry.lookup(call, self.toolset()),
         }
     }
 

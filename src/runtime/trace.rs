@@ -31,6 +31,10 @@ pub struct TraceRecord {
     pub permission: Option<PermissionRecord>,
     /// The batch the call ran in (0-based).
     pub scheduler_batch: Option<usize>,
+    /// How long the call waited for conflicting calls before it ran, and behind what (absent
+    /// when it did not wait).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub wait: Option<crate::runtime::scheduler::Wait>,
     /// The backend (`builtin`, `subprocess`, `handler`, `mcp`).
     #[serde(deserialize_with = "backend_name")]
     pub runtime: BackendName,
@@ -163,6 +167,7 @@ pub(crate) fn record(
         effect: tool.map(|t| t.definition.effect),
         permission: permission.cloned(),
         scheduler_batch: meta.batch,
+        wait: meta.wait.clone(),
         runtime: backend,
         sandbox_profile: tool.and_then(|t| t.definition.sandbox.clone()),
         protections: r.protections().to_vec(),

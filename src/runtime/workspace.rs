@@ -6,25 +6,53 @@
 //! *resolves* it: symbolic links inside the workspace are followed, so `envlink` (a link to
 //! `.env`) becomes `.env`. The pipeline puts the resolved path into the call, so the rules,
 //! the resource keys and the tool all see the file that will actually be touched, whatever the
-//! spelling. At use, builtin tools open files only through the workspace's `cap_std::fs::Dir`,
-//! which resolves every path beneath the root (openat2 `RESOLVE_BENEATH` on Linux, a checked
-//! manual walk elsewhere): a symlink swapped in between the check and the open makes the open
-//! fail instead of escaping.
+//! spelling.
+//!
+//! At use, builtin tools open through [`Workspace::open_file`], [`Workspace::open_folder`] and
+//! [`Workspace::lock_folder_of`], which hold the rest of the discipline:
+//! - the path is refused when it is protected ([`Workspace::off_limits`]: the project's
+//!   protected set, and every `.git` folder at any depth);
+//! - it is resolved and opened in one step beneath the root with no symbolic link followed in
+//!   any component (`beneath.rs`: openat2 `RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS`), so a link
+//!   swapped in after the check makes the open fail instead of leading elsewhere;
+//! - files are opened `O_NONBLOCK | O_NOCTTY` and judged by `fstat` of the open descriptor:
+//!   anything but a regular file (a FIFO, a socket, a device) is refused, so nothing blocks;
+//! - a file with several links is looked up in the identity index (`identity.rs`), so a hard
+//!   link to a protected file is refused like the file itself;
+//! - writes create their temporary file and rename it inside a folder descriptor opened the
+//!   same way and locked, never by path.
 
-use std::io::{self, Write};
+mod access;
+mod beneath;
+mod identity;
+
+pub use access::{AccessError, FolderLock, OpenedFile};
+
+use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, LazyLock};
 
 use cap_std::ambient_authority;
-use cap_std::fs::{Dir, OpenOptions};
+use cap_std::fs::Dir;
 
-use crate::ir::{ErrorType, ProtectPolicy};
+use crate::ir::{Budgets, ErrorType, ProtectPolicy, ProtectedPath};
 use crate::policy::ProtectedSet;
+use identity::IdentityIndex;
 
 /// The default protected set, compiled once (its globs are fixed, so it always compiles).
 static DEFAULT_SET: LazyLock<ProtectedSet> = LazyLock::new(|| {
     ProtectedSet::new(&ProtectPolicy::default())
         .unwrap_or_else(|e| unreachable!("the default protected globs compile: {e}"))
+});
+
+/// What is said when a builtin meets a `.git` folder: repository internals are never read,
+/// listed or written by builtins, in the repository and in nested ones alike.
+static REPOSITORY_INTERNALS: LazyLock<ProtectedPath> = LazyLock::new(|| {
+    ProtectedPath {
+    glob: ".git".to_owned(),
+    reason: "Repository internals are never read or written by tools: git runs hooks and configuration from there outside any sandbox.".to_owned(),
+    default: true,
+}
 });
 
 /// The error text cap-std gives when a path resolves outside its `Dir`.
@@ -36,6 +64,36 @@ pub struct Workspace {
     root: PathBuf,
     dir: Dir,
     protected: Arc<ProtectedSet>,
+    limits: FileLimits,
+    identities: IdentityIndex,
+}
+
+/// The largest files builtins work on (`budgets` in toolgate.yaml).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FileLimits {
+    /// The largest file `read_file` reads (it streams, so this bounds time, not memory).
+    pub read: u64,
+    /// Bytes of each file `search_files` searches.
+    pub search: u64,
+    /// The largest file `write_file` and `apply_patch` hold in memory.
+    pub edit: u64,
+}
+
+impl FileLimits {
+    /// The limits a project's budgets set.
+    pub fn of(budgets: &Budgets) -> FileLimits {
+        FileLimits {
+            read: budgets.read_file_size,
+            search: budgets.search_file_size,
+            edit: budgets.edit_file_size,
+        }
+    }
+}
+
+impl Default for FileLimits {
+    fn default() -> Self {
+        FileLimits::of(&Budgets::default())
+    }
 }
 
 /// The workspace folder cannot be opened.
@@ -106,18 +164,38 @@ impl Workspace {
             root: canonical,
             dir,
             protected: Arc::new(DEFAULT_SET.clone()),
+            limits: FileLimits::default(),
+            identities: IdentityIndex::default(),
         })
     }
 
     /// Sets the protected paths (the default set until this is called).
     pub fn with_protected(mut self, protected: ProtectedSet) -> Self {
         self.protected = Arc::new(protected);
+        self.identities = IdentityIndex::default();
+        self
+    }
+
+    /// Sets the largest files builtins work on (the defaults until this is called).
+    pub fn with_file_limits(mut self, limits: FileLimits) -> Self {
+        self.limits = limits;
         self
     }
 
     /// The paths inside the workspace no tool may read or write.
     pub fn protected(&self) -> &Arc<ProtectedSet> {
         &self.protected
+    }
+
+    /// The largest files builtins work on.
+    pub fn file_limits(&self) -> FileLimits {
+        self.limits
+    }
+
+    /// Why builtins may not touch a workspace-relative path: the protected glob it falls under,
+    /// or `.git` for anything in a `.git` folder at any depth. `None` when it is free.
+    pub fn off_limits(&self, rel: &str) -> Option<ProtectedPath> {
+        off_limits(&self.protected, rel)
     }
 
     /// The absolute, canonical root.
@@ -192,88 +270,15 @@ impl Workspace {
             self.root.join(&p.0)
         }
     }
-
-    /// Locks the folder a file is in, exclusively, until the guard is dropped: a read-check-write
-    /// (apply_patch's hash check, write_file's "does it exist") is then atomic against every
-    /// other writer that takes the lock — other calls of this process and other toolgate
-    /// processes alike (an advisory `flock` on the folder, which a rename into it does not
-    /// replace). The folder must exist. Blocks until the lock is free.
-    pub fn lock_folder_of(&self, p: &WorkspacePath) -> io::Result<FolderLock> {
-        let parent = p
-            .as_path()
-            .parent()
-            .filter(|p| !p.as_os_str().is_empty())
-            .unwrap_or(Path::new("."));
-        // Opened for reading, not as a `Dir` (an O_PATH descriptor, which cannot be locked).
-        let folder = self
-            .dir
-            .open_with(parent, OpenOptions::new().read(true))?
-            .into_std();
-        if !folder.metadata()?.is_dir() {
-            return Err(io::Error::from(io::ErrorKind::NotADirectory));
-        }
-        folder.lock()?;
-        Ok(FolderLock(folder))
-    }
-
-    /// Replaces (or creates) a file atomically beneath the root: a temporary file in the same
-    /// folder, fsync, rename. Missing parent folders are created. The old file's permissions
-    /// are kept. A symbolic link is never replaced: checked paths are resolved, so one here
-    /// appeared after the check.
-    pub fn write_atomic(&self, p: &WorkspacePath, bytes: &[u8]) -> io::Result<()> {
-        let path = p.as_path();
-        if self
-            .dir
-            .symlink_metadata(path)
-            .is_ok_and(|m| m.file_type().is_symlink())
-        {
-            return Err(io::Error::new(
-                io::ErrorKind::InvalidInput,
-                "it became a symbolic link after the call was checked; it was not replaced",
-            ));
-        }
-        let parent = path.parent().filter(|p| !p.as_os_str().is_empty());
-        if let Some(parent) = parent {
-            self.dir.create_dir_all(parent)?;
-        }
-        let name = path
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_else(|| "file".into());
-        let tmp_name = format!(".{name}.toolgate-{}.tmp", uuid::Uuid::now_v7().simple());
-        let tmp = match parent {
-            Some(parent) => parent.join(&tmp_name),
-            None => PathBuf::from(&tmp_name),
-        };
-        let permissions = self.dir.metadata(path).ok().map(|m| m.permissions());
-        let result = (|| {
-            let mut file = self
-                .dir
-                .open_with(&tmp, OpenOptions::new().write(true).create_new(true))?;
-            file.write_all(bytes)?;
-            if let Some(perm) = permissions {
-                file.set_permissions(perm)?;
-            }
-            file.sync_all()?;
-            drop(file);
-            self.dir.rename(&tmp, &self.dir, path)
-        })();
-        if result.is_err() {
-            let _ = self.dir.remove_file(&tmp);
-        }
-        result
-    }
 }
 
-/// An exclusive lock on a workspace folder ([`Workspace::lock_folder_of`]); released on drop.
-#[derive(Debug)]
-pub struct FolderLock(std::fs::File);
-
-impl Drop for FolderLock {
-    fn drop(&mut self) {
-        // Closing the descriptor releases the lock too; unlocking first just says so.
-        let _ = self.0.unlock();
+/// Why builtins may not touch a workspace-relative path ([`Workspace::off_limits`]), for
+/// walks that hold the protected set without the workspace.
+pub fn off_limits(protected: &ProtectedSet, rel: &str) -> Option<ProtectedPath> {
+    if rel.split('/').any(|c| c.eq_ignore_ascii_case(".git")) {
+        return Some(REPOSITORY_INTERNALS.clone());
     }
+    protected.protects(rel).cloned()
 }
 
 /// Lexical policy: relative, no NUL, never above the root.
@@ -397,52 +402,5 @@ mod tests {
             resolved("loop/x"),
             Err(PathViolation::BrokenLink("loop/x".into()))
         );
-    }
-
-    #[test]
-    fn atomic_write_never_replaces_a_link() {
-        let ws = tempfile::tempdir().unwrap();
-        std::fs::write(ws.path().join("target.txt"), "old").unwrap();
-        std::os::unix::fs::symlink("target.txt", ws.path().join("link")).unwrap();
-        let w = Workspace::open(ws.path()).unwrap();
-        // A path checked before the link appeared.
-        let stale = WorkspacePath("link".to_owned());
-        assert!(w.write_atomic(&stale, b"new").is_err());
-        assert!(ws.path().join("link").is_symlink());
-        assert_eq!(
-            std::fs::read_to_string(ws.path().join("target.txt")).unwrap(),
-            "old"
-        );
-    }
-
-    #[test]
-    fn folder_lock_excludes_a_second_holder() {
-        let ws = tempfile::tempdir().unwrap();
-        std::fs::create_dir(ws.path().join("src")).unwrap();
-        let w = Workspace::open(ws.path()).unwrap();
-        let p = w.check("src/a.py").unwrap();
-        let held = w.lock_folder_of(&p).unwrap();
-        let other = std::fs::File::open(ws.path().join("src")).unwrap();
-        assert!(matches!(
-            other.try_lock(),
-            Err(std::fs::TryLockError::WouldBlock)
-        ));
-        drop(held);
-        other.try_lock().unwrap();
-    }
-
-    #[test]
-    fn atomic_write_creates_parents_and_replaces() {
-        let ws = tempfile::tempdir().unwrap();
-        let w = Workspace::open(ws.path()).unwrap();
-        let p = w.check("a/b/c.txt").unwrap();
-        w.write_atomic(&p, b"one").unwrap();
-        w.write_atomic(&p, b"two").unwrap();
-        assert_eq!(
-            std::fs::read_to_string(ws.path().join("a/b/c.txt")).unwrap(),
-            "two"
-        );
-        let leftovers: Vec<_> = std::fs::read_dir(ws.path().join("a/b")).unwrap().collect();
-        assert_eq!(leftovers.len(), 1);
     }
 }

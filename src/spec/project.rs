@@ -8,12 +8,12 @@ use indexmap::IndexMap;
 use crate::diagnostic::{Diagnostic, Severity};
 use crate::ir::project::{PRIVATE_TMP, SYSTEM_ROOT, TOOLCHAIN_ROOT};
 use crate::ir::{
-    AskMode, ContextPolicy, Effect, FormatterKind, McpServer, ProjectConfig, ProtectPolicy,
-    ProtectedPath, ResourceLimits, SandboxProfile, Target, Toolset,
+    AskMode, Budgets, ContextPolicy, Effect, FormatterKind, McpServer, ProjectConfig,
+    ProtectPolicy, ProtectedPath, ResourceLimits, SandboxProfile, Target, Toolset,
 };
 use crate::lint::Rule;
 use crate::policy::ProtectedSet;
-use crate::spec::project_file::{ProjectFile, ProtectEntryAst};
+use crate::spec::project_file::{BudgetsAst, ProjectFile, ProtectEntryAst};
 use crate::spec::source::SourceId;
 use crate::spec::yaml::Spanned;
 
@@ -314,6 +314,31 @@ pub fn resolve_project(
         .collect();
 
     let protect = resolve_protect(p.protect.as_ref(), &err, diags);
+    let budgets = resolve_budgets(p.budgets.as_ref().map(|b| &b.value));
+
+    let mut serve = crate::ir::ServeConfig::default();
+    if let Some(t) = p.serve.as_ref().and_then(|s| s.value.toolset.as_ref()) {
+        if p.toolsets.contains_key(&t.value) {
+            serve.toolset = Some(t.value.clone());
+        } else {
+            let names: Vec<&str> = p.toolsets.keys().map(String::as_str).collect();
+            let help = match crate::suggest::closest(&t.value, names.iter().copied()) {
+                Some(s) => format!("did you mean `{s}`?"),
+                None if names.is_empty() => "define it under `toolsets`".into(),
+                None => format!("toolsets are: {}", names.join(", ")),
+            };
+            diags.push(
+                err(
+                    t.range,
+                    format!(
+                        "`serve.toolset` names `{}`, which `toolsets` does not define",
+                        t.value
+                    ),
+                )
+                .with_help(help),
+            );
+        }
+    }
 
     let config = ProjectConfig {
         workspace: p
@@ -327,14 +352,35 @@ pub fn resolve_project(
             .map(|w| w.value.clone())
             .unwrap_or_else(|| crate::ir::project::DEFAULT_STATE_DIR.into()),
         toolsets,
+        serve,
         default_permissions,
         contexts,
         sandbox_profiles,
         mcp_servers,
         targets,
         protect,
+        budgets,
     };
     (config, defaults)
+}
+
+/// `budgets`: the defaults, with what the project sets.
+fn resolve_budgets(b: Option<&BudgetsAst>) -> Budgets {
+    let mut budgets = Budgets::default();
+    let Some(b) = b else { return budgets };
+    for (value, slot) in [
+        (&b.call_artifacts, &mut budgets.call_artifacts),
+        (&b.session_artifacts, &mut budgets.session_artifacts),
+        (&b.artifact_store, &mut budgets.artifact_store),
+        (&b.read_file_size, &mut budgets.read_file_size),
+        (&b.search_file_size, &mut budgets.search_file_size),
+        (&b.edit_file_size, &mut budgets.edit_file_size),
+    ] {
+        if let Some(v) = value {
+            *slot = v.value.0;
+        }
+    }
+    budgets
 }
 
 /// `protect`: the default set, the project's globs after it, and its exceptions. Each glob

@@ -23,6 +23,9 @@ pub struct ProjectFile {
     /// Named tool sets.
     #[serde(default)]
     pub toolsets: IndexMap<String, Spanned<ToolsetAst>>,
+    /// What `toolgate serve` serves when its command line does not say.
+    #[serde(default)]
+    pub serve: Option<Spanned<ServeAst>>,
     /// Project-wide defaults.
     #[serde(default)]
     pub defaults: Option<Spanned<DefaultsAst>>,
@@ -45,6 +48,34 @@ pub struct ProjectFile {
     /// exceptions from it (`{except, reason}`).
     #[serde(default)]
     pub protect: Option<Spanned<Vec<Spanned<ProtectEntryAst>>>>,
+    /// What one call and one session may consume: artifact bytes and builtin file sizes.
+    #[serde(default)]
+    pub budgets: Option<Spanned<BudgetsAst>>,
+}
+
+/// `budgets`: each a size (`4096`, `256MiB`, `1GiB`); an absent key keeps its default.
+#[derive(Debug, Default, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct BudgetsAst {
+    /// Artifact bytes one call may write (default 256MiB); the artifact stops there.
+    #[serde(default)]
+    pub call_artifacts: Option<Spanned<SizeLit>>,
+    /// Artifact bytes one session may write (default 1GiB).
+    #[serde(default)]
+    pub session_artifacts: Option<Spanned<SizeLit>>,
+    /// The artifact store's quota (default 4GiB): the oldest artifacts of other sessions are
+    /// evicted to make room.
+    #[serde(default)]
+    pub artifact_store: Option<Spanned<SizeLit>>,
+    /// The largest file read_file reads (default 256MiB).
+    #[serde(default)]
+    pub read_file_size: Option<Spanned<SizeLit>>,
+    /// Bytes of each file search_files searches (default 8MiB).
+    #[serde(default)]
+    pub search_file_size: Option<Spanned<SizeLit>>,
+    /// The largest file write_file and apply_patch hold in memory (default 16MiB).
+    #[serde(default)]
+    pub edit_file_size: Option<Spanned<SizeLit>>,
 }
 
 /// One `protect` entry: a protected glob, or an exception, with its reason.
@@ -60,6 +91,16 @@ pub struct ProtectEntryAst {
     pub except: Option<Spanned<String>>,
     /// Why: what the model and the person read when a call is refused.
     pub reason: Spanned<String>,
+}
+
+/// `serve`: the defaults of `toolgate serve`.
+#[derive(Debug, Default, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ServeAst {
+    /// The toolset to serve (`--toolset` and `--all` override it). Without one, `serve`
+    /// serves only the tools that neither run processes nor write or delete.
+    #[serde(default)]
+    pub toolset: Option<Spanned<String>>,
 }
 
 /// A toolset.

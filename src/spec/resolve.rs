@@ -156,6 +156,10 @@ pub fn resolve(loaded: &LoadedSpecs, options: &ResolveOptions) -> Resolution {
         loaded.project.as_ref().map(|(id, p)| (*id, p)),
         &mut diagnostics,
     );
+    // An invalid `protect` glob is reported by `resolve_project`; tests then use the defaults.
+    let protected = crate::policy::ProtectedSet::new(&project.protect)
+        .map(Arc::new)
+        .unwrap_or_else(|_| crate::policy::protect::default_set());
     // Tools resolve independently (CEL parsing dominates), so they resolve in parallel; the
     // results keep load order.
     let work: Vec<(usize, usize, &SpecFile, &Spanned<ToolSpec>)> = loaded
@@ -179,6 +183,7 @@ pub fn resolve(loaded: &LoadedSpecs, options: &ResolveOptions) -> Resolution {
                 project: &project,
                 defaults: &defaults,
                 options,
+                protected: protected.clone(),
                 imported: loaded.import.is_some(),
                 diags: Vec::new(),
                 cel: Vec::new(),
@@ -308,6 +313,8 @@ struct ToolResolver<'a> {
     project: &'a ProjectConfig,
     defaults: &'a ToolDefaults,
     options: &'a ResolveOptions,
+    /// The project's protected set, which policy tests judge paths against.
+    protected: Arc<crate::policy::ProtectedSet>,
     /// Imported tool lists have no effect or exec of their own; those are not required.
     imported: bool,
     diags: Vec<Diagnostic>,
@@ -1310,15 +1317,16 @@ impl ToolResolver<'_> {
                     continue;
                 }
             }
+            let bindings = Bindings {
+                args: &args,
+                tool_name: &def.name,
+                tool_effect: def.effect.as_str(),
+                tool_version: def.version,
+                context,
+                workspace: "/workspace",
+            };
             let got = policy
-                .decide_for(&Bindings {
-                    args: &args,
-                    tool_name: &def.name,
-                    tool_effect: def.effect.as_str(),
-                    tool_version: def.version,
-                    context,
-                    workspace: "/workspace",
-                })
+                .decide_example(&bindings, def, self.protected.clone())
                 .map_err(|e| e.to_string());
             match &got {
                 Ok(d) if d.decision != ex.value.expect.value => {
@@ -1330,6 +1338,10 @@ impl ToolResolver<'_> {
                                 d.decision, def.effect
                             )
                         }
+                        crate::policy::DecisionSource::Protected { parameter, .. } => format!(
+                            "`protect` before any rule: {} ({parameter})",
+                            d.reason.as_deref().unwrap_or("a protected path")
+                        ),
                     };
                     self.diags.push(
                         Diagnostic::new(

@@ -20,6 +20,7 @@ use toolgate::spec::load::LoadOptions;
 
 pub mod escape;
 pub mod sandbox;
+pub mod toolchain;
 
 pub fn repo() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))

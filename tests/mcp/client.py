@@ -9,7 +9,8 @@ Run by tests/mcp_python.rs:
 It checks, and exits non-zero with the reason on the first failure:
   1. `tools/list`, spoken as raw JSON-RPC lines, validates against the MCP 2025-11-25 schema
      (#/$defs/ListToolsResult); order is deterministic; every annotation hint is explicit;
-     no toolgate-only `x-` keywords; an unknown tool is a JSON-RPC error (-32602).
+     no toolgate-only `x-` keywords; an unknown tool is an observation: an isError result
+     (UNKNOWN_TOOL) naming the close tools of the served set, not a JSON-RPC error.
   2. Through the SDK's Client (legacy handshake, elicitation declared): a read tool succeeds with
      structuredContent; a denied call and bad arguments are isError results; an `ask` is
      answered through elicitation (allow-once, and an allow-for-session grant that holds for the
@@ -55,6 +56,9 @@ def server_argv(args):
         args.config,
         "--workspace",
         args.workspace,
+        # A journal of this run's own (the fixture's state_dir would be shared by every run).
+        "--state-dir",
+        os.path.join(args.workspace, ".toolgate"),
     ]
 
 
@@ -103,7 +107,7 @@ def raw_exchange(args):
                 "jsonrpc": "2.0",
                 "id": 3,
                 "method": "tools/call",
-                "params": {"name": "no_such_tool", "arguments": {}},
+                "params": {"name": "read_files", "arguments": {}},
             }
         )
         unknown = reply(3)
@@ -142,8 +146,12 @@ def check_listing(listed, unknown, schema_path):
     want = {"readOnlyHint": True, "destructiveHint": False, "idempotentHint": True, "openWorldHint": False}
     check(got == want, f"read_file annotations: {rf['annotations']}")
     check(rf.get("outputSchema", {}).get("type") == "object", "read_file has no object outputSchema")
-    err = unknown.get("error")
-    check(err is not None and err.get("code") == -32602, f"unknown tool is not a -32602 error: {unknown}")
+    res = unknown.get("result")
+    check(res is not None and res.get("isError") is True, f"an unknown tool is not an isError result: {unknown}")
+    meta = res.get("_meta") or {}
+    check(meta.get("io.toolgate/error_type") == "UNKNOWN_TOOL", f"unknown tool: {unknown}")
+    text = "".join(c.get("text", "") for c in res.get("content", []))
+    check("read_file" in text, f"the unknown tool's result names no close tool: {text}")
     return names
 
 

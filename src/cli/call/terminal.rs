@@ -7,6 +7,10 @@
 //! reader behind to swallow the answer meant for the next prompt. Lines that arrived before a
 //! prompt was shown — a late answer to a prompt that timed out, keys typed ahead — are discarded
 //! when the next prompt starts: an answer only counts for the prompt it was typed at.
+//!
+//! The prompt shows every argument in full, escaped so that nothing in a value can hide part of
+//! it ([`crate::runtime::question`]); a prompt longer than
+//! [`question::MAX_QUESTION_BYTES`] is not shown, and the call ends as APPROVAL_UNAVAILABLE.
 
 use std::io::{BufRead, Write};
 use std::sync::{Mutex, OnceLock};
@@ -14,6 +18,7 @@ use std::sync::{Mutex, OnceLock};
 use tokio::sync::mpsc::{UnboundedReceiver, unbounded_channel};
 
 use crate::runtime::approval::{ApprovalFuture, ApprovalOutcome, ApprovalRequest, Approver};
+use crate::runtime::question;
 
 /// Input and output of the prompts.
 type Input = Box<dyn BufRead + Send>;
@@ -83,6 +88,10 @@ impl TerminalApprover {
 }
 
 impl Approver for TerminalApprover {
+    fn cannot_ask(&self, req: &ApprovalRequest) -> Option<String> {
+        question::too_large(&prompt(req))
+    }
+
     fn request<'a>(&'a self, req: &'a ApprovalRequest) -> ApprovalFuture<'a> {
         let prompt = prompt(req);
         Box::pin(async move {
@@ -127,7 +136,12 @@ pub(crate) fn prompt(req: &ApprovalRequest) -> String {
     if let Some(r) = &req.reason {
         p.push_str(&format!(": {r}"));
     }
-    p.push_str(&format!("\n  arguments: {}\n", req.arguments));
+    p.push_str(
+        "\n  arguments, each in full (strings JSON-escaped, ⟪N spaces⟫ is a run of spaces):\n",
+    );
+    for line in question::arguments(&req.arguments).lines() {
+        p.push_str(&format!("  {line}\n"));
+    }
     match &req.proposed_scope {
         Some(card) => {
             let keys: Vec<&str> = card.writes.iter().map(String::as_str).collect();
@@ -338,6 +352,26 @@ mod tests {
         t.screen.prompts(2).await;
         drop(t.keys);
         assert_eq!(p.await.unwrap(), ApprovalOutcome::Unavailable);
+    }
+
+    /// Every argument in full, escaped; a prompt past 64 KiB is not shown at all.
+    #[test]
+    fn the_prompt_shows_every_argument_in_full_or_nothing() {
+        let mut req = bash();
+        let command = format!("ls{}\r\u{1b}[1Aecho ok\nrm -rf x", " ".repeat(4000));
+        req.arguments = serde_json::json!({ "command": command }).to_string();
+        let p = prompt(&req);
+        assert!(
+            p.contains(concat!(
+                "    command = string of 4023 characters in 2 lines:\n",
+                "      1 │ \"ls⟪4000 spaces⟫\\r\\u001b[1Aecho ok\"\n",
+                "      2 │ \"rm -rf x\"\n",
+            )),
+            "{p}"
+        );
+        assert_eq!(TerminalApprover::stdio().cannot_ask(&req), None);
+        req.arguments = serde_json::json!({ "command": "q".repeat(70_000) }).to_string();
+        assert!(TerminalApprover::stdio().cannot_ask(&req).is_some());
     }
 
     /// What `s` grants is what the prompt says: the card for a local write, else this exact call.

@@ -103,6 +103,10 @@ pub(crate) const TOOL_CHECKS: &[(Rule, ToolCheck)] = &[
         naming::ambiguous_parameter_name::check,
     ),
     (Rule::HiddenCharacters, naming::hidden_characters::check),
+    (
+        Rule::UnguardedReaderAllow,
+        effect::unguarded_reader_allow::check,
+    ),
 ];
 
 /// Rules run on every schema node.
@@ -171,4 +175,13 @@ pub(crate) const SET_CHECKS: &[(Rule, SetCheck)] = &[
     (Rule::ToolNameCollision, naming::tool_name_collision::check),
     (Rule::InconsistentNaming, naming::inconsistent_naming::check),
     (Rule::OverlappingTools, naming::overlapping_tools::check),
+    (
+        Rule::BypassablePathPolicy,
+        effect::bypassable_path_policy::check,
+    ),
+    (Rule::RepeatedDenyGlobs, policy::repeated_deny_globs::check),
+    (
+        Rule::DefaultProtectionExempted,
+        policy::default_protection_exempted::check,
+    ),
 ];

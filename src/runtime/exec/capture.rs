@@ -5,6 +5,10 @@
 //! Memory stays flat however much a tool prints: the head, the tail, one read buffer and a
 //! short queue of chunks on their way to the file. File writes happen on a blocking thread so
 //! a slow disk (dirty-page throttling) never stalls the async reader of another call.
+//!
+//! The artifact draws on the call's [`Allowance`]: once a budget is reached it stops (its
+//! content, and so its id, is the stream up to there), the rest of the stream is still hashed,
+//! counted and kept in head and tail, and [`Captured::spill_error`] says how much was dropped.
 
 use std::io;
 
@@ -12,7 +16,9 @@ use tokio::io::{AsyncRead, AsyncReadExt};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-use crate::runtime::artifacts::{ArtifactStore, ArtifactWriter, WrittenContent};
+use crate::runtime::artifacts::{
+    Allowance, ArtifactStore, ArtifactWriter, BudgetCut, BudgetLimit, WrittenContent,
+};
 
 /// Bytes kept from the start of a stream.
 pub const HEAD_BYTES: usize = 512 * 1024;
@@ -31,6 +37,8 @@ pub struct SpillTo {
     pub store: ArtifactStore,
     /// Output larger than this becomes an artifact.
     pub threshold: u64,
+    /// What the call may still write to the store (shared by its streams).
+    pub allowance: Allowance,
 }
 
 /// A captured stream.
@@ -63,7 +71,8 @@ impl Captured {
         self.omitted() == 0 && self.tail.is_empty()
     }
 
-    /// What is known about the content, for the artifact.
+    /// What is known about the content, for the artifact (a writer a budget stopped names
+    /// itself by the part it holds instead: [`ArtifactWriter::stopped_at`]).
     pub fn content(&self) -> WrittenContent {
         WrittenContent {
             hash: self.hash,
@@ -115,8 +124,8 @@ struct Spill {
 }
 
 impl Spill {
-    fn start(store: &ArtifactStore) -> io::Result<Spill> {
-        let mut writer = store.writer().map_err(io::Error::other)?;
+    fn start(store: &ArtifactStore, allowance: &Allowance) -> io::Result<Spill> {
+        let mut writer = store.writer(allowance).map_err(io::Error::other)?;
         let (tx, mut rx) = mpsc::channel::<Vec<u8>>(SPILL_QUEUE);
         let done = tokio::task::spawn_blocking(move || {
             while let Some(chunk) = rx.blocking_recv() {
@@ -143,6 +152,8 @@ struct State {
     hasher: blake3::Hasher,
     spill: Option<Spill>,
     spill_error: Option<String>,
+    /// Set once a budget stopped the artifact: the budget, and the stream up to the cut.
+    cut: Option<(BudgetLimit, WrittenContent)>,
 }
 
 impl State {
@@ -163,7 +174,8 @@ impl State {
 }
 
 /// Reads a stream to its end (or until `stop`), keeping head and tail, hashing everything and
-/// spilling it to the store when it grows past `min(threshold, HEAD_BYTES)`.
+/// spilling it to the store when it grows past `min(threshold, HEAD_BYTES)`, within the call's
+/// allowance.
 pub async fn capture(
     mut reader: impl AsyncRead + Unpin,
     spill_to: Option<SpillTo>,
@@ -178,6 +190,7 @@ pub async fn capture(
         hasher: blake3::Hasher::new(),
         spill: None,
         spill_error: None,
+        cut: None,
     };
     // Everything up to this point is still in the head, so spilling can start from it.
     let spill_from = spill_to
@@ -194,32 +207,39 @@ pub async fn capture(
         };
         let chunk = &buf[..n];
         let before = st.total;
-        st.total += n as u64;
-        st.newlines += chunk.iter().filter(|b| **b == b'\n').count() as u64;
-        st.last = chunk.last().copied();
-        st.hasher.update(chunk);
-        st.keep(chunk);
+        // Spill before the chunk is counted: a budget cut inside it needs the hash of the
+        // stream up to the cut.
         if let (Some(from), Some(to)) = (spill_from, &spill_to)
             && st.spill.is_none()
             && st.spill_error.is_none()
-            && st.total > from
+            && st.cut.is_none()
+            && before + n as u64 > from
         {
-            match Spill::start(&to.store) {
+            // Counting (and near the quota, evicting) is file-system work: off this thread.
+            let allowance = to.allowance.clone();
+            let _ = tokio::task::spawn_blocking(move || allowance.prepare()).await;
+            match Spill::start(&to.store, &to.allowance) {
                 Ok(s) => {
-                    let earlier = st.head[..usize::try_from(before).unwrap_or(0)].to_vec();
                     st.spill = Some(s);
-                    if !earlier.is_empty() {
-                        send(&mut st, earlier).await;
-                    }
-                    send(&mut st, chunk.to_vec()).await;
+                    let earlier = st.head[..usize::try_from(before).unwrap_or(0)].to_vec();
+                    offer(&mut st, &to.allowance, &earlier, 0, &[]).await;
+                    offer(&mut st, &to.allowance, chunk, before, chunk).await;
                 }
                 Err(e) => st.spill_error = Some(e.to_string()),
             }
-        } else if st.spill.is_some() {
-            send(&mut st, chunk.to_vec()).await;
+        } else if st.spill.is_some()
+            && st.cut.is_none()
+            && let Some(to) = &spill_to
+        {
+            offer(&mut st, &to.allowance, chunk, before, chunk).await;
         }
+        st.total += n as u64;
+        st.newlines += memchr::memchr_iter(b'\n', chunk).count() as u64;
+        st.last = chunk.last().copied();
+        st.hasher.update(chunk);
+        st.keep(chunk);
     }
-    let spilled = match st.spill.take() {
+    let mut spilled = match st.spill.take() {
         Some(s) => match s.finish().await {
             Ok(w) => Some(w),
             Err(e) => {
@@ -229,6 +249,19 @@ pub async fn capture(
         },
         None => None,
     };
+    if let (Some((limit, kept)), Some(to)) = (st.cut.take(), &spill_to) {
+        let cut = BudgetCut::new(&to.allowance, limit, kept.size, st.total);
+        st.spill_error.get_or_insert(cut.to_string());
+        spilled = match spilled {
+            // Nothing kept at all: there is no artifact to finish.
+            Some(_) if kept.size == 0 => None,
+            Some(mut w) => {
+                w.stopped_at(kept);
+                Some(w)
+            }
+            None => None,
+        };
+    }
     let tail = if st.tail.len() > TAIL_BYTES {
         st.tail[st.tail.len() - TAIL_BYTES..].to_vec()
     } else {
@@ -243,6 +276,51 @@ pub async fn capture(
         spilled,
         spill_error: st.spill_error,
     }
+}
+
+/// Offers `bytes` (the stream from `offset`) to the artifact within the allowance; when a
+/// budget cuts them, records what the artifact then holds. `chunk` is the current read (not
+/// yet counted in the state) when `bytes` is it; earlier bytes are still all in the head.
+async fn offer(st: &mut State, allowance: &Allowance, bytes: &[u8], offset: u64, chunk: &[u8]) {
+    if bytes.is_empty() || st.cut.is_some() || st.spill.is_none() {
+        return;
+    }
+    let (grant, limit) = allowance.take(bytes.len() as u64);
+    let g = usize::try_from(grant)
+        .unwrap_or(bytes.len())
+        .min(bytes.len());
+    if g > 0 {
+        send(st, bytes[..g].to_vec()).await;
+    }
+    let Some(limit) = limit else { return };
+    let kept = offset + g as u64;
+    let newlines = |b: &[u8]| memchr::memchr_iter(b'\n', b).count() as u64;
+    let (hash, lines, last) = if chunk.is_empty() {
+        // The cut is inside the head (bytes before the spill started).
+        let prefix = &st.head[..usize::try_from(kept).unwrap_or(0).min(st.head.len())];
+        (
+            blake3::hash(prefix),
+            newlines(prefix),
+            prefix.last().copied(),
+        )
+    } else {
+        let mut h = st.hasher.clone();
+        h.update(&chunk[..g]);
+        let last = if g > 0 {
+            chunk.get(g - 1).copied()
+        } else {
+            st.last
+        };
+        (h.finalize(), st.newlines + newlines(&chunk[..g]), last)
+    };
+    st.cut = Some((
+        limit,
+        WrittenContent {
+            hash,
+            size: kept,
+            lines: lines + u64::from(kept > 0 && last.is_some_and(|b| b != b'\n')),
+        },
+    ));
 }
 
 /// Queues a chunk for the file; if the writer failed, stops spilling and keeps its error.
@@ -283,6 +361,7 @@ mod tests {
         let spill = SpillTo {
             store: store.clone(),
             threshold: 64 * 1024,
+            allowance: store.allowance("s"),
         };
         let c = run(text.clone().into_bytes(), Some(spill)).await;
         assert_eq!((c.total, c.lines), (text.len() as u64, 200_000));
@@ -313,5 +392,92 @@ mod tests {
             .unwrap();
         assert_eq!(store.get(&r.id).unwrap(), text.as_bytes());
         assert_eq!((r.size, r.lines), (text.len() as u64, 200_000));
+    }
+
+    /// A stream larger than the call's artifact budget: the artifact holds the budget's worth
+    /// from the start, named by the hash of that; the result's note says how much was dropped;
+    /// head, tail, hash and line count still cover the whole stream.
+    #[tokio::test]
+    async fn the_artifact_stops_at_the_call_budget() {
+        let text: String = (0..100_000).map(|i| format!("line {i}\n")).collect();
+        let dir = tempfile::tempdir().unwrap();
+        let store = ArtifactStore::new(dir.path()).with_budgets(
+            crate::runtime::artifacts::ArtifactBudgets {
+                per_call: 200_000,
+                per_session: 1 << 30,
+                store: 1 << 30,
+            },
+        );
+        let spill = SpillTo {
+            store: store.clone(),
+            threshold: 64 * 1024,
+            allowance: store.allowance("s"),
+        };
+        let mut c = run(text.clone().into_bytes(), Some(spill)).await;
+        assert_eq!((c.total, c.lines), (text.len() as u64, 100_000));
+        assert_eq!(c.hash, blake3::hash(text.as_bytes()));
+        assert!(c.text().ends_with("line 99999\n"));
+        let dropped = text.len() - 200_000;
+        assert_eq!(
+            c.spill_error.as_deref(),
+            Some(
+                format!(
+                    "the artifact keeps the first 195.3 KiB (200000 bytes): the per-call artifact budget (budgets.call_artifacts, 195.3 KiB) was reached; {} dropped",
+                    crate::runtime::artifacts::size_exact(dropped as u64)
+                )
+                .as_str()
+            )
+        );
+        let content = c.content();
+        let origin = crate::runtime::artifacts::ArtifactOrigin {
+            tool: "t",
+            call_id: "c",
+            media_type: "text/plain",
+        };
+        let r = c
+            .spilled
+            .take()
+            .unwrap()
+            .finish(content, origin, Default::default())
+            .unwrap();
+        let kept = &text.as_bytes()[..200_000];
+        assert_eq!(r.id, format!("blake3:{}", blake3::hash(kept).to_hex()));
+        assert_eq!(store.get(&r.id).unwrap(), kept);
+        assert_eq!(r.lines, crate::runtime::artifacts::count_lines(kept));
+    }
+
+    /// A budget smaller than what the head already held: the cut falls inside the head.
+    #[tokio::test]
+    async fn a_budget_inside_the_head_cuts_there() {
+        let text = "abc\n".repeat(50_000);
+        let dir = tempfile::tempdir().unwrap();
+        let store = ArtifactStore::new(dir.path()).with_budgets(
+            crate::runtime::artifacts::ArtifactBudgets {
+                per_call: 1_001,
+                per_session: 1 << 30,
+                store: 1 << 30,
+            },
+        );
+        let spill = SpillTo {
+            store: store.clone(),
+            threshold: 100_000,
+            allowance: store.allowance("s"),
+        };
+        let mut c = run(text.clone().into_bytes(), Some(spill)).await;
+        let content = c.content();
+        let origin = crate::runtime::artifacts::ArtifactOrigin {
+            tool: "t",
+            call_id: "c",
+            media_type: "text/plain",
+        };
+        let r = c
+            .spilled
+            .take()
+            .unwrap()
+            .finish(content, origin, Default::default())
+            .unwrap();
+        let kept = &text.as_bytes()[..1_001];
+        assert_eq!(store.get(&r.id).unwrap(), kept);
+        assert_eq!((r.size, r.lines), (1_001, 251));
     }
 }

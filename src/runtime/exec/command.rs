@@ -422,6 +422,7 @@ impl Executor for CommandExecutor {
             spill: Some(SpillTo {
                 store: ctx.artifacts.clone(),
                 threshold: output.artifact_threshold,
+                allowance: ctx.artifacts.allowance(&ctx.session_id),
             }),
             tool: def.name.clone(),
             call_id: call.call_id().to_owned(),

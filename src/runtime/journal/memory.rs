@@ -24,6 +24,10 @@ struct MemoryState {
     by_key: HashMap<(String, String), usize>,
     /// (tool, key, arguments hash) → the latest operation with them.
     by_call: HashMap<(String, String, String), usize>,
+    /// A client's key → the latest operation with it (client keys are project-wide).
+    by_client_key: HashMap<String, usize>,
+    /// (tool, arguments hash) → every operation with them, oldest first.
+    by_args: HashMap<(String, String), Vec<usize>>,
 }
 
 impl MemoryState {
@@ -46,13 +50,32 @@ impl MemoryState {
             ),
             i,
         );
+        if op.key_source == KeySource::Client {
+            self.by_client_key.insert(op.idempotency_key.clone(), i);
+        }
+        self.by_args
+            .entry((op.tool.clone(), op.arguments_hash.clone()))
+            .or_default()
+            .push(i);
         self.ops.push(OperationRecord {
             start: op.clone(),
             attempts: Vec::new(),
             finish: None,
             settlements: Vec::new(),
+            running_in: Some(std::process::id()),
         });
         Ok(())
+    }
+
+    /// The latest operation of the same tool and arguments whose outcome is unknown: cut off,
+    /// or still running.
+    fn uncertain(&self, op: &OperationStart) -> Option<&OperationRecord> {
+        self.by_args
+            .get(&(op.tool.clone(), op.arguments_hash.clone()))?
+            .iter()
+            .rev()
+            .map(|&i| &self.ops[i])
+            .find(|o| o.state().is_uncertain())
     }
 
     fn latest(&self, tool: &str, key: &str) -> Option<&OperationRecord> {
@@ -96,6 +119,7 @@ impl Journal for MemoryJournal {
         let r = self.with(|s| {
             let earlier = match op.key_source {
                 KeySource::Spec => s.latest(&op.tool, &op.idempotency_key),
+                KeySource::Client => s.by_client_key.get(&op.idempotency_key).map(|&i| &s.ops[i]),
                 KeySource::Derived => s
                     .by_call
                     .get(&(
@@ -109,6 +133,11 @@ impl Journal for MemoryJournal {
                 && claimed_by(earlier, op)
             {
                 return Ok(Claim::Existing(Box::new(earlier.clone())));
+            }
+            if op.blocked_by_uncertainty()
+                && let Some(earlier) = s.uncertain(op)
+            {
+                return Ok(Claim::Blocked(Box::new(earlier.clone())));
             }
             s.insert(op).map(|()| Claim::Started)
         });

@@ -9,28 +9,37 @@
 //! so without waiting for the disk: repeating them is safe.
 //!
 //! Every call has an idempotency key: the spec's (`idempotency.key`, a CEL expression over the
-//! arguments) or one derived from the session and call id ([`derived_key`]). A claim whose key
-//! already has an operation on record gets that operation back instead ([`Claim::Existing`]): a
-//! finished one is replayed, an unfinished or uncertain one is UNKNOWN_OUTCOME — never a silent
-//! second run. Command tools find the key in [`IDEMPOTENCY_KEY_ENV`], handlers in
-//! [`HandlerContext::idempotency_key`](crate::runtime::HandlerContext), and an MCP backend sends
-//! it as request metadata under [`IDEMPOTENCY_KEY_MCP_META`].
+//! arguments), else the client's ([`KeySource::Client`]: an MCP client's `_meta`
+//! [`IDEMPOTENCY_KEY_MCP_META`]), else one derived from the session and call id
+//! ([`derived_key`]). A claim whose key already has an operation on record gets that operation
+//! back instead ([`Claim::Existing`]): a finished one is replayed, an unfinished or uncertain
+//! one is UNKNOWN_OUTCOME — never a silent second run. Whatever the key, a side-effecting call
+//! that is not idempotent does not run while an earlier call of the same tool with the same
+//! canonical arguments has an unknown outcome ([`Claim::Blocked`]), from whichever session,
+//! connection or process it came. Command tools find the key in [`IDEMPOTENCY_KEY_ENV`],
+//! handlers in [`HandlerContext::idempotency_key`](crate::runtime::HandlerContext), and an MCP
+//! backend sends it as request metadata under [`IDEMPOTENCY_KEY_MCP_META`].
 //!
 //! After a crash, [`recovery`] settles every operation that started and never finished by its
 //! idempotency class ([`Settlement`]): re-runnable, or UNKNOWN_OUTCOME until a [`Reconciler`]
-//! or a person (`toolgate journal resolve`) says what happened.
+//! or a person (`toolgate journal resolve`) says what happened. Several processes may share one
+//! journal: an operation still running in a live process is never settled
+//! ([`Claim::Orphaned`] names the ones whose process has ended).
+//!
+//! Besides operations, a journal may keep an audit of every call ([`Journal::audit`]): refusals,
+//! unknown tools, invalid arguments and reads included, without making any call wait for it.
 //!
 //! Implementations: [`MemoryJournal`] (in memory; the builder's default) and, with the
 //! `journal-sqlite` feature, [`sqlite::SqliteJournal`] (SQLite in the state folder, WAL,
 //! `synchronous=FULL`, one writer thread with group commit).
 
+mod error;
 mod memory;
 pub mod recovery;
 #[cfg(feature = "journal-sqlite")]
 pub mod sqlite;
 
 use std::future::Future;
-use std::path::PathBuf;
 use std::pin::Pin;
 
 use serde::{Deserialize, Serialize};
@@ -40,6 +49,7 @@ use crate::ir::{Effect, ErrorType, Idempotency, Status};
 use crate::runtime::permission::PermissionRecord;
 use crate::runtime::trace::TraceRecord;
 
+pub use error::JournalError;
 pub use memory::MemoryJournal;
 pub use recovery::{
     FileHashPrecondition, Precondition, PreconditionCheck, ReconcileFuture, Reconciler,
@@ -49,12 +59,35 @@ pub use recovery::{
 /// The environment variable a command tool finds its call's idempotency key in.
 pub const IDEMPOTENCY_KEY_ENV: &str = "TOOLGATE_IDEMPOTENCY_KEY";
 
-/// The `_meta` key under which an MCP upstream request carries the call's idempotency key.
+/// The `_meta` key under which an MCP request carries an idempotency key: read from the
+/// clients of `toolgate serve`, and sent to upstream servers with the call's key.
 pub const IDEMPOTENCY_KEY_MCP_META: &str = "io.toolgate/idempotency-key";
 
-/// The key of a call whose spec names none: the session and the call id.
+/// The longest idempotency key a client may send, in bytes.
+pub const CLIENT_KEY_MAX_LEN: usize = 255;
+
+/// The key of a call whose spec names none and whose client sent none: the session and the
+/// call id.
 pub fn derived_key(session_id: &str, call_id: &str) -> String {
     format!("{session_id}:{call_id}")
+}
+
+/// Checks an idempotency key a client sent: 1 to [`CLIENT_KEY_MAX_LEN`] bytes of visible
+/// characters. The error says what is wrong.
+pub fn check_client_key(key: &str) -> Result<(), String> {
+    if key.is_empty() {
+        return Err("the idempotency key is empty".into());
+    }
+    if key.len() > CLIENT_KEY_MAX_LEN {
+        return Err(format!(
+            "the idempotency key is {} bytes long; at most {CLIENT_KEY_MAX_LEN} are allowed",
+            key.len()
+        ));
+    }
+    if key.chars().any(char::is_control) {
+        return Err("the idempotency key contains control characters".into());
+    }
+    Ok(())
 }
 
 /// Where an operation's idempotency key came from.
@@ -63,6 +96,8 @@ pub fn derived_key(session_id: &str, call_id: &str) -> String {
 pub enum KeySource {
     /// The spec's `idempotency.key` expression (the far side deduplicates on it).
     Spec,
+    /// Sent by the client with the call (MCP `_meta`): it names one request, project-wide.
+    Client,
     /// Derived from the session and call id.
     Derived,
 }
@@ -72,8 +107,16 @@ impl KeySource {
     pub fn as_str(self) -> &'static str {
         match self {
             KeySource::Spec => "spec",
+            KeySource::Client => "client",
             KeySource::Derived => "derived",
         }
+    }
+
+    /// Parses [`KeySource::as_str`].
+    pub fn parse(s: &str) -> Option<KeySource> {
+        [KeySource::Spec, KeySource::Client, KeySource::Derived]
+            .into_iter()
+            .find(|k| k.as_str() == s)
     }
 }
 
@@ -112,14 +155,24 @@ pub struct OperationStart {
     pub started_at: String,
 }
 
-#[cfg(feature = "journal-sqlite")]
 impl OperationStart {
     /// The arguments hash a claim must match: for a derived key only (see [`Journal::claim`]).
+    #[cfg(feature = "journal-sqlite")]
     pub(crate) fn claim_args(&self) -> Option<&str> {
         match self.key_source {
-            KeySource::Spec => None,
+            KeySource::Spec | KeySource::Client => None,
             KeySource::Derived => Some(&self.arguments_hash),
         }
+    }
+
+    /// Whether an earlier call of the same tool and arguments with an unknown outcome keeps
+    /// this one from running: it changes something and is not safe to repeat.
+    pub fn blocked_by_uncertainty(&self) -> bool {
+        !self.effect.is_read_only()
+            && matches!(
+                self.idempotency,
+                Idempotency::NonIdempotent | Idempotency::ConditionallyIdempotent
+            )
     }
 }
 
@@ -275,6 +328,9 @@ pub struct OperationRecord {
     /// Settlements, oldest first (the last one counts).
     #[serde(default)]
     pub settlements: Vec<Settlement>,
+    /// The process id of the toolgate process that started it, while that process runs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub running_in: Option<u32>,
 }
 
 /// Where an operation stands.
@@ -331,75 +387,36 @@ impl OperationRecord {
 pub enum Claim {
     /// The operation is recorded as started; the tool may run.
     Started,
-    /// An operation with the same tool and key is on record and does not re-run: its result (or
-    /// its uncertainty) stands for this call.
+    /// An operation with the same key is on record and does not re-run: its result (or its
+    /// uncertainty, or — started — that it is still running in a live process) stands for this
+    /// call. For a spec or client key with other arguments, the key was reused.
     Existing(Box<OperationRecord>),
-}
-
-/// The journal cannot do what was asked: an engine failure (the tool does not run).
-#[derive(Debug, thiserror::Error)]
-#[non_exhaustive]
-pub enum JournalError {
-    /// The state folder or the journal file cannot be created or written.
-    #[error("the journal cannot be written in {}: {detail}", .dir.display())]
-    Unwritable {
-        /// The state folder.
-        dir: PathBuf,
-        /// What the system said.
-        detail: String,
-    },
-    /// The file is damaged or not a toolgate journal; it was left as it is.
-    #[error("{} is damaged or not a toolgate journal ({detail}); it was left untouched: restore it from a backup, or move it aside to start a new journal", .path.display())]
-    Corrupt {
-        /// The journal file.
-        path: PathBuf,
-        /// What was found.
-        detail: String,
-    },
-    /// Another toolgate runtime has the journal open for writing.
-    #[error("{} is in use by another toolgate process{holder}; one runtime writes a journal at a time: stop that one, or give this one another state folder", .path.display())]
-    InUse {
-        /// The journal file.
-        path: PathBuf,
-        /// ` (pid N)` when known.
-        holder: String,
-    },
-    /// Another process holds a lock on the database longer than the busy timeout.
-    #[error("{} is locked by another process and stayed locked for {waited_ms} ms ({detail})", .path.display())]
-    Locked {
-        /// The journal file.
-        path: PathBuf,
-        /// How long toolgate waited.
-        waited_ms: u64,
-        /// What SQLite said.
-        detail: String,
-    },
-    /// Written by a newer toolgate.
-    #[error("{} has journal schema version {found}, newer than this toolgate reads (up to {supported}); upgrade toolgate to use it", .path.display())]
-    FutureSchema {
-        /// The journal file.
-        path: PathBuf,
-        /// The version found.
-        found: i64,
-        /// The newest this build knows.
-        supported: i64,
-    },
-    /// There is no journal to read.
-    #[error("there is no journal at {} (no call has been journaled there)", .path.display())]
-    Missing {
-        /// Where it was looked for.
-        path: PathBuf,
-    },
-    /// A record that contradicts the journal (finished twice, unknown operation, …).
-    #[error("journal: {0}")]
-    Invalid(String),
-    /// Reading or writing failed.
-    #[error("journal: {0}")]
-    Failed(String),
+    /// Another request of the same tool with the same arguments has an unknown outcome (cut
+    /// off, or still running — `running_in` says where), and this call is not safe to repeat
+    /// ([`OperationStart::blocked_by_uncertainty`]): it must not run until that operation has
+    /// finished or is settled.
+    Blocked(Box<OperationRecord>),
+    /// An operation with the same key (or, for a call not safe to repeat, the same tool and
+    /// arguments) started in a process that has ended and was never settled: recovery must
+    /// settle it before this call is claimed again.
+    Orphaned(Box<OperationRecord>),
 }
 
 /// The future a journal returns.
 pub type JournalFuture<'a, T> = Pin<Box<dyn Future<Output = Result<T, JournalError>> + Send + 'a>>;
+
+/// What the audit keeps of one call, whatever became of it: refused, unknown, replayed or run.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct AuditEntry {
+    /// The call's trace record (status, error type, permission decision and rule chain, …).
+    pub trace: TraceRecord,
+    /// The arguments as the model sent them (workspace paths resolved once they validated).
+    pub arguments: Value,
+    /// What the model was told, in a line (the result's summary).
+    pub summary: String,
+    /// The key a repeat of the call is recognised by, when the call got that far.
+    pub idempotency_key: Option<String>,
+}
 
 /// Durable record of operations.
 pub trait Journal: Send + Sync {
@@ -427,7 +444,10 @@ pub trait Journal: Send + Sync {
 
     /// Looks the key up and, unless an operation that does not re-run is on record (for a
     /// derived key: one with the same arguments), records `op` as started. Journals should make
-    /// this atomic; the default looks up, then starts.
+    /// this atomic, and answer [`Claim::Blocked`] for a call not safe to repeat while an
+    /// earlier one with the same tool and arguments has an unknown outcome (as
+    /// [`MemoryJournal`] and the SQLite journal do); the default only looks the key up, then
+    /// starts.
     fn claim<'a>(&'a self, op: &'a OperationStart) -> JournalFuture<'a, Claim> {
         Box::pin(async move {
             if let Some(earlier) = self
@@ -448,15 +468,38 @@ pub trait Journal: Send + Sync {
     fn records_read_only(&self) -> bool {
         false
     }
+
+    /// Whether the journal keeps an audit of every call ([`Journal::audit`]). Default: no.
+    fn records_audit(&self) -> bool {
+        false
+    }
+
+    /// Keeps the audit record of one call. Never waits for the disk: a journal queues it (and
+    /// may drop it when its queue is full, counting what it dropped). Default: not kept (the
+    /// trace sink is the record).
+    fn audit(&self, entry: AuditEntry) {
+        let _ = entry;
+    }
+
+    /// Makes everything recorded so far durable (audit records included). Called when a
+    /// process is about to end.
+    fn flush(&self) -> JournalFuture<'_, ()> {
+        Box::pin(async { Ok(()) })
+    }
 }
 
 /// Whether an operation on record under `op`'s key stands for `op`: it does not re-run, and it
-/// is the same call — a spec key names one request whatever its arguments (a mismatch is the
-/// caller's error), a derived key only with the same arguments (a reused call id with other
-/// arguments is another call).
+/// is the same call — a spec or client key names one request whatever its arguments (a
+/// mismatch is the caller's error), a derived key only with the same arguments (a reused call
+/// id with other arguments is another call). A client key used before with other arguments
+/// always answers (a conflict), even when the earlier operation may re-run.
 pub(crate) fn claimed_by(earlier: &OperationRecord, op: &OperationStart) -> bool {
-    !earlier.reruns()
-        && (op.key_source == KeySource::Spec || earlier.start.arguments_hash == op.arguments_hash)
+    let same_args = earlier.start.arguments_hash == op.arguments_hash;
+    match op.key_source {
+        KeySource::Client if !same_args || earlier.start.tool != op.tool => true,
+        KeySource::Spec | KeySource::Client => !earlier.reruns(),
+        KeySource::Derived => !earlier.reruns() && same_args,
+    }
 }
 
 /// Checks that a settlement is allowed for an operation in `state`.

@@ -12,6 +12,10 @@
 //! have happened: verify before repeating") until a person settles it with
 //! `toolgate journal resolve ID --as succeeded|failed`.
 //!
+//! In a journal shared by several processes, recovery looks only at the operations of
+//! processes that have ended; one that ends while others run is settled by the first claim
+//! that meets one of its operations ([`settle_orphan`]).
+//!
 //! Preconditions are per tool: [`FileHashPrecondition`] (a file must still have the hash the
 //! call expected) is registered for the `apply_patch` builtin; an embedder registers its own
 //! with [`RuntimeBuilder::precondition`](crate::runtime::RuntimeBuilder::precondition).
@@ -227,34 +231,61 @@ impl fmt::Display for RecoveryReport {
     }
 }
 
-/// Settles every unfinished operation of the runtime's journal.
+/// Settles every unfinished operation of the runtime's journal (in a shared journal: of the
+/// processes that have ended).
 pub(crate) async fn recover(inner: &Inner) -> Result<RecoveryReport, JournalError> {
     let journal: &dyn Journal = inner.journal.as_ref();
     let mut report = RecoveryReport::default();
     for op in journal.unfinished().await? {
-        let (outcome, by, reason, external_reference) = decide(inner, &op).await;
-        let s = Settlement {
-            operation_id: op.start.operation_id.clone(),
-            outcome,
-            by,
-            reason: reason.clone(),
-            external_reference,
-            at: now(),
-        };
-        journal.settle(&s).await?;
-        report.operations.push(RecoveredOperation {
-            operation_id: op.start.operation_id,
-            session_id: op.start.session_id,
-            call_id: op.start.call_id,
-            tool: op.start.tool,
-            tool_version: op.start.tool_version,
-            idempotency: op.start.idempotency,
-            outcome,
-            by,
-            reason,
-        });
+        report.operations.push(settle(inner, op).await?);
     }
     Ok(report)
+}
+
+/// Settles one operation whose process ended before it finished (found by a claim, after
+/// this runtime's recovery ran). `None` when someone else settled it meanwhile.
+pub(crate) async fn settle_orphan(
+    inner: &Inner,
+    op: OperationRecord,
+) -> Result<Option<RecoveredOperation>, JournalError> {
+    let id = op.start.operation_id.clone();
+    match settle(inner, op).await {
+        Ok(r) => Ok(Some(r)),
+        Err(JournalError::Invalid(_))
+            if inner
+                .journal
+                .operation(&id)
+                .await?
+                .is_some_and(|o| !matches!(o.state(), super::OperationState::Started)) =>
+        {
+            Ok(None)
+        }
+        Err(e) => Err(e),
+    }
+}
+
+async fn settle(inner: &Inner, op: OperationRecord) -> Result<RecoveredOperation, JournalError> {
+    let (outcome, by, reason, external_reference) = decide(inner, &op).await;
+    let s = Settlement {
+        operation_id: op.start.operation_id.clone(),
+        outcome,
+        by,
+        reason: reason.clone(),
+        external_reference,
+        at: now(),
+    };
+    inner.journal.settle(&s).await?;
+    Ok(RecoveredOperation {
+        operation_id: op.start.operation_id,
+        session_id: op.start.session_id,
+        call_id: op.start.call_id,
+        tool: op.start.tool,
+        tool_version: op.start.tool_version,
+        idempotency: op.start.idempotency,
+        outcome,
+        by,
+        reason,
+    })
 }
 
 type Decision = (Settled, SettledBy, String, Option<String>);

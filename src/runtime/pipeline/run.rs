@@ -13,11 +13,12 @@ use crate::runtime::exec::RawOutcome;
 use crate::runtime::hooks::HookPoint;
 use crate::runtime::journal::{
     AttemptRecord, Claim, JournaledResult, KeySource, OperationFinish, OperationRecord,
-    OperationStart, OperationState, Settled, now,
+    OperationStart, OperationState, Settled, now, recovery,
 };
 use crate::runtime::permission::AuthorizedCall;
 use crate::runtime::result::{self, Executed, Stop, Subject, ToolResult};
 use crate::runtime::retry::{Retry, RetryDecision};
+use crate::runtime::scheduler::admission::{Holder, NotAdmitted, ResourceClaim};
 use crate::runtime::session::Session;
 use crate::runtime::validate::canonical_json;
 
@@ -79,6 +80,60 @@ impl Inner {
             return Ok((meta.index, r));
         }
 
+        // The scheduler across turns, sessions and processes: wait until no conflicting call
+        // runs (or waits ahead). Held until the attempts are over.
+        let admitted = match ResourceClaim::of(&auth) {
+            None => None,
+            Some(claim) => {
+                let holder = Holder {
+                    session_id: session.id().to_owned(),
+                    call_id: meta.call_id.clone(),
+                    tool: def.name.clone(),
+                };
+                match self.admission.admit(holder, claim, &turn).await {
+                    Ok(a) => {
+                        meta.wait.clone_from(&a.wait);
+                        Some(a)
+                    }
+                    Err(refusal) => {
+                        let r = match refusal {
+                            NotAdmitted::Cancelled(wait) => {
+                                let m = format!(
+                                    "{} was cancelled while it waited behind {}; it did not run",
+                                    def.name,
+                                    wait.first_blocker()
+                                );
+                                meta.wait = Some(wait);
+                                result::refused(subject, ErrorType::Cancelled, m, None)
+                            }
+                            NotAdmitted::Locks { path, error } => {
+                                let m = format!(
+                                    "{} did not run: the project's lock file {} failed ({error})",
+                                    def.name,
+                                    path.display()
+                                );
+                                let hint = "The runtime could not take its cross-process locks; this is not caused by the arguments. Report it to the operator; repeating the call may work once the state folder is usable.";
+                                result::refused(
+                                    subject,
+                                    ErrorType::SchedulingConflict,
+                                    m,
+                                    Some(hint.into()),
+                                )
+                            }
+                        };
+                        let (r, _) = self.finish(r, &mut meta, &session, Some(&permission), None);
+                        return Ok((meta.index, r));
+                    }
+                }
+            }
+        };
+        if turn.is_cancelled() {
+            let m = format!("{} was cancelled before it started", def.name);
+            let r = result::refused(subject, ErrorType::Cancelled, m, None);
+            let (r, _) = self.finish(r, &mut meta, &session, Some(&permission), None);
+            return Ok((meta.index, r));
+        }
+
         // The journal: claim the call's key (replaying what is on record), then the start.
         let key = auth.idempotency_key().to_owned();
         // A pure call has no effect to settle and observes nothing of the world worth keeping
@@ -97,29 +152,37 @@ impl Inner {
                 effect: def.effect,
                 idempotency: def.idempotency,
                 idempotency_key: key.clone(),
-                key_source: match meta.idempotency_key {
-                    Some(_) => KeySource::Spec,
-                    None => KeySource::Derived,
-                },
+                key_source: meta.key_source,
                 arguments_hash: auth.checked().args_hash.clone(),
                 arguments: auth.checked().canonical_args.clone(),
                 permission: permission.clone(),
                 scheduler_batch: meta.batch,
                 started_at: now(),
             };
-            match self.journal.claim(&op).await? {
-                Claim::Started => {
-                    meta.operation_id = Some(op.operation_id);
-                    None
-                }
-                Claim::Existing(earlier) => {
-                    let r = earlier_result(subject, &earlier, &auth, session.id());
-                    if r.is_none() {
-                        // Only a journal whose claim disagrees with `reruns` gets here.
-                        self.journal.start(&op).await?;
+            let mut settled = 0;
+            loop {
+                match self.journal.claim(&op).await? {
+                    Claim::Started => {
                         meta.operation_id = Some(op.operation_id);
+                        break None;
                     }
-                    r
+                    Claim::Existing(earlier) => {
+                        let r = earlier_result(subject, &earlier, &auth, session.id());
+                        if r.is_none() {
+                            // Only a journal whose claim disagrees with `reruns` gets here.
+                            self.journal.start(&op).await?;
+                            meta.operation_id = Some(op.operation_id);
+                        }
+                        break r;
+                    }
+                    Claim::Blocked(earlier) => break Some(blocked(subject, &earlier)),
+                    // The process that started it has ended since this runtime's recovery ran:
+                    // settle it as recovery would, then claim again.
+                    Claim::Orphaned(earlier) if settled < MAX_ORPHANS_SETTLED => {
+                        settled += 1;
+                        recovery::settle_orphan(&self, *earlier).await?;
+                    }
+                    Claim::Orphaned(earlier) => break Some(blocked(subject, &earlier)),
                 }
             }
         } else {
@@ -193,6 +256,8 @@ impl Inner {
                 None => break (raw, stop),
             }
         };
+        // The call's effect is over: the calls waiting for its resources may start.
+        drop(admitted);
         let r = result::executed(Executed {
             subject,
             tool: &tool,
@@ -200,6 +265,7 @@ impl Inner {
             stop,
             attempts: retry.attempts(),
             artifacts: &self.artifacts,
+            session_id: session.id(),
         });
         let point = if r.status() == Status::Success {
             HookPoint::AfterExecute
@@ -280,6 +346,10 @@ impl Inner {
     }
 }
 
+/// How many operations of ended processes one claim settles before it gives up (each settled
+/// one lets the claim look again; a journal that keeps answering with another is broken).
+const MAX_ORPHANS_SETTLED: usize = 8;
+
 fn millis(d: Duration) -> u64 {
     u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
 }
@@ -295,6 +365,32 @@ fn earlier_result(
 ) -> Option<ToolResult> {
     let start = &earlier.start;
     let state = earlier.state();
+    if start.key_source == KeySource::Client
+        && (start.tool != subject.tool || start.arguments_hash != auth.checked().args_hash)
+    {
+        let what = if start.tool == subject.tool {
+            format!(
+                "with other arguments (call {}, operation {})",
+                start.call_id, start.operation_id
+            )
+        } else {
+            format!(
+                "for a {} call (call {}, operation {})",
+                start.tool, start.call_id, start.operation_id
+            )
+        };
+        let message = format!(
+            "the idempotency key `{}` was already used {what}; a key names one request",
+            start.idempotency_key
+        );
+        let hint = "Send a new idempotency key with a new request; send the same key only to retry the same call with the same arguments.";
+        return Some(result::refused(
+            subject,
+            ErrorType::InvalidArguments,
+            message,
+            Some(hint.into()),
+        ));
+    }
     let replays = matches!(
         state,
         OperationState::Finished(_) | OperationState::Settled(Settled::Succeeded)
@@ -305,7 +401,7 @@ fn earlier_result(
                 "call {} of session {session_id} already ran {} with other arguments; a call id names one call",
                 start.call_id, start.tool
             ),
-            KeySource::Spec => format!(
+            KeySource::Spec | KeySource::Client => format!(
                 "the idempotency key `{}` was already used by call {} with other arguments; a key names one request",
                 start.idempotency_key, start.call_id
             ),
@@ -333,10 +429,16 @@ fn earlier_result(
                 )),
             }
         }
-        OperationState::Started => unknown(format!(
-            "an earlier {} call with the same idempotency key ({}) started and has no recorded result; it may or may not have taken effect, so it was not run again",
-            start.tool, start.call_id
-        )),
+        OperationState::Started => match earlier.running_in {
+            Some(pid) => unknown(format!(
+                "an earlier {} call with the same idempotency key ({}, operation {}) is still running in toolgate process {pid}; it was not run a second time. Repeat the call once that one has finished to get its result",
+                start.tool, start.call_id, start.operation_id
+            )),
+            None => unknown(format!(
+                "an earlier {} call with the same idempotency key ({}) started and has no recorded result; it may or may not have taken effect, so it was not run again",
+                start.tool, start.call_id
+            )),
+        },
         OperationState::Settled(Settled::UnknownOutcome) => unknown(format!(
             "{} (call {}, operation {}) was cut off by a crash before it reported a result: this may have happened. Verify before repeating; once you know, `toolgate journal resolve {}` settles it",
             start.tool, start.call_id, start.operation_id, start.operation_id
@@ -365,6 +467,38 @@ fn earlier_result(
         }
         OperationState::Settled(Settled::Abandoned | Settled::Failed) => None,
     }
+}
+
+/// What a call gets while an earlier call of the same tool with the same arguments has an
+/// unknown outcome: UNKNOWN_OUTCOME naming that operation and how to settle it.
+fn blocked(subject: Subject<'_>, earlier: &OperationRecord) -> ToolResult {
+    let start = &earlier.start;
+    let op = &start.operation_id;
+    let what = match earlier.state() {
+        OperationState::Started => {
+            let message = match earlier.running_in {
+                Some(pid) => format!(
+                    "{} was not run: an earlier {} call with the same arguments (operation {op}, call {} of session {}) is still running in toolgate process {pid}, and until it ends its outcome is unknown; running this one too could do it twice. Repeat the call once that one has finished",
+                    subject.tool, start.tool, start.call_id, start.session_id
+                ),
+                None => format!(
+                    "{} was not run: an earlier {} call with the same arguments (operation {op}, call {} of session {}) started in a process whose end cannot be checked, so it may have taken effect. Verify before repeating; once you know, `toolgate journal resolve {op} --as succeeded|failed` settles it",
+                    subject.tool, start.tool, start.call_id, start.session_id
+                ),
+            };
+            return result::refused(subject, ErrorType::UnknownOutcome, message, None);
+        }
+        OperationState::Settled(Settled::UnknownOutcome) => {
+            "was cut off by a crash before it reported a result"
+        }
+        OperationState::Finished(_) => "ended without a known outcome",
+        OperationState::Settled(_) => "has no known outcome",
+    };
+    let message = format!(
+        "{} was not run: an earlier {} call with the same arguments (operation {op}, call {} of session {}) {what}, so it may have taken effect and running it again could do it twice. Verify before repeating; once you know, `toolgate journal resolve {op} --as succeeded|failed` (or the runtime's reconcile hook) settles it, and then this call runs",
+        subject.tool, start.tool, start.call_id, start.session_id
+    );
+    result::refused(subject, ErrorType::UnknownOutcome, message, None)
 }
 
 /// The value the tool's `output.external_reference` points at in a successful result, as text.

@@ -20,7 +20,8 @@ conversions (`int`, `string`, ...), the strings extension (`lowerAscii`, `split`
 `substring`, `trim`, `join`, `indexOf`, ...) and the macros (`has`, `all`, `exists`,
 `exists_one`, `map`, `filter`) are known. toolgate adds `path.within_workspace(p)`,
 `path.matches_glob(p, globs)`, `path.normalize(p)`, `path.base(p)`, `path.dir(p)`,
-`path.ext(p)`, `path.is_absolute(p)` and `shell.words(s)`.
+`path.ext(p)`, `path.is_absolute(p)`, `path.in_git_dir(p)`, `path.protected(p)`,
+`shell.words(s)`, `shell.commands(s)` and `shell.is_simple(s)` (docs/protect.md).
 
 ## Why is this bad?
 An unknown function fails at evaluation time, for every call — the rule never decides anything.

@@ -24,18 +24,21 @@ author believes — the most dangerous kind of bug in a permission system.
 ```yaml
 permissions:
   rules:
-    - {id: no-env, deny: "args.path.endsWith('.env')"}
+    - {id: no-logs, deny: "args.path.endsWith('.log')"}
   examples:
-    - {args: {path: config/.env.local}, expect: deny}
+    - {args: {path: logs/app.log.1}, expect: deny}
 ```
 
 Use instead:
 ```yaml
 permissions:
   rules:
-    - {id: no-env, deny: "path.matches_glob(args.path, ['**/.env', '**/.env.*'])"}
+    - {id: no-logs, deny: "path.matches_glob(args.path, ['**/*.log', '**/*.log.*'])"}
   examples:
-    - {args: {path: config/.env.local}, expect: deny}
+    - {args: {path: logs/app.log.1}, expect: deny}
 ```
+
+Examples are decided as calls are: a path the project's protected set covers (`protect:` in
+toolgate.yaml, with its defaults) is denied before any rule.
 "#,
 };

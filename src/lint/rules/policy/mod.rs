@@ -1,8 +1,11 @@
 //! `TGP`: runtime policy completeness.
 
+pub mod default_protection_exempted;
+pub(crate) mod globs;
 pub mod missing_error_hints;
 pub mod missing_permission_rules;
 pub mod missing_timeout;
+pub mod repeated_deny_globs;
 pub mod unactionable_validation_message;
 pub mod unbounded_output;
 pub mod undeclared_resources;

@@ -200,14 +200,15 @@ pub(crate) fn check(ctx: &mut LintContext, tool: &ToolView) {
     }
 }
 
-/// What an executable parameter takes, and the string schema holding its constraints.
 /// The items of an array of strings.
 fn string_items(node: &Node) -> Option<&Node> {
     let items = shape::non_null(node).get("items")?;
     (shape::single_type(items) == Some("string")).then_some(items)
 }
 
-fn executable<'n>(name: &str, node: &'n Node) -> Option<(&'static str, &'n Node)> {
+/// What an executable parameter takes, and the string schema holding its constraints; `None`
+/// for a parameter that is not one.
+pub(crate) fn executable<'n>(name: &str, node: &'n Node) -> Option<(&'static str, &'n Node)> {
     let strings = match shape::single_type(node) {
         Some("string") => node,
         Some("array") => string_items(node)?,

@@ -5,13 +5,25 @@
 //! hash and a unified diff. The check and the write happen under the folder's lock
 //! ([`Workspace::lock_folder_of`](crate::runtime::workspace::Workspace::lock_folder_of)), so two
 //! patches built on one hash never both apply, whatever the scheduler did.
+//!
+//! Protected paths and anything in a `.git` folder are refused (POLICY_DENIED); the file is
+//! opened and replaced through the locked folder's descriptor, never through a link, and one
+//! that is another name of a protected file is refused. The file is held in memory, so files
+//! above `budgets.edit_file_size` are refused (OUTPUT_LIMIT).
+
+use std::io::Read;
+use std::os::unix::fs::PermissionsExt;
 
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::{BuiltinContext, Step, checked, content_hash, io_failure, parse_args, shown};
+use super::{
+    BuiltinContext, Step, access_failure, checked, content_hash, io_failure, parse_args, shown,
+    too_large,
+};
 use crate::ir::ErrorType;
 use crate::runtime::exec::{ExecFailure, RawOutcome};
+use crate::runtime::workspace::AccessError;
 
 #[derive(Deserialize)]
 struct Edit {
@@ -30,17 +42,31 @@ pub(super) fn run(args: &Value, cx: &BuiltinContext) -> Step<RawOutcome> {
     let a: Args = parse_args(args, "apply_patch")?;
     let p = checked(cx, &a.path)?;
     let path = shown(&p).to_owned();
-    // The hash check and the write are one step against every other writer of this folder;
-    // a missing folder means a missing file, which the read reports.
-    let _lock = match cx.workspace.lock_folder_of(&p) {
-        Ok(lock) => Some(lock),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
-        Err(e) => return Err(io_failure(&e, &a.path)),
+    let refused = |e: AccessError| access_failure(e, "nothing was changed");
+    // The hash check and the write are one step against every other writer of this folder.
+    let lock = cx.workspace.lock_folder_of(&p, false).map_err(refused)?;
+    let Some(file) = lock.open_existing(&cx.workspace).map_err(refused)? else {
+        return Err(ExecFailure::new(
+            ErrorType::ResourceNotFound,
+            format!("`{}` does not exist", a.path),
+        ));
     };
-    let bytes = cx
-        .workspace
-        .dir()
-        .read(p.as_path())
+    let cap = cx.workspace.file_limits().edit;
+    if file.size() > cap {
+        return Err(too_large(
+            &path,
+            file.size(),
+            cap,
+            "apply_patch",
+            "edit_file_size",
+            "Change it with a process tool.",
+        ));
+    }
+    let file = file.into_file();
+    let mode = file.metadata().ok().map(|m| m.permissions().mode());
+    let mut bytes = Vec::new();
+    file.take(cap)
+        .read_to_end(&mut bytes)
         .map_err(|e| io_failure(&e, &a.path))?;
     let current = content_hash(&bytes);
     if current != a.expected_hash {
@@ -82,8 +108,7 @@ pub(super) fn run(args: &Value, cx: &BuiltinContext) -> Step<RawOutcome> {
             }
         }
     }
-    cx.workspace
-        .write_atomic(&p, new.as_bytes())
+    lock.replace(new.as_bytes(), mode)
         .map_err(|e| io_failure(&e, &a.path))?;
     let new_hash = content_hash(new.as_bytes());
     let diff = similar::TextDiff::from_lines(&old, &new)
@@ -107,4 +132,64 @@ pub(super) fn run(args: &Value, cx: &BuiltinContext) -> Step<RawOutcome> {
     Ok(RawOutcome::success(structured, text).with_summary(format!(
         "applied {applied} edit{plural} to {path} (+{added} -{removed})"
     )))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::Builtin;
+    use super::super::content_hash;
+    use super::super::testing::{Tree, run};
+    use crate::ir::ErrorType;
+    use serde_json::json;
+
+    #[test]
+    fn protected_targets_are_refused() {
+        let t = Tree::new();
+        let secret = format!("API_KEY={}\n", Tree::SECRET);
+        let hash = content_hash(secret.as_bytes());
+        for path in [
+            ".env",
+            "keys/server.pem",
+            "vendor/lib/.git/config",
+            "notes.txt",
+        ] {
+            let r = run(
+                &t.cx,
+                Builtin::ApplyPatch,
+                json!({"path": path, "expected_hash": hash, "edits": [{"old_text": "API_KEY", "new_text": "X"}]}),
+            );
+            let (ty, message) = r.failure.unwrap();
+            assert_eq!(ty, ErrorType::PolicyDenied, "{path}: {message}");
+            assert!(!message.contains(Tree::SECRET));
+            assert!(message.ends_with("; nothing was changed"), "{message}");
+        }
+        assert_eq!(std::fs::read_to_string(t.path(".env")).unwrap(), secret);
+    }
+
+    #[test]
+    fn files_above_the_edit_cap_are_refused() {
+        let mut t = Tree::new();
+        let ws = crate::runtime::workspace::Workspace::open(t.dir.path())
+            .unwrap()
+            .with_file_limits(crate::runtime::workspace::FileLimits {
+                read: 1 << 20,
+                search: 1 << 20,
+                edit: 4096,
+            });
+        t.cx.workspace = std::sync::Arc::new(ws);
+        let text = "a\n".repeat(3000);
+        std::fs::write(t.path("src/big.py"), &text).unwrap();
+        let r = run(
+            &t.cx,
+            Builtin::ApplyPatch,
+            json!({"path": "src/big.py", "expected_hash": content_hash(text.as_bytes()), "edits": [{"old_text": "a", "new_text": "b"}]}),
+        );
+        assert_eq!(
+            r.failure.unwrap(),
+            (
+                ErrorType::OutputLimit,
+                "`src/big.py` is 5.9 KiB (6000 bytes); apply_patch works on files up to 4 KiB (budgets.edit_file_size in toolgate.yaml). Change it with a process tool.".to_owned()
+            )
+        );
+    }
 }

@@ -3,37 +3,45 @@
 //!
 //! - WAL, `synchronous=FULL` (a commit is on the disk when it returns), `busy_timeout`,
 //!   `foreign_keys`; `PRAGMA quick_check` and the schema version are checked at open.
-//! - One runtime writes a journal at a time: opening takes an exclusive lock on
-//!   `journal.db.lock` (and says which process holds it when it cannot). That is also what
-//!   makes recovery safe — no operation marked started belongs to a live process.
-//! - One writer thread with group commit ([`writer`]); reads go to separate read-only
-//!   connections, which WAL lets run while the writer commits.
+//! - Several processes share a journal (two `toolgate serve`, a `toolgate call` while `serve`
+//!   runs): WAL lets them read while one writes, and `BEGIN IMMEDIATE` with the busy timeout
+//!   orders their writes. Each open journal is an *owner* ([`owners`]) whose lock file the
+//!   kernel frees when its process ends, so recovery settles exactly the operations of ended
+//!   processes and never one a live process is running.
+//! - One writer thread per process with group commit ([`writer`]); reads go to separate
+//!   read-only connections.
 //! - Side-effecting operations wait for their start and finish to be committed; the records of
-//!   calls that change nothing, and attempt records, are queued without waiting.
+//!   calls that change nothing, attempt records and the audit are queued without waiting.
 //!
-//! [`JournalReader`] opens a journal read-only without the lock, for inspection
-//! (`toolgate journal list|show|stats`) while a runtime is running.
+//! [`JournalReader`] opens a journal read-only, for inspection (`toolgate journal list|show|
+//! stats`) while runtimes are running.
 
+mod audit_queue;
+mod listing;
+mod owners;
 mod rows;
 mod schema;
 mod writer;
+mod writes;
 
-use std::fs::{File, OpenOptions, TryLockError};
-use std::io::{Read, Write as _};
+use std::fs::File;
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use rusqlite::Connection;
+use rusqlite::{Connection, params};
 
-pub use rows::{Filter, OperationSummary, ToolStats};
+pub use listing::{AuditRecord, CallSummary, Filter, Refusals, ToolStats};
 pub use writer::CommitStats;
+pub use writes::{Prune, PruneReport};
 
 use super::{
-    AttemptRecord, Claim, Journal, JournalError, JournalFuture, OperationFinish, OperationRecord,
-    OperationStart, Settlement, claimed_by,
+    AttemptRecord, AuditEntry, Claim, Journal, JournalError, JournalFuture, OperationFinish,
+    OperationRecord, OperationStart, OperationState, Settlement, claimed_by,
 };
-use writer::{Reply, Write, Writer};
+use owners::{Liveness, Owners};
+use rows::Owned;
+use writer::{Reply, Write, Writer, WriterSetup};
 
 /// The journal's file name in the state folder.
 pub const JOURNAL_FILE: &str = "journal.db";
@@ -44,6 +52,14 @@ pub const SCHEMA_VERSION: i64 = schema::SCHEMA_VERSION;
 /// How long a statement waits for a lock held by another process before failing.
 pub const DEFAULT_BUSY_TIMEOUT_MS: u64 = 5_000;
 
+/// How long the writer waits for more audit records before it commits a batch nobody waits
+/// for: what a `kill -9` can lose of the audit is at most the calls of this window.
+pub const DEFAULT_AUDIT_LINGER_MS: u64 = 10;
+
+/// How many audit records may wait for the writer; past that, records are dropped (and
+/// counted) rather than make a call wait for the disk.
+pub const DEFAULT_AUDIT_CAPACITY: usize = 16_384;
+
 /// How a journal is opened.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct SqliteOptions {
@@ -51,6 +67,10 @@ pub struct SqliteOptions {
     pub busy_timeout: Duration,
     /// Whether to run `PRAGMA quick_check` at open (reads the whole file once).
     pub integrity_check: bool,
+    /// How long the writer gathers audit records before committing them.
+    pub audit_linger: Duration,
+    /// How many audit records may wait for the writer.
+    pub audit_capacity: usize,
 }
 
 impl Default for SqliteOptions {
@@ -58,6 +78,8 @@ impl Default for SqliteOptions {
         SqliteOptions {
             busy_timeout: Duration::from_millis(DEFAULT_BUSY_TIMEOUT_MS),
             integrity_check: true,
+            audit_linger: Duration::from_millis(DEFAULT_AUDIT_LINGER_MS),
+            audit_capacity: DEFAULT_AUDIT_CAPACITY,
         }
     }
 }
@@ -68,7 +90,7 @@ pub struct SqliteJournal {
     opts: SqliteOptions,
     writer: Writer,
     readers: Mutex<Vec<Connection>>,
-    _lock: File,
+    owners: Arc<Owners>,
 }
 
 impl std::fmt::Debug for SqliteJournal {
@@ -79,58 +101,14 @@ impl std::fmt::Debug for SqliteJournal {
     }
 }
 
-/// The lock file beside a journal.
-fn lock_path(path: &Path) -> PathBuf {
-    let mut p = path.as_os_str().to_owned();
-    p.push(".lock");
-    PathBuf::from(p)
-}
-
-/// Takes the exclusive lock of a journal, writing this process's id into the lock file.
-fn lock(path: &Path, dir: &Path) -> Result<File, JournalError> {
-    let unwritable = |e: std::io::Error| JournalError::Unwritable {
-        dir: dir.to_path_buf(),
-        detail: e.to_string(),
-    };
-    let lp = lock_path(path);
-    let mut f = OpenOptions::new()
-        .read(true)
-        .write(true)
-        .create(true)
-        .truncate(false)
-        .open(&lp)
-        .map_err(unwritable)?;
-    match f.try_lock() {
-        Ok(()) => {}
-        Err(TryLockError::WouldBlock) => {
-            let mut holder = String::new();
-            let _ = f.read_to_string(&mut holder);
-            let holder = holder.trim();
-            return Err(JournalError::InUse {
-                path: path.to_path_buf(),
-                holder: if holder.is_empty() {
-                    String::new()
-                } else {
-                    format!(" (pid {holder})")
-                },
-            });
-        }
-        Err(TryLockError::Error(e)) => return Err(unwritable(e)),
-    }
-    f.set_len(0).map_err(unwritable)?;
-    f.write_all(std::process::id().to_string().as_bytes())
-        .map_err(unwritable)?;
-    Ok(f)
-}
-
 impl SqliteJournal {
     /// Opens (or creates) the journal at `path` with the default options.
     pub fn open(path: impl AsRef<Path>) -> Result<Self, JournalError> {
         SqliteJournal::open_with(path, SqliteOptions::default())
     }
 
-    /// Opens (or creates) the journal at `path`: creates the folder, takes the lock, checks the
-    /// file and its schema, and starts the writer.
+    /// Opens (or creates) the journal at `path`: creates the folder, becomes one of its owners,
+    /// checks the file and its schema, and starts the writer.
     pub fn open_with(path: impl AsRef<Path>, opts: SqliteOptions) -> Result<Self, JournalError> {
         let path = path.as_ref().to_path_buf();
         let dir = match path.parent() {
@@ -141,21 +119,58 @@ impl SqliteJournal {
             dir: dir.clone(),
             detail: e.to_string(),
         })?;
-        let lock = lock(&path, &dir)?;
+        let owners = Arc::new(Owners::register(&path, &dir)?);
         let created = !path.exists();
         let conn = schema::open_writer(&path, &opts)?;
         if created {
             // The new file's name must survive a power loss too.
             let _ = File::open(&dir).and_then(|d| d.sync_all());
         }
-        let writer = Writer::spawn(conn, path.clone(), opts.busy_timeout)?;
+        register(&conn, &owners).map_err(|e| schema::sqlite_error(&path, &e, opts.busy_timeout))?;
+        let writer = Writer::spawn(WriterSetup {
+            conn,
+            path: path.clone(),
+            busy: opts.busy_timeout,
+            owners: owners.clone(),
+            audit_capacity: opts.audit_capacity,
+            audit_linger: opts.audit_linger,
+        })?;
         Ok(SqliteJournal {
             path,
             opts,
             writer,
             readers: Mutex::new(Vec::new()),
-            _lock: lock,
+            owners,
         })
+    }
+
+    /// This journal's owner id (what its operations record as their owner).
+    pub fn owner(&self) -> &str {
+        self.owners.me()
+    }
+
+    /// Deletes audit records and finished or settled operations that started before a moment
+    /// (never an operation whose outcome is unknown).
+    pub async fn prune(&self, p: Prune) -> Result<PruneReport, JournalError> {
+        match self.writer.durable(Write::Prune(p)).await? {
+            Reply::Pruned(r) => Ok(r),
+            Reply::Done | Reply::Claim(_) => Err(JournalError::Failed(
+                "the journal writer answered a prune without a report".into(),
+            )),
+        }
+    }
+
+    /// Sets `running_in` of a started operation whose owner runs; whether that owner ended.
+    fn owned(&self, mut o: Owned) -> (OperationRecord, Liveness) {
+        let live = if o.record.state() == OperationState::Started {
+            self.owners.liveness(o.owner.as_deref())
+        } else {
+            Liveness::Ended
+        };
+        if live == Liveness::Live {
+            o.record.running_in = o.pid;
+        }
+        (o.record, live)
     }
 
     /// The journal file.
@@ -223,11 +238,21 @@ impl Journal for SqliteJournal {
         Box::pin(async move {
             if op.effect.is_read_only() {
                 // Safe to repeat: look up what is committed, record without waiting.
-                if let Some(earlier) =
-                    self.read(|c| rows::by_key(c, &op.tool, &op.idempotency_key, op.claim_args()))?
-                    && claimed_by(&earlier, op)
+                if let Some(earlier) = self.read(|c| {
+                    rows::by_key(
+                        c,
+                        &op.tool,
+                        &op.idempotency_key,
+                        op.key_source,
+                        op.claim_args(),
+                    )
+                })? && claimed_by(&earlier.record, op)
                 {
-                    return Ok(Claim::Existing(Box::new(earlier)));
+                    let (record, live) = self.owned(earlier);
+                    if record.state() == OperationState::Started && live == Liveness::Ended {
+                        return Ok(Claim::Orphaned(Box::new(record)));
+                    }
+                    return Ok(Claim::Existing(Box::new(record)));
                 }
                 self.writer.queue(Write::Start(Box::new(op.clone())))?;
                 return Ok(Claim::Started);
@@ -238,7 +263,7 @@ impl Journal for SqliteJournal {
                 .await?
             {
                 Reply::Claim(c) => Ok(c),
-                Reply::Done => Err(JournalError::Failed(
+                Reply::Done | Reply::Pruned(_) => Err(JournalError::Failed(
                     "the journal writer answered a claim without a claim".into(),
                 )),
             }
@@ -269,7 +294,14 @@ impl Journal for SqliteJournal {
         tool: &'a str,
         key: &'a str,
     ) -> JournalFuture<'a, Option<OperationRecord>> {
-        let r = self.read(|c| rows::by_key(c, tool, key, None));
+        let r = self.read(|c| {
+            let spec = rows::by_key(c, tool, key, super::KeySource::Spec, None)?;
+            match spec {
+                Some(o) => Ok(Some(o)),
+                None => rows::by_key(c, tool, key, super::KeySource::Derived, None),
+            }
+        });
+        let r = r.map(|o| o.map(|o| self.owned(o).0));
         Box::pin(async move { r })
     }
 
@@ -277,18 +309,64 @@ impl Journal for SqliteJournal {
         &'a self,
         operation_id: &'a str,
     ) -> JournalFuture<'a, Option<OperationRecord>> {
-        let r = self.read(|c| rows::by_id(c, operation_id));
+        let r = self
+            .read(|c| rows::by_id(c, operation_id))
+            .map(|o| o.map(|o| self.owned(o).0));
         Box::pin(async move { r })
     }
 
+    /// Only the operations whose process has ended: those a live process runs are not
+    /// unfinished, they are running.
     fn unfinished<'a>(&'a self) -> JournalFuture<'a, Vec<OperationRecord>> {
-        let r = self.read(rows::unfinished);
+        let r = self.read(rows::unfinished).map(|ops| {
+            ops.into_iter()
+                .map(|o| self.owned(o))
+                .filter(|(_, live)| *live == Liveness::Ended)
+                .map(|(r, _)| r)
+                .collect()
+        });
         Box::pin(async move { r })
     }
 
     fn records_read_only(&self) -> bool {
         true
     }
+
+    fn records_audit(&self) -> bool {
+        true
+    }
+
+    fn audit(&self, entry: AuditEntry) {
+        self.writer.audit(entry);
+    }
+
+    fn flush(&self) -> JournalFuture<'_, ()> {
+        Box::pin(async move { done(self.writer.durable(Write::Flush).await) })
+    }
+}
+
+/// Records this owner, and forgets owners that have ended (their lock files too).
+fn register(conn: &Connection, owners: &Owners) -> rusqlite::Result<()> {
+    owners.sweep();
+    let known: Vec<String> = conn
+        .prepare("SELECT owner_id FROM owners")?
+        .query_map([], |r| r.get(0))?
+        .collect::<Result<_, _>>()?;
+    for o in known {
+        if owners.liveness(Some(&o)) == Liveness::Ended {
+            conn.execute("DELETE FROM owners WHERE owner_id = ?1", params![o])?;
+        }
+    }
+    conn.execute(
+        "INSERT INTO owners (owner_id, pid, started_at, toolgate) VALUES (?1, ?2, ?3, ?4)",
+        params![
+            owners.me(),
+            std::process::id(),
+            super::now(),
+            env!("CARGO_PKG_VERSION")
+        ],
+    )?;
+    Ok(())
 }
 
 /// A read-only view of a journal, without the writer's lock: for inspecting a journal while a
@@ -327,28 +405,57 @@ impl JournalReader {
         f(&self.conn).map_err(|e| schema::sqlite_error(&self.path, &e, self.opts.busy_timeout))
     }
 
+    /// A started operation with `running_in` set when its process runs.
+    fn owned(&self, mut o: Owned) -> OperationRecord {
+        if o.record.state() == OperationState::Started
+            && owners::is_running(&self.path, o.owner.as_deref()) == Some(true)
+        {
+            o.record.running_in = o.pid;
+        }
+        o.record
+    }
+
     /// One operation by id.
     pub fn operation(&self, operation_id: &str) -> Result<Option<OperationRecord>, JournalError> {
-        self.run(|c| rows::by_id(c, operation_id))
+        Ok(self
+            .run(|c| rows::by_id(c, operation_id))?
+            .map(|o| self.owned(o)))
     }
 
     /// Every operation of a call id (one per run of it), oldest first.
     pub fn by_call(&self, call_id: &str) -> Result<Vec<OperationRecord>, JournalError> {
-        self.run(|c| rows::by_call(c, call_id))
+        Ok(self
+            .run(|c| rows::by_call(c, call_id))?
+            .into_iter()
+            .map(|o| self.owned(o))
+            .collect())
     }
 
-    /// The most recent operations matching a filter, oldest first.
-    pub fn list(&self, filter: &Filter) -> Result<Vec<OperationSummary>, JournalError> {
-        self.run(|c| rows::list(c, filter))
+    /// The audit records of a call id that has no operation of its own (refused, unknown,
+    /// replayed, pure), oldest first.
+    pub fn audit_of_call(&self, call_id: &str) -> Result<Vec<AuditRecord>, JournalError> {
+        self.run(|c| listing::audit_of_call(c, call_id))
     }
 
-    /// Counts and latency percentiles per tool and status.
+    /// The most recent calls matching a filter, oldest first: every call in the audit (with
+    /// its operation's current state when it ran), and the operations that have no audit
+    /// record (cut off by a crash, or still running). With [`Filter::operations`], the
+    /// operations alone.
+    pub fn list(&self, filter: &Filter) -> Result<Vec<CallSummary>, JournalError> {
+        self.run(|c| listing::list(c, filter))
+    }
+
+    /// Counts and latency percentiles per tool, status and error type.
     pub fn stats(&self, filter: &Filter) -> Result<Vec<ToolStats>, JournalError> {
-        self.run(|c| rows::stats(c, filter))
+        self.run(|c| listing::stats(c, filter))
     }
 
-    /// Operations started and neither finished nor settled.
+    /// Operations started and neither finished nor settled (running, or cut off).
     pub fn unfinished(&self) -> Result<Vec<OperationRecord>, JournalError> {
-        self.run(rows::unfinished)
+        Ok(self
+            .run(rows::unfinished)?
+            .into_iter()
+            .map(|o| self.owned(o))
+            .collect())
     }
 }

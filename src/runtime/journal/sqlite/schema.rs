@@ -16,7 +16,7 @@ use super::SqliteOptions;
 use crate::runtime::journal::JournalError;
 
 /// The schema version this build writes and reads.
-pub(crate) const SCHEMA_VERSION: i64 = 1;
+pub(crate) const SCHEMA_VERSION: i64 = 2;
 
 /// `PRAGMA application_id` of a toolgate journal ("TGJ1").
 const APPLICATION_ID: i64 = 0x5447_4a31;
@@ -80,8 +80,50 @@ CREATE TABLE settlements (
 CREATE INDEX settlements_by_operation ON settlements (operation_id, seq);
 ";
 
+/// Version 2: several processes share a journal (each operation names the owner that started
+/// it), client keys and the look-up of uncertain operations by their arguments, and the audit
+/// of every call.
+const V2: &str = "
+CREATE TABLE owners (
+    owner_id   TEXT PRIMARY KEY,
+    pid        INTEGER NOT NULL,
+    started_at TEXT NOT NULL,
+    toolgate   TEXT NOT NULL
+) STRICT;
+ALTER TABLE operations ADD COLUMN owner TEXT;
+CREATE INDEX operations_uncertain ON operations (tool, arguments_hash, seq)
+    WHERE state IN ('started', 'unknown_outcome');
+CREATE INDEX operations_by_client_key ON operations (idempotency_key, seq)
+    WHERE key_source = 'client';
+CREATE INDEX operations_by_start ON operations (started_us);
+CREATE TABLE audit (
+    seq             INTEGER PRIMARY KEY,
+    at_us           INTEGER NOT NULL,
+    start_time      TEXT NOT NULL,
+    session_id      TEXT NOT NULL,
+    call_id         TEXT NOT NULL,
+    tool            TEXT NOT NULL,
+    tool_version    INTEGER,
+    status          TEXT NOT NULL,
+    error_type      TEXT,
+    decision        TEXT,
+    permission      TEXT,
+    operation_id    TEXT,
+    idempotency_key TEXT,
+    replayed        INTEGER NOT NULL,
+    duration_us     INTEGER NOT NULL,
+    arguments       TEXT NOT NULL,
+    summary         TEXT NOT NULL,
+    trace           TEXT NOT NULL
+) STRICT;
+CREATE INDEX audit_by_time ON audit (at_us);
+CREATE INDEX audit_by_session ON audit (session_id, at_us);
+CREATE INDEX audit_by_call ON audit (call_id);
+CREATE INDEX audit_by_operation ON audit (operation_id) WHERE operation_id IS NOT NULL;
+";
+
 /// Every migration, by the version it brings the schema to.
-const MIGRATIONS: &[(i64, &str)] = &[(1, V1)];
+const MIGRATIONS: &[(i64, &str)] = &[(1, V1), (2, V2)];
 
 /// Turns a SQLite error into the journal error that explains it.
 pub(crate) fn sqlite_error(path: &Path, e: &rusqlite::Error, busy: Duration) -> JournalError {

@@ -1,4 +1,5 @@
-//! The journal's one writer: a thread that owns the write connection and commits in groups.
+//! The journal's one writer per process: a thread that owns the write connection and commits
+//! in groups.
 //!
 //! Records arrive on a channel. The thread takes the first, then everything else already
 //! waiting (up to [`MAX_GROUP`]), applies them all in one transaction and commits once: with
@@ -6,35 +7,57 @@
 //! starting together cost about one flush, not sixteen. A durable request is answered after the
 //! commit; a request nobody waits for (attempts, and the records of calls that change nothing)
 //! is answered by nobody, and a group of only such requests is committed without a flush
-//! (`synchronous=NORMAL`; the next flushed commit makes it durable too). If a commit fails, every request of the group fails and the writer
-//! refuses all later ones: a journal that cannot record is an engine failure, not something to
-//! carry on without.
+//! (`synchronous=NORMAL`; the next flushed commit makes it durable too).
+//!
+//! Audit records ([`AuditQueue`]) do not travel on the channel: callers push them into a
+//! bounded queue and never wait (a full queue drops the record and counts it). The thread adds
+//! what is queued to its next transaction; when nothing durable is waiting it lingers up to the
+//! audit linger for more records first, so a stream of reads and refusals is written in batches
+//! rather than one transaction per call. A `kill -9` loses at most the records still queued —
+//! the batch being gathered — since a committed transaction survives the end of the process.
+//!
+//! Several processes write one journal: `BEGIN IMMEDIATE` takes SQLite's write lock (waiting up
+//! to the busy timeout), so a claim's look-up and insert are atomic across processes too. A
+//! group that cannot get the lock in time fails its durable requests (the calls end with an
+//! engine error) and keeps the rest for the next attempt. Any other failed commit fails every
+//! request of its group and stops the writer: a journal that cannot record is an engine
+//! failure, not something to carry on without.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::mpsc;
+use std::sync::mpsc::{self, RecvTimeoutError};
 use std::thread::JoinHandle;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
-use rusqlite::{Connection, params};
+use rusqlite::{Connection, ErrorCode, params};
 use tokio::sync::oneshot;
 
-use super::rows;
+use super::audit_queue::AuditQueue;
+use super::owners::{Liveness, Owners};
+use super::rows::{self, Owned};
 use super::schema::sqlite_error;
+use super::writes::{Prune, PruneReport, finish, insert, insert_audit, prune};
 use crate::runtime::journal::{
-    AttemptRecord, Claim, JournalError, OperationFinish, OperationStart, Settlement, check_settle,
-    claimed_by,
+    AttemptRecord, AuditEntry, Claim, JournalError, OperationFinish, OperationStart,
+    OperationState, Settlement, check_settle, claimed_by,
 };
 
 /// The most records one transaction takes (so a flood of records still commits in bounded time).
 const MAX_GROUP: usize = 512;
 
+/// The most audit records one transaction takes.
+const MAX_AUDIT_GROUP: usize = 1024;
+
+/// An audit batch this large is committed without lingering for more.
+const AUDIT_BATCH: usize = 256;
+
 /// A record for the writer.
 pub(crate) enum Write {
     /// Insert a started operation.
     Start(Box<OperationStart>),
-    /// Atomically: return the operation on record under the key, or insert this one.
+    /// Atomically: return the operation on record under the key (or an uncertain one with the
+    /// same arguments), or insert this one.
     Claim(Box<OperationStart>),
     /// Insert an attempt.
     Attempt(AttemptRecord),
@@ -42,6 +65,12 @@ pub(crate) enum Write {
     Finish(Box<OperationFinish>),
     /// Record a settlement.
     Settle(Settlement),
+    /// Commit what is queued, audit records included, with a flush.
+    Flush,
+    /// Delete what is older than a moment.
+    Prune(Prune),
+    /// Audit records are waiting (sent when the audit queue stops being empty).
+    Nudge,
 }
 
 /// What a durable request is answered with.
@@ -50,6 +79,8 @@ pub(crate) enum Reply {
     Done,
     /// The answer to a claim.
     Claim(Claim),
+    /// The answer to a prune.
+    Pruned(PruneReport),
 }
 
 type Answer = Result<Reply, JournalError>;
@@ -64,14 +95,29 @@ struct Request {
 pub struct CommitStats {
     /// Transactions committed.
     pub commits: u64,
-    /// Records written in them.
+    /// Records written in them (audit records included).
     pub records: u64,
+    /// Audit records written.
+    pub audit_written: u64,
+    /// Audit records dropped because the queue was full (the disk did not keep up).
+    pub audit_dropped: u64,
 }
 
 #[derive(Default)]
 struct Counters {
     commits: AtomicU64,
     records: AtomicU64,
+    audit_written: AtomicU64,
+}
+
+/// How the writer is set up.
+pub(crate) struct WriterSetup {
+    pub(crate) conn: Connection,
+    pub(crate) path: PathBuf,
+    pub(crate) busy: Duration,
+    pub(crate) owners: Arc<Owners>,
+    pub(crate) audit_capacity: usize,
+    pub(crate) audit_linger: Duration,
 }
 
 /// The handle of the writer thread.
@@ -79,26 +125,44 @@ pub(crate) struct Writer {
     tx: Option<mpsc::Sender<Request>>,
     thread: Option<JoinHandle<()>>,
     counters: Arc<Counters>,
+    audit: Arc<AuditQueue>,
 }
 
 impl Writer {
     /// Starts the writer thread on an open connection.
-    pub(crate) fn spawn(
-        conn: Connection,
-        path: PathBuf,
-        busy: Duration,
-    ) -> Result<Self, JournalError> {
+    pub(crate) fn spawn(setup: WriterSetup) -> Result<Self, JournalError> {
         let (tx, rx) = mpsc::channel();
         let counters = Arc::new(Counters::default());
-        let c = counters.clone();
-        let thread = std::thread::Builder::new()
-            .name("toolgate-journal".into())
-            .spawn(move || run(conn, rx, &path, busy, &c))
-            .map_err(|e| JournalError::Failed(format!("cannot start the journal writer: {e}")))?;
+        let audit = Arc::new(AuditQueue::new(setup.audit_capacity));
+        let thread = {
+            let counters = counters.clone();
+            let audit = audit.clone();
+            std::thread::Builder::new()
+                .name("toolgate-journal".into())
+                .spawn(move || {
+                    let mut t = Thread {
+                        conn: setup.conn,
+                        path: setup.path,
+                        busy: setup.busy,
+                        owners: setup.owners,
+                        counters,
+                        audit,
+                        linger: setup.audit_linger,
+                        broken: None,
+                        flushing: true,
+                        carried: Vec::new(),
+                    };
+                    t.run(rx);
+                })
+                .map_err(|e| {
+                    JournalError::Failed(format!("cannot start the journal writer: {e}"))
+                })?
+        };
         Ok(Writer {
             tx: Some(tx),
             thread: Some(thread),
             counters,
+            audit,
         })
     }
 
@@ -118,6 +182,13 @@ impl Writer {
         self.send(Request { write, reply: None })
     }
 
+    /// Queues an audit record; never waits.
+    pub(crate) fn audit(&self, entry: AuditEntry) {
+        if self.audit.push(entry) {
+            let _ = self.queue(Write::Nudge);
+        }
+    }
+
     fn send(&self, r: Request) -> Result<(), JournalError> {
         self.tx
             .as_ref()
@@ -130,6 +201,8 @@ impl Writer {
         CommitStats {
             commits: self.counters.commits.load(Ordering::Relaxed),
             records: self.counters.records.load(Ordering::Relaxed),
+            audit_written: self.counters.audit_written.load(Ordering::Relaxed),
+            audit_dropped: self.audit.dropped.load(Ordering::Relaxed),
         }
     }
 }
@@ -144,75 +217,188 @@ impl Drop for Writer {
     }
 }
 
-/// The writer thread: groups, applies, commits, answers.
-fn run(conn: Connection, rx: mpsc::Receiver<Request>, path: &Path, busy: Duration, c: &Counters) {
-    let err = |e: rusqlite::Error| sqlite_error(path, &e, busy);
-    let mut broken: Option<String> = None;
-    // The connection is opened with `synchronous=FULL`.
-    let mut flushing = true;
-    while let Ok(first) = rx.recv() {
-        let mut group = vec![first];
-        while group.len() < MAX_GROUP {
-            match rx.try_recv() {
-                Ok(r) => group.push(r),
-                Err(_) => break,
-            }
-        }
-        if let Some(why) = &broken {
-            for r in group {
-                answer(r.reply, Err(stopped(why)));
-            }
-            continue;
-        }
-        // A group nobody waits for (the records of calls that change nothing, attempts) is
-        // committed without a flush: it was never promised to be durable, and the next durable
-        // commit flushes the write-ahead log with it, in order. Saves a flush per read.
-        let flush = group.iter().any(|r| r.reply.is_some());
-        if flush != flushing {
-            let mode = if flush { "FULL" } else { "NORMAL" };
-            if let Err(e) = conn.pragma_update(None, "synchronous", mode) {
-                let e = err(e);
-                broken = Some(e.to_string());
-                for r in group {
-                    answer(r.reply, Err(stopped(&e.to_string())));
+/// The writer thread's state.
+struct Thread {
+    conn: Connection,
+    path: PathBuf,
+    busy: Duration,
+    owners: Arc<Owners>,
+    counters: Arc<Counters>,
+    audit: Arc<AuditQueue>,
+    linger: Duration,
+    /// Why the writer stopped accepting records, once it has.
+    broken: Option<String>,
+    /// Whether the connection is in `synchronous=FULL` (it is opened so).
+    flushing: bool,
+    /// Records nobody waits for, kept from a group that could not get the write lock.
+    carried: Vec<Request>,
+}
+
+impl Thread {
+    fn err(&self, e: rusqlite::Error) -> JournalError {
+        sqlite_error(&self.path, &e, self.busy)
+    }
+
+    /// Groups, applies, commits, answers; at the end, commits what is left of the audit.
+    fn run(&mut self, rx: mpsc::Receiver<Request>) {
+        let mut open = true;
+        while open {
+            let mut group = std::mem::take(&mut self.carried);
+            if group.is_empty() && self.audit.len() == 0 {
+                match rx.recv() {
+                    Ok(r) => group.push(r),
+                    Err(_) => break,
                 }
-                continue;
             }
-            flushing = flush;
-        }
-        if let Err(e) = conn.execute_batch("BEGIN IMMEDIATE") {
-            let e = err(e);
-            broken = Some(e.to_string());
-            for r in group {
-                answer(r.reply, Err(stopped(&e.to_string())));
+            while group.len() < MAX_GROUP {
+                match rx.try_recv() {
+                    Ok(r) => group.push(r),
+                    Err(mpsc::TryRecvError::Empty) => break,
+                    Err(mpsc::TryRecvError::Disconnected) => {
+                        open = false;
+                        break;
+                    }
+                }
             }
-            continue;
+            // Nobody waits for this commit: give more records a moment to join it.
+            if open && !group.iter().any(|r| r.reply.is_some()) {
+                open = self.linger(&rx, &mut group);
+            }
+            let audit = self.audit.take(MAX_AUDIT_GROUP);
+            self.commit(group, audit);
         }
-        let n = group.len() as u64;
+        while self.audit.len() > 0 && self.broken.is_none() {
+            let audit = self.audit.take(MAX_AUDIT_GROUP);
+            self.commit(Vec::new(), audit);
+        }
+        let _ = self.conn.execute(
+            "DELETE FROM owners WHERE owner_id = ?1",
+            params![self.owners.me()],
+        );
+    }
+
+    /// Waits up to the linger for more records, until one is durable or the batch is full;
+    /// false when the channel closed.
+    fn linger(&self, rx: &mpsc::Receiver<Request>, group: &mut Vec<Request>) -> bool {
+        if self.linger.is_zero() {
+            return true;
+        }
+        let deadline = Instant::now() + self.linger;
+        while group.len() < MAX_GROUP && self.audit.len() < AUDIT_BATCH {
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                break;
+            }
+            match rx.recv_timeout(left) {
+                Ok(r) => {
+                    let durable = r.reply.is_some();
+                    group.push(r);
+                    if durable {
+                        break;
+                    }
+                }
+                Err(RecvTimeoutError::Timeout) => break,
+                Err(RecvTimeoutError::Disconnected) => return false,
+            }
+        }
+        true
+    }
+
+    fn fail_all(&mut self, group: Vec<Request>, why: &str) {
+        for r in group {
+            answer(r.reply, Err(stopped(why)));
+        }
+    }
+
+    /// One transaction: the group's records and a batch of audit records.
+    fn commit(&mut self, group: Vec<Request>, audit: Vec<AuditEntry>) {
+        if let Some(why) = self.broken.clone() {
+            self.fail_all(group, &why);
+            return;
+        }
+        let writes = group
+            .iter()
+            .filter(|r| !matches!(r.write, Write::Nudge))
+            .count();
+        if writes == 0 && audit.is_empty() {
+            return;
+        }
+        // A group nobody waits for (the records of calls that change nothing, attempts, the
+        // audit) is committed without a flush: it was never promised to be durable, and the
+        // next durable commit flushes the write-ahead log with it, in order. Saves a flush per
+        // read.
+        let flush = group.iter().any(|r| r.reply.is_some());
+        if flush != self.flushing {
+            let mode = if flush { "FULL" } else { "NORMAL" };
+            if let Err(e) = self.conn.pragma_update(None, "synchronous", mode) {
+                let e = self.err(e).to_string();
+                self.broken = Some(e.clone());
+                self.fail_all(group, &e);
+                return;
+            }
+            self.flushing = flush;
+        }
+        if let Err(e) = self.conn.execute_batch("BEGIN IMMEDIATE") {
+            let busy = matches!(
+                e.sqlite_error_code(),
+                Some(ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked)
+            );
+            let e = self.err(e);
+            if busy {
+                // Another process held the write lock past the busy timeout: the calls waiting
+                // for this commit fail; what nobody waits for is tried again.
+                let why = e.to_string();
+                for r in group {
+                    match r.reply {
+                        Some(tx) => answer(Some(tx), Err(stopped_once(&why))),
+                        None => self.carried.push(r),
+                    }
+                }
+                self.requeue(audit);
+                return;
+            }
+            let why = e.to_string();
+            self.broken = Some(why.clone());
+            self.fail_all(group, &why);
+            return;
+        }
         let mut pending = Vec::with_capacity(group.len());
         for r in group {
-            let out = apply(&conn, r.write).map_err(|e| match e {
-                Applied::Sql(e) => err(e),
+            if matches!(r.write, Write::Nudge) {
+                continue;
+            }
+            let out = self.apply(r.write).map_err(|e| match e {
+                Applied::Sql(e) => self.err(e),
                 Applied::Journal(e) => e,
             });
             match (r.reply, out) {
                 (Some(tx), out) => pending.push((tx, out)),
                 (None, Ok(_)) => {}
-                (None, Err(e)) => broken = Some(e.to_string()),
+                (None, Err(e)) => self.broken = Some(e.to_string()),
             }
         }
-        match conn.execute_batch("COMMIT") {
+        let n_audit = audit.len() as u64;
+        for e in &audit {
+            if let Err(e) = insert_audit(&self.conn, e) {
+                self.broken = Some(self.err(e).to_string());
+                break;
+            }
+        }
+        match self.conn.execute_batch("COMMIT") {
             Ok(()) => {
+                let c = &self.counters;
                 c.commits.fetch_add(1, Ordering::Relaxed);
-                c.records.fetch_add(n, Ordering::Relaxed);
+                c.records
+                    .fetch_add(writes as u64 + n_audit, Ordering::Relaxed);
+                c.audit_written.fetch_add(n_audit, Ordering::Relaxed);
                 for (tx, out) in pending {
                     answer(Some(tx), out);
                 }
             }
             Err(e) => {
-                let _ = conn.execute_batch("ROLLBACK");
-                let e = err(e).to_string();
-                broken = Some(e.clone());
+                let _ = self.conn.execute_batch("ROLLBACK");
+                let e = self.err(e).to_string();
+                self.broken = Some(e.clone());
                 for (tx, _) in pending {
                     answer(
                         Some(tx),
@@ -222,118 +408,82 @@ fn run(conn: Connection, rx: mpsc::Receiver<Request>, path: &Path, busy: Duratio
             }
         }
     }
-}
 
-fn stopped(why: &str) -> JournalError {
-    JournalError::Failed(format!(
-        "the journal stopped accepting records after an error: {why}"
-    ))
-}
-
-fn answer(reply: Option<oneshot::Sender<Answer>>, out: Answer) {
-    if let Some(tx) = reply {
-        // The caller may have gone away (its call was cancelled); the record stands.
-        let _ = tx.send(out);
+    /// Puts audit records back at the front of the queue (a commit could not start).
+    fn requeue(&self, audit: Vec<AuditEntry>) {
+        self.audit.with(|q| {
+            for e in audit.into_iter().rev() {
+                q.push_front(e);
+            }
+        });
     }
-}
 
-enum Applied {
-    Sql(rusqlite::Error),
-    Journal(JournalError),
-}
-
-impl From<rusqlite::Error> for Applied {
-    fn from(e: rusqlite::Error) -> Self {
-        Applied::Sql(e)
+    /// Whether the owner of a started operation is running; sets `running_in` when it is.
+    fn liveness(&self, o: &mut Owned) -> Liveness {
+        let l = self.owners.liveness(o.owner.as_deref());
+        if l == Liveness::Live {
+            o.record.running_in = o.pid.or(Some(std::process::id()));
+        }
+        l
     }
-}
 
-/// Microseconds since the epoch of an RFC 3339 time (0 when it does not parse).
-fn micros(rfc3339: &str) -> i64 {
-    humantime::parse_rfc3339_weak(rfc3339)
-        .ok()
-        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
-        .and_then(|d| i64::try_from(d.as_micros()).ok())
-        .unwrap_or(0)
-}
-
-fn to_json<T: serde::Serialize>(v: &T) -> String {
-    serde_json::to_string(v).unwrap_or_else(|_| "null".into())
-}
-
-fn apply(conn: &Connection, w: Write) -> Result<Reply, Applied> {
-    match w {
-        Write::Start(op) => insert(conn, &op).map(|()| Reply::Done),
-        Write::Claim(op) => {
-            if let Some(earlier) =
-                rows::by_key(conn, &op.tool, &op.idempotency_key, op.claim_args())?
-                && claimed_by(&earlier, &op)
+    fn claim(&self, op: &OperationStart) -> Result<Claim, Applied> {
+        if let Some(mut earlier) = rows::by_key(
+            &self.conn,
+            &op.tool,
+            &op.idempotency_key,
+            op.key_source,
+            op.claim_args(),
+        )? && claimed_by(&earlier.record, op)
+        {
+            if earlier.record.state() == OperationState::Started
+                && self.liveness(&mut earlier) == Liveness::Ended
             {
-                return Ok(Reply::Claim(Claim::Existing(Box::new(earlier))));
+                return Ok(Claim::Orphaned(Box::new(earlier.record)));
             }
-            insert(conn, &op)?;
-            Ok(Reply::Claim(Claim::Started))
+            return Ok(Claim::Existing(Box::new(earlier.record)));
         }
-        Write::Attempt(a) => {
-            conn.prepare_cached(
-                "INSERT INTO attempts (operation_id, attempt, error_type, retry_after_ms, ended_at)
-                 VALUES (?1, ?2, ?3, ?4, ?5)",
-            )?
-            .execute(params![
-                a.operation_id,
-                a.attempt,
-                a.error_type.map(|t| t.as_str()),
-                a.retry_after_ms.and_then(|m| i64::try_from(m).ok()),
-                a.ended_at
-            ])?;
-            conn.prepare_cached(
-                "UPDATE operations SET attempts = max(attempts, ?2) WHERE operation_id = ?1",
-            )?
-            .execute(params![a.operation_id, a.attempt])?;
-            Ok(Reply::Done)
-        }
-        Write::Finish(f) => {
-            let n = conn
-                .prepare_cached(
-                    "UPDATE operations SET state = ?2, status = ?2, finished_at = ?3,
-                        finished_us = ?4, error_type = ?5, exit_code = ?6, output_size = ?7,
-                        result_digest = ?8, external_reference = ?9, artifact_ids = ?10,
-                        retry_count = ?11, attempts = max(attempts, ?11 + 1), result = ?12,
-                        trace = ?13
-                     WHERE operation_id = ?1 AND finished_at IS NULL AND state = 'started'",
-                )?
-                .execute(params![
-                    f.operation_id,
-                    f.status.as_str(),
-                    f.finished_at,
-                    micros(&f.finished_at),
-                    f.error_type.map(|t| t.as_str()),
-                    f.exit_code,
-                    i64::try_from(f.output_size).unwrap_or(i64::MAX),
-                    f.result_digest,
-                    f.external_reference,
-                    to_json(&f.artifact_ids),
-                    f.retry_count,
-                    to_json(&f.result),
-                    to_json(&f.trace),
-                ])?;
-            if n == 0 {
-                let why = match rows::by_id(conn, &f.operation_id)? {
-                    None => "finish of unknown operation",
-                    Some(op) if op.finish.is_some() => "operation finished twice",
-                    Some(_) => "finish of an operation settled after a crash",
-                };
-                return Err(Applied::Journal(JournalError::Invalid(format!(
-                    "{why}: {}",
-                    f.operation_id
-                ))));
+        if op.blocked_by_uncertainty()
+            && let Some(mut o) = rows::latest_uncertain(&self.conn, &op.tool, &op.arguments_hash)?
+        {
+            // Still running counts as unknown too: a retry from another connection while the
+            // first attempt runs must not make it happen twice.
+            if o.record.state() == OperationState::Started
+                && self.liveness(&mut o) == Liveness::Ended
+            {
+                return Ok(Claim::Orphaned(Box::new(o.record)));
             }
-            Ok(Reply::Done)
+            return Ok(Claim::Blocked(Box::new(o.record)));
         }
-        Write::Settle(s) => {
-            let op = rows::by_id(conn, &s.operation_id)?;
-            check_settle(op.as_ref(), &s).map_err(Applied::Journal)?;
-            conn.prepare_cached(
+        insert(&self.conn, op, self.owners.me())?;
+        Ok(Claim::Started)
+    }
+
+    fn settle(&self, s: &Settlement) -> Result<(), Applied> {
+        let mut op = rows::by_id(&self.conn, &s.operation_id)?;
+        if let Some(o) = op.as_mut()
+            && o.record.state() == OperationState::Started
+        {
+            match self.liveness(o) {
+                Liveness::Ended => {}
+                Liveness::Live => {
+                    return Err(Applied::Journal(JournalError::Invalid(format!(
+                        "operation {} is still running in toolgate process {}; it can be settled once it has finished or that process has ended",
+                        s.operation_id,
+                        o.record.running_in.unwrap_or_default()
+                    ))));
+                }
+                Liveness::Unknown(why) => {
+                    return Err(Applied::Journal(JournalError::Invalid(format!(
+                        "whether the process running operation {} has ended cannot be told ({why}); it was not settled",
+                        s.operation_id
+                    ))));
+                }
+            }
+        }
+        check_settle(op.as_ref().map(|o| &o.record), s).map_err(Applied::Journal)?;
+        self.conn
+            .prepare_cached(
                 "INSERT INTO settlements (operation_id, outcome, settled_by, reason,
                     external_reference, at) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
             )?
@@ -345,39 +495,68 @@ fn apply(conn: &Connection, w: Write) -> Result<Reply, Applied> {
                 s.external_reference,
                 s.at
             ])?;
-            conn.prepare_cached("UPDATE operations SET state = ?2 WHERE operation_id = ?1")?
-                .execute(params![s.operation_id, s.outcome.as_str()])?;
-            Ok(Reply::Done)
+        self.conn
+            .prepare_cached("UPDATE operations SET state = ?2 WHERE operation_id = ?1")?
+            .execute(params![s.operation_id, s.outcome.as_str()])?;
+        Ok(())
+    }
+
+    fn apply(&self, w: Write) -> Result<Reply, Applied> {
+        let conn = &self.conn;
+        match w {
+            Write::Start(op) => insert(conn, &op, self.owners.me()).map(|()| Reply::Done),
+            Write::Claim(op) => self.claim(&op).map(Reply::Claim),
+            Write::Attempt(a) => {
+                conn.prepare_cached(
+                    "INSERT INTO attempts (operation_id, attempt, error_type, retry_after_ms, ended_at)
+                     VALUES (?1, ?2, ?3, ?4, ?5)",
+                )?
+                .execute(params![
+                    a.operation_id,
+                    a.attempt,
+                    a.error_type.map(|t| t.as_str()),
+                    a.retry_after_ms.and_then(|m| i64::try_from(m).ok()),
+                    a.ended_at
+                ])?;
+                conn.prepare_cached(
+                    "UPDATE operations SET attempts = max(attempts, ?2) WHERE operation_id = ?1",
+                )?
+                .execute(params![a.operation_id, a.attempt])?;
+                Ok(Reply::Done)
+            }
+            Write::Finish(f) => finish(conn, &f).map(|()| Reply::Done),
+            Write::Settle(s) => self.settle(&s).map(|()| Reply::Done),
+            Write::Flush | Write::Nudge => Ok(Reply::Done),
+            Write::Prune(p) => prune(conn, p).map(Reply::Pruned),
         }
     }
 }
 
-fn insert(conn: &Connection, op: &OperationStart) -> Result<(), Applied> {
-    conn.prepare_cached(
-        "INSERT INTO operations (operation_id, session_id, call_id, tool, tool_version,
-            schema_version, effect, idempotency, idempotency_key, key_source, arguments_hash,
-            arguments, decision, permission, scheduler_batch, started_at, started_us, state)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17,
-            'started')",
-    )?
-    .execute(params![
-        op.operation_id,
-        op.session_id,
-        op.call_id,
-        op.tool,
-        op.tool_version,
-        op.schema_version,
-        op.effect.as_str(),
-        op.idempotency.as_str(),
-        op.idempotency_key,
-        op.key_source.as_str(),
-        op.arguments_hash,
-        op.arguments,
-        op.permission.decision.as_str(),
-        to_json(&op.permission),
-        op.scheduler_batch.and_then(|b| i64::try_from(b).ok()),
-        op.started_at,
-        micros(&op.started_at),
-    ])?;
-    Ok(())
+fn stopped(why: &str) -> JournalError {
+    JournalError::Failed(format!(
+        "the journal stopped accepting records after an error: {why}"
+    ))
+}
+
+fn stopped_once(why: &str) -> JournalError {
+    JournalError::Failed(format!("the journal could not record the call: {why}"))
+}
+
+fn answer(reply: Option<oneshot::Sender<Answer>>, out: Answer) {
+    if let Some(tx) = reply {
+        // The caller may have gone away (its call was cancelled); the record stands.
+        let _ = tx.send(out);
+    }
+}
+
+/// Why a write failed: SQLite, or the journal's own rules.
+pub(super) enum Applied {
+    Sql(rusqlite::Error),
+    Journal(JournalError),
+}
+
+impl From<rusqlite::Error> for Applied {
+    fn from(e: rusqlite::Error) -> Self {
+        Applied::Sql(e)
+    }
 }

@@ -1,0 +1,139 @@
+//! TGE009 bypassable-path-policy.
+
+use crate::diagnostic::Severity;
+use crate::ir::{ExecSpec, ToolDefinition};
+use crate::lint::context::{LintContext, ToolView};
+use crate::lint::rule::{Applies, Group, RuleMeta};
+use crate::lint::rules::policy::globs::{DenyGlobs, covered, deny_globs, normalize};
+use crate::policy::ProtectedSet;
+use crate::policy::arguments::path_params;
+use crate::spec::resolve::CelRole;
+
+/// Metadata.
+pub const META: RuleMeta = RuleMeta {
+    code: "TGE009",
+    name: "bypassable-path-policy",
+    group: Group::Effect,
+    severity: Severity::Warning,
+    applies: Applies::SpecsOnly,
+    purpose: "Finds a deny rule over paths that another tool of the same toolset can get around.",
+    explanation: r#"## What it does
+Reads the globs of every `deny` rule of the form `path.matches_glob(args.<param>, [...])` and
+looks, in every toolset the tool is in (all tools together when toolgate.yaml defines none), for
+another tool that reaches the same files without the same deny: one with a path parameter
+(`path`, `paths`, `*_path`, …), one whose `resources.reads` names a `tree:` key, or one that runs
+a process in the workspace. Globs the project's protected set already covers (`protect:` and
+its defaults) are left out: every tool obeys those.
+
+## Why is this bad?
+A deny rule guards one tool. An agent steered by a prompt injection calls whichever tool is
+open: `read_file` refuses `.env`, but `grep -r API_KEY` prints it, and a search that answers
+"match / no match" recovers a key by bisection. A path that must not be read has to be refused
+by every tool that can read it — which is what `protect:` does, once for the whole project.
+
+## Example
+```yaml
+# read_file.yaml
+permissions:
+  rules:
+    - id: no-secrets
+      deny: "path.matches_glob(args.path, ['**/secrets/**'])"
+# grep.yaml, in the same toolset: grep -rn over a `path`, with no such rule
+```
+
+Use instead:
+```yaml
+# toolgate.yaml
+protect:
+  - {glob: secrets, reason: Deployment secrets are never read by tools.}
+```
+and drop the per-tool rule.
+"#,
+};
+
+/// How another tool reaches files.
+fn reach(def: &ToolDefinition, tool: &ToolView) -> Option<&'static str> {
+    if matches!(def.exec, ExecSpec::Command(_)) {
+        return Some("runs a process in the workspace");
+    }
+    if !path_params(&def.parameters).is_empty() {
+        return Some("takes a path");
+    }
+    let tree = tool.resolved.cel.iter().any(|s| {
+        matches!(s.role, CelRole::Reads)
+            && (s.text.contains("'tree:") || s.text.contains("\"tree:"))
+    });
+    tree.then_some("reads the workspace tree")
+}
+
+/// Reports a deny rule's globs that a tool sharing a toolset can get around.
+pub(crate) fn check(ctx: &mut LintContext, tools: &[ToolView]) {
+    let protected = ProtectedSet::new(&ctx.project.protect)
+        .unwrap_or_else(|_| (*crate::policy::protect::default_set()).clone());
+    let toolsets: Vec<(String, Vec<String>)> = if ctx.project.toolsets.is_empty() {
+        vec![(
+            "(all tools)".to_owned(),
+            tools.iter().map(|t| t.name.to_owned()).collect(),
+        )]
+    } else {
+        ctx.project
+            .toolsets
+            .iter()
+            .map(|(n, s)| (format!("`{n}`"), s.tools.clone()))
+            .collect()
+    };
+    let denies: Vec<Vec<DenyGlobs>> = tools.iter().map(deny_globs).collect();
+    for (i, tool) in tools.iter().enumerate() {
+        for deny in &denies[i] {
+            let open: Vec<String> = deny
+                .globs
+                .iter()
+                .filter(|g| !covered(g, &protected))
+                .cloned()
+                .collect();
+            if open.is_empty() {
+                continue;
+            }
+            let wanted: std::collections::BTreeSet<String> =
+                open.iter().map(|g| normalize(g)).collect();
+            let mut around: Vec<String> = Vec::new();
+            for (j, other) in tools.iter().enumerate() {
+                if i == j {
+                    continue;
+                }
+                let Some(def) = other.def else { continue };
+                let Some(how) = reach(def, other) else {
+                    continue;
+                };
+                let Some((set, _)) = toolsets.iter().find(|(_, members)| {
+                    members.iter().any(|m| m == tool.name)
+                        && members.iter().any(|m| m == other.name)
+                }) else {
+                    continue;
+                };
+                let same = denies[j].iter().any(|d| wanted.is_subset(&d.key()));
+                if !same {
+                    around.push(format!("`{}` (toolset {set}; it {how})", other.name));
+                }
+            }
+            if around.is_empty() {
+                continue;
+            }
+            let more = around.len().saturating_sub(3);
+            let mut who = around[..around.len().min(3)].join(", ");
+            if more > 0 {
+                who.push_str(&format!(" and {more} more"));
+            }
+            ctx.report(
+                deny.span,
+                format!(
+                    "rule `{}` of `{}` denies {}, but {who} reaches the same files without that deny",
+                    deny.rule,
+                    tool.name,
+                    DenyGlobs::shown(&open)
+                ),
+            )
+            .help("move these globs to `protect:` in toolgate.yaml, which every tool obeys, and drop the per-tool rule; or give the other tools the same deny");
+        }
+    }
+}

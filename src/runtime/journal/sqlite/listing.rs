@@ -1,0 +1,364 @@
+//! The queries behind `toolgate journal list`, `show` (of calls without an operation) and
+//! `stats`: calls, as the audit saw them, joined with the operations they ran.
+//!
+//! A call that ran has an audit record and an operation; its status is the operation's current
+//! state (a settlement after a crash changes it). A refused, unknown, replayed or pure call has
+//! an audit record only. An operation without an audit record — cut off by a crash before the
+//! call ended, still running, or from before the audit — is listed from the operation alone.
+
+use std::collections::BTreeMap;
+
+use rusqlite::{Connection, Row, params};
+use serde::Serialize;
+
+use crate::ir::ErrorType;
+use crate::runtime::permission::PermissionRecord;
+
+/// Which calls `list` and `stats` look at.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Filter {
+    /// A state word: `started`, a result status, or a settlement.
+    pub status: Option<String>,
+    /// A tool.
+    pub tool: Option<String>,
+    /// A session.
+    pub session: Option<String>,
+    /// An error type (`POLICY_DENIED`, …).
+    pub error_type: Option<String>,
+    /// Only calls that started at or after this moment, µs since the epoch.
+    pub since_us: Option<i64>,
+    /// Only calls that started before this moment, µs since the epoch.
+    pub until_us: Option<i64>,
+    /// At most this many (the most recent), for `list`.
+    pub limit: Option<usize>,
+    /// Operations only (what ran, or may have), without the calls that never ran.
+    pub operations: bool,
+}
+
+/// Calls and operations as one table: `kind` is `call` (an audit record, and its operation if
+/// it ran) or `operation` (an operation without an audit record).
+const CALLS: &str = "
+    SELECT 'call' AS kind, a.at_us AS t, a.start_time AS started_at, a.operation_id,
+        a.session_id, a.call_id, a.tool, coalesce(o.tool_version, a.tool_version) AS tool_version,
+        coalesce(o.state, a.status) AS status,
+        CASE WHEN o.state IN ('abandoned', 'succeeded', 'failed') THEN NULL
+             ELSE a.error_type END AS error_type,
+        coalesce(o.attempts, 0) AS attempts, a.duration_us AS duration_us,
+        coalesce(a.idempotency_key, o.idempotency_key) AS idempotency_key,
+        a.permission, a.summary, a.replayed
+    FROM audit a LEFT JOIN operations o ON o.operation_id = a.operation_id
+    UNION ALL
+    SELECT 'operation', o.started_us, o.started_at, o.operation_id, o.session_id, o.call_id,
+        o.tool, o.tool_version, o.state, o.error_type, o.attempts,
+        o.finished_us - o.started_us, o.idempotency_key, o.permission, NULL, 0
+    FROM operations o
+    WHERE NOT EXISTS (SELECT 1 FROM audit a WHERE a.operation_id = o.operation_id)";
+
+/// Operations alone, in the same columns.
+const OPERATIONS: &str = "
+    SELECT 'operation' AS kind, o.started_us AS t, o.started_at, o.operation_id, o.session_id,
+        o.call_id, o.tool, o.tool_version, o.state AS status, o.error_type, o.attempts,
+        o.finished_us - o.started_us AS duration_us, o.idempotency_key, o.permission,
+        NULL AS summary, 0 AS replayed
+    FROM operations o";
+
+impl Filter {
+    fn source(&self) -> &'static str {
+        if self.operations { OPERATIONS } else { CALLS }
+    }
+
+    fn clause(&self) -> (String, Vec<rusqlite::types::Value>) {
+        use rusqlite::types::Value as V;
+        let mut conds = Vec::new();
+        let mut values = Vec::new();
+        for (column, v) in [
+            ("status", &self.status),
+            ("tool", &self.tool),
+            ("session_id", &self.session),
+            ("error_type", &self.error_type),
+        ] {
+            if let Some(v) = v {
+                values.push(V::Text(v.clone()));
+                conds.push(format!("{column} = ?{}", values.len()));
+            }
+        }
+        if let Some(t) = self.since_us {
+            values.push(V::Integer(t));
+            conds.push(format!("t >= ?{}", values.len()));
+        }
+        if let Some(t) = self.until_us {
+            values.push(V::Integer(t));
+            conds.push(format!("t < ?{}", values.len()));
+        }
+        if conds.is_empty() {
+            (String::new(), values)
+        } else {
+            (format!("WHERE {}", conds.join(" AND ")), values)
+        }
+    }
+}
+
+/// One line of `toolgate journal list`: a call, or an operation without an audit record.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct CallSummary {
+    /// `call` (from the audit) or `operation` (an operation without an audit record: cut off
+    /// by a crash, still running, or from before the audit).
+    pub kind: String,
+    /// The operation the call ran as, if it ran.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub operation_id: Option<String>,
+    /// Its session.
+    pub session_id: String,
+    /// Its call.
+    pub call_id: String,
+    /// The tool (as called, for unknown tools).
+    pub tool: String,
+    /// The contract version.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tool_version: Option<u32>,
+    /// Where it stands: the operation's state when it ran, else the call's status.
+    pub status: String,
+    /// Why it did not succeed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error_type: Option<String>,
+    /// Attempts recorded (0 for a call that did not run).
+    pub attempts: u32,
+    /// RFC 3339.
+    pub started_at: String,
+    /// How long the call took (for an operation alone: start to finish), when known.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub duration_us: Option<u64>,
+    /// The key a repeat of the call is recognised by.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub idempotency_key: Option<String>,
+    /// The permission decision and its rule chain, when one was made.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub permission: Option<PermissionRecord>,
+    /// What the model was told.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub summary: Option<String>,
+    /// Whether the result was replayed from an earlier operation.
+    pub replayed: bool,
+}
+
+fn summary_row(r: &Row<'_>) -> rusqlite::Result<CallSummary> {
+    let permission: Option<String> = r.get(13)?;
+    Ok(CallSummary {
+        kind: r.get(0)?,
+        started_at: r.get(2)?,
+        operation_id: r.get(3)?,
+        session_id: r.get(4)?,
+        call_id: r.get(5)?,
+        tool: r.get(6)?,
+        tool_version: r.get(7)?,
+        status: r.get(8)?,
+        error_type: r.get(9)?,
+        attempts: r.get::<_, Option<u32>>(10)?.unwrap_or(0),
+        duration_us: r.get::<_, Option<i64>>(11)?.map(|d| d.max(0) as u64),
+        idempotency_key: r.get(12)?,
+        permission: permission.and_then(|p| serde_json::from_str(&p).ok()),
+        summary: r.get(14)?,
+        replayed: r.get::<_, i64>(15)? != 0,
+    })
+}
+
+/// The most recent calls matching a filter, oldest first.
+pub(crate) fn list(conn: &Connection, f: &Filter) -> rusqlite::Result<Vec<CallSummary>> {
+    let (clause, values) = f.clause();
+    let limit = f
+        .limit
+        .map_or(i64::MAX, |l| i64::try_from(l).unwrap_or(i64::MAX));
+    let sql = format!(
+        "SELECT * FROM ({}) {clause} ORDER BY t DESC, kind DESC LIMIT {limit}",
+        f.source()
+    );
+    let mut stmt = conn.prepare(&sql)?;
+    let mut rows: Vec<CallSummary> = stmt
+        .query_map(rusqlite::params_from_iter(values), summary_row)?
+        .collect::<Result<_, _>>()?;
+    rows.reverse();
+    Ok(rows)
+}
+
+/// The audit record of one call.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct AuditRecord {
+    /// The call's trace record.
+    pub trace: crate::runtime::trace::TraceRecord,
+    /// The arguments (canonical JSON, cut at 16 KiB).
+    pub arguments: String,
+    /// What the model was told.
+    pub summary: String,
+}
+
+/// The audit records of a call id without an operation of their own, oldest first.
+pub(crate) fn audit_of_call(
+    conn: &Connection,
+    call_id: &str,
+) -> rusqlite::Result<Vec<AuditRecord>> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT trace, arguments, summary FROM audit WHERE call_id = ?1
+         AND operation_id IS NULL ORDER BY seq",
+    )?;
+    stmt.query_map(params![call_id], |r| {
+        let trace: String = r.get(0)?;
+        Ok(AuditRecord {
+            trace: serde_json::from_str(&trace).map_err(|e| {
+                rusqlite::Error::FromSqlConversionFailure(
+                    0,
+                    rusqlite::types::Type::Text,
+                    format!("audit trace: {e}").into(),
+                )
+            })?,
+            arguments: r.get(1)?,
+            summary: r.get(2)?,
+        })
+    })?
+    .collect()
+}
+
+/// Counts and latency percentiles of one tool, status and error type.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct ToolStats {
+    /// The tool.
+    pub tool: String,
+    /// The status ([`crate::runtime::journal::OperationState::as_str`], or a call's status).
+    pub status: String,
+    /// Why those calls did not succeed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error_type: Option<String>,
+    /// Calls.
+    pub count: u64,
+    /// Median duration of those whose duration is known, µs.
+    pub p50_us: Option<u64>,
+    /// 90th percentile, µs.
+    pub p90_us: Option<u64>,
+    /// 99th percentile, µs.
+    pub p99_us: Option<u64>,
+    /// Slowest, µs.
+    pub max_us: Option<u64>,
+}
+
+/// How many calls were refused before they ran, by error type.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct Refusals {
+    /// Calls counted.
+    pub calls: u64,
+    /// Of those, refused before running (unknown tool, invalid arguments, a semantic rule,
+    /// a denial, no approval).
+    pub refused: u64,
+    /// Refusals by error type.
+    pub by_error_type: BTreeMap<String, u64>,
+}
+
+impl Refusals {
+    /// The refusals among some statistics.
+    pub fn of(stats: &[ToolStats]) -> Refusals {
+        let mut r = Refusals::default();
+        for s in stats {
+            r.calls += s.count;
+            if let Some(t) = s.error_type.as_deref().filter(|t| is_refusal(t)) {
+                r.refused += s.count;
+                *r.by_error_type.entry(t.to_owned()).or_default() += s.count;
+            }
+        }
+        r
+    }
+}
+
+/// Whether an error type means the call was refused before it ran.
+fn is_refusal(error_type: &str) -> bool {
+    ErrorType::parse(error_type).is_some_and(|t| {
+        matches!(
+            t,
+            ErrorType::UnknownTool
+                | ErrorType::InvalidArguments
+                | ErrorType::SemanticValidationError
+                | ErrorType::PolicyDenied
+                | ErrorType::UserDenied
+                | ErrorType::ApprovalUnavailable
+        )
+    })
+}
+
+/// Nearest-rank percentile of sorted values.
+fn percentile(sorted: &[u64], p: u64) -> Option<u64> {
+    if sorted.is_empty() {
+        return None;
+    }
+    let rank = (p * sorted.len() as u64).div_ceil(100).max(1);
+    sorted.get(usize::try_from(rank - 1).ok()?).copied()
+}
+
+/// Counts and latencies per tool, status and error type.
+pub(crate) fn stats(conn: &Connection, f: &Filter) -> rusqlite::Result<Vec<ToolStats>> {
+    let (clause, values) = f.clause();
+    let sql = format!(
+        "SELECT tool, status, error_type, duration_us FROM ({}) {clause}",
+        f.source()
+    );
+    let mut stmt = conn.prepare(&sql)?;
+    type Key = (String, String, Option<String>);
+    let mut groups: BTreeMap<Key, (u64, Vec<u64>)> = BTreeMap::new();
+    let mut rows = stmt.query(rusqlite::params_from_iter(values))?;
+    while let Some(r) = rows.next()? {
+        let g = groups.entry((r.get(0)?, r.get(1)?, r.get(2)?)).or_default();
+        g.0 += 1;
+        if let Some(d) = r.get::<_, Option<i64>>(3)? {
+            g.1.push(d.max(0) as u64);
+        }
+    }
+    Ok(groups
+        .into_iter()
+        .map(|((tool, status, error_type), (count, mut d))| {
+            d.sort_unstable();
+            ToolStats {
+                tool,
+                status,
+                error_type,
+                count,
+                p50_us: percentile(&d, 50),
+                p90_us: percentile(&d, 90),
+                p99_us: percentile(&d, 99),
+                max_us: d.last().copied(),
+            }
+        })
+        .collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn nearest_rank_percentiles() {
+        let v: Vec<u64> = (1..=100).collect();
+        assert_eq!(
+            (percentile(&v, 50), percentile(&v, 90), percentile(&v, 99)),
+            (Some(50), Some(90), Some(99))
+        );
+        assert_eq!(percentile(&[7], 99), Some(7));
+        assert_eq!(percentile(&[], 50), None);
+    }
+
+    #[test]
+    fn refusals_count_calls_refused_before_running() {
+        let s = |tool: &str, status: &str, t: Option<&str>, count| ToolStats {
+            tool: tool.into(),
+            status: status.into(),
+            error_type: t.map(str::to_owned),
+            count,
+            p50_us: None,
+            p90_us: None,
+            p99_us: None,
+            max_us: None,
+        };
+        let r = Refusals::of(&[
+            s("read_file", "success", None, 5),
+            s("read_file", "denied", Some("POLICY_DENIED"), 2),
+            s("bash", "error", Some("UNKNOWN_TOOL"), 1),
+            s("bash", "error", Some("TIMEOUT"), 1),
+        ]);
+        assert_eq!((r.calls, r.refused, r.by_error_type.len()), (9, 3, 2));
+    }
+}
