@@ -74,6 +74,7 @@ fn setup(ws: &Path) -> Setup {
             inherit_env: ["PATH", "HOME", "LANG"].map(str::to_owned).to_vec(),
             env: IndexMap::new(),
             cwd: Some(ws.to_string_lossy().into_owned()),
+            sandbox: None,
         },
     );
     let fixture = repo().join("tests/fixtures/mcp/toolgate.yaml");
@@ -95,6 +96,7 @@ fn setup(ws: &Path) -> Setup {
             inherit_env: vec!["PATH".to_owned()],
             env: IndexMap::new(),
             cwd: None,
+            sandbox: None,
         },
     );
     servers.insert(
@@ -110,9 +112,12 @@ fn setup(ws: &Path) -> Setup {
             inherit_env: ["PATH", "HOME", "LANG"].map(str::to_owned).to_vec(),
             env: IndexMap::new(),
             cwd: None,
+            sandbox: None,
         },
     );
-    let upstreams = Arc::new(McpUpstreams::new(&servers, ws));
+    // Each server starts under the exec shim (the test binary is not one).
+    let upstreams =
+        Arc::new(McpUpstreams::new(&servers, ws).with_shim(env!("CARGO_BIN_EXE_toolgate-shim")));
     let journal = Arc::new(MemoryJournal::default());
     let runtime = RuntimeBuilder::from_specs(&LoadOptions {
         paths: Vec::new(),
@@ -423,4 +428,78 @@ async fn the_idempotency_key_reaches_the_upstream() {
         json!(derived_key("keys", "c-remote_seen_key"))
     );
     s.upstreams.close().await;
+}
+
+/// An upstream under a confined profile of its own (`sandbox:` on the server): started through
+/// the shim with its stdio passed to the MCP transport, in the view of `workspace-read` — its
+/// program's folder is its toolchain, the workspace is read-only, `/tmp` is its own.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_upstream_runs_under_its_own_profile() {
+    use toolgate::runtime::exec::mcp::{UpstreamSandbox, connect};
+    use toolgate::runtime::exec::sandbox::{Protection, probe};
+    let ws = tempfile::tempdir().unwrap();
+    std::fs::write(
+        ws.path().join("toolgate.yaml"),
+        "specs: []\nworkspace: .\ntargets: [mcp]\n",
+    )
+    .unwrap();
+    std::fs::write(ws.path().join(".env"), "TOKEN=secret\n").unwrap();
+    let server = McpServer {
+        command: vec![
+            env!("CARGO_BIN_EXE_toolgate").to_owned(),
+            "serve".to_owned(),
+            "--config".to_owned(),
+            "toolgate.yaml".to_owned(),
+            "--state-dir".to_owned(),
+            "/tmp/state".to_owned(),
+        ],
+        inherit_env: vec!["PATH".to_owned()],
+        env: IndexMap::new(),
+        cwd: None,
+        sandbox: Some("workspace-read".to_owned()),
+    };
+    let sandbox = UpstreamSandbox {
+        profiles: toolgate::spec::project::builtin_profiles(),
+        workspace: ws.path().to_path_buf(),
+        state_dir: None,
+        protected: None,
+        shim: env!("CARGO_BIN_EXE_toolgate-shim").into(),
+    };
+    let started = connect("confined", &server, ws.path(), &sandbox).await;
+    let complete = probe().namespaces.as_ref().is_some_and(|n| n.pid)
+        && probe().landlock_abi.is_some()
+        && probe().seccomp
+        && probe().pids.is_some();
+    if !complete {
+        let e = started.unwrap_err().to_string();
+        assert!(e.contains("refusing to run unsandboxed"), "{e}");
+        return;
+    }
+    let mut started = started.unwrap();
+    for p in [
+        Protection::MountNamespace,
+        Protection::PidNamespace,
+        Protection::ProtectedMasked,
+        Protection::Landlock,
+        Protection::NoNetwork,
+    ] {
+        assert!(started.protections.contains(&p), "{p:?}: {started:?}");
+    }
+    let tools = started.service.peer().list_all_tools().await.unwrap();
+    assert!(tools.is_empty(), "{tools:?}");
+    let _ = started.service.close().await;
+
+    // A profile that is not defined never starts unsandboxed.
+    let undefined = McpServer {
+        sandbox: Some("nowhere".to_owned()),
+        ..server
+    };
+    let e = connect("undefined", &undefined, ws.path(), &sandbox)
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("its sandbox profile `nowhere` is not defined; refusing to run unsandboxed"),
+        "{e}"
+    );
 }

@@ -255,7 +255,11 @@ fn runs_from_a_bundle() {
             "bundle.json",
             "--workspace",
             ".",
+            // The bundle's `state_dir` (.toolgate) would lie inside this workspace, which
+            // the bundle's workspace-write tools may write: toolgate refuses that.
+            "--state-dir",
         ])
+        .arg(f.state.path())
         .current_dir(f.path())
         .output()
         .unwrap();

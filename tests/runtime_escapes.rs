@@ -54,7 +54,14 @@ async fn escape_write_outside_the_workspace_is_a_sandbox_violation() {
         "{}",
         r.summary()
     );
-    assert!(r.summary().contains("Permission denied"));
+    // The folder is not in the tool's view at all (mount namespace); Landlock refuses it where
+    // the view is the host's.
+    assert!(
+        r.summary().contains("No such file or directory")
+            || r.summary().contains("Permission denied"),
+        "{}",
+        r.summary()
+    );
     assert!(!target.exists());
     assert_eq!(f.read("ok.txt"), "inside\n");
     assert!(r.protections().contains(&Protection::Landlock));
@@ -88,7 +95,12 @@ async fn escape_read_of_a_denied_path_is_a_sandbox_violation() {
         r.projection().text
     );
     assert!(!r.projection().text.contains("crown-jewels"));
-    assert!(r.summary().contains("Permission denied"), "{}", r.summary());
+    assert!(
+        r.summary().contains("No such file or directory")
+            || r.summary().contains("Permission denied"),
+        "{}",
+        r.summary()
+    );
     // The workspace itself stays readable and writable.
     f.write("mine.txt", "mine\n");
     let r = run1(
@@ -320,7 +332,9 @@ async fn escape_signal_to_a_process_outside_the_tree_is_refused() {
     assert!(
         r.summary()
             .starts_with("the sandbox blocked a signal to a process outside the tool's sandbox: ")
-            && r.summary().contains("Operation not permitted"),
+            // Not even visible in the tool's PID namespace; refused by the scope otherwise.
+            && (r.summary().contains("No such process")
+                || r.summary().contains("Operation not permitted")),
         "{}",
         r.summary()
     );

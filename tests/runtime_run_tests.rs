@@ -22,21 +22,24 @@ fn session() -> Session {
     Session::new("s", "ci")
 }
 
-/// Copies a fixture project into the workspace (symlinking `node_modules`, which is large).
+/// Copies a fixture project into the workspace. `node_modules`, which is large, is hard-linked
+/// file by file where the file system allows: a symbolic link to the repository's copy would
+/// lead outside the workspace, which the tool's sandbox does not show.
 fn copy_project(name: &str, to: &Path) {
     let from = repo().join("tests/fixtures/tests").join(name);
-    copy_dir(&from, to);
+    copy_dir(&from, to, false);
 }
 
-fn copy_dir(from: &Path, to: &Path) {
+fn copy_dir(from: &Path, to: &Path, link: bool) {
     std::fs::create_dir_all(to).unwrap();
     for e in std::fs::read_dir(from).unwrap().flatten() {
         let (src, dst) = (e.path(), to.join(e.file_name()));
-        if e.file_name() == "node_modules" {
-            std::os::unix::fs::symlink(&src, &dst).unwrap();
-        } else if e.file_type().unwrap().is_dir() {
-            copy_dir(&src, &dst);
-        } else {
+        let kind = e.file_type().unwrap();
+        if kind.is_dir() {
+            copy_dir(&src, &dst, link || e.file_name() == "node_modules");
+        } else if kind.is_symlink() {
+            std::os::unix::fs::symlink(std::fs::read_link(&src).unwrap(), &dst).unwrap();
+        } else if !(link && std::fs::hard_link(&src, &dst).is_ok()) {
             std::fs::copy(&src, &dst).unwrap();
         }
     }

@@ -310,7 +310,7 @@ async fn fails_closed_without_kernel_support() {
         (
             Status::Error,
             Some(ErrorType::RuntimeException),
-            "the sandbox profile `workspace-write` needs Landlock (read-only and writable roots), seccomp (the no-network filter), the cgroup pids controller (the process cap) which this system does not offer; refusing to run unsandboxed (set `best_effort: true` on the profile to run with what is available)"
+            "the sandbox profile `workspace-write` needs mount and PID namespaces (the view, and the masks of protected files), Landlock (read-only and writable roots), seccomp (the no-network filter), the cgroup pids controller (the process cap) which this system does not offer; refusing to run unsandboxed (set `best_effort: true` on the profile to run with what is available)"
         )
     );
     assert!(!f.path().join("ran").exists());

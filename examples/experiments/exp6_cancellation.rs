@@ -75,6 +75,22 @@ pub fn alive(pid: u32) -> bool {
     }
 }
 
+/// The pid this process knows a process by, given the pid the process has in its own PID
+/// namespace (the tool runs in one: `$$` there is a small number) and a folder it works in:
+/// the last `NSpid` of `/proc/<pid>/status` is the innermost namespace's.
+pub fn host_pid(inner: u32, dir: &Path) -> Option<u32> {
+    working_in(dir).into_iter().find(|pid| {
+        std::fs::read_to_string(format!("/proc/{pid}/status")).is_ok_and(|status| {
+            status
+                .lines()
+                .find_map(|l| l.strip_prefix("NSpid:"))
+                .and_then(|ids| ids.split_whitespace().last())
+                .and_then(|id| id.parse::<u32>().ok())
+                == Some(inner)
+        })
+    })
+}
+
 /// Every live process whose working folder is inside `dir`: what a stop would have missed.
 pub fn working_in(dir: &Path) -> Vec<u32> {
     let Ok(entries) = std::fs::read_dir("/proc") else {
@@ -109,15 +125,24 @@ pub async fn run(lab: &Lab, out: &mut dyn Write) -> Result<Report, BoxError> {
     let stop = CancellationToken::new();
     let button = stop.clone();
     let pidfile = workspace.join("pids");
+    let tree = workspace.clone();
     let pressed = tokio::spawn(async move {
         let deadline = Instant::now() + Duration::from_secs(30);
         while !pidfile.exists() && Instant::now() < deadline {
             tokio::time::sleep(Duration::from_millis(10)).await;
         }
         tokio::time::sleep(Duration::from_millis(300)).await;
+        // The command wrote the pids of its own PID namespace; these are the same processes
+        // as this process sees them.
+        let text = std::fs::read_to_string(&pidfile).unwrap_or_default();
+        let pids: Vec<u32> = text
+            .split_whitespace()
+            .filter_map(|p| p.parse().ok())
+            .filter_map(|p| host_pid(p, &tree))
+            .collect();
         let at = Instant::now();
         button.cancel();
-        at
+        (at, pids)
     });
 
     writeln!(out, "model -> c1 bash({{\"command\": {COMMAND:?}}})")?;
@@ -128,7 +153,7 @@ pub async fn run(lab: &Lab, out: &mut dyn Write) -> Result<Report, BoxError> {
             stop,
         )
         .await?;
-    let pressed_at = pressed.await?;
+    let (pressed_at, pids) = pressed.await?;
     let r = exec.results.first().ok_or("no result for bash")?;
     writeln!(
         out,
@@ -143,11 +168,6 @@ pub async fn run(lab: &Lab, out: &mut dyn Write) -> Result<Report, BoxError> {
         exit_code.map_or("none".to_owned(), |c| c.to_string())
     )?;
 
-    let text = scratch.read("pids").unwrap_or_default();
-    let pids: Vec<u32> = text
-        .split_whitespace()
-        .filter_map(|p| p.parse().ok())
-        .collect();
     // The stop has finished when the result returns; the short wait only absorbs the kernel's
     // bookkeeping, so a survivor is reported rather than waited for.
     let deadline = Instant::now() + Duration::from_secs(3);

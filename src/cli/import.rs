@@ -17,7 +17,7 @@ use serde_json::{Map, Value, json};
 
 use crate::ir::{Effect, McpServer};
 use crate::mcp::tools::clean_schema;
-use crate::runtime::exec::mcp::connect;
+use crate::runtime::exec::mcp::{UpstreamSandbox, connect};
 use crate::spec::import::effect_from_hints;
 use crate::spec::load::{LoadOptions, load};
 use crate::spec::project::resolve_project;
@@ -70,6 +70,7 @@ pub fn run(a: ImportArgs) -> miette::Result<u8> {
             inherit_env: ["PATH", "HOME", "LANG"].map(str::to_owned).to_vec(),
             env: Default::default(),
             cwd: None,
+            sandbox: None,
         },
         None => match project.mcp_servers.get(&a.from_mcp) {
             Some(s) => s.clone(),
@@ -87,7 +88,16 @@ pub fn run(a: ImportArgs) -> miette::Result<u8> {
             }
         },
     };
-    let tools = match list_tools(&a.from_mcp, &server, &root) {
+    let sandbox = UpstreamSandbox {
+        profiles: project.sandbox_profiles.clone(),
+        workspace: root.join(&project.workspace),
+        state_dir: None,
+        protected: crate::policy::ProtectedSet::new(&project.protect)
+            .ok()
+            .map(std::sync::Arc::new),
+        shim: crate::runtime::exec::spawn::default_shim(),
+    };
+    let tools = match list_tools(&a.from_mcp, &server, &root, &sandbox) {
         Ok(t) => t,
         Err(m) => return super::call::fail(&m),
     };
@@ -124,15 +134,22 @@ pub fn run(a: ImportArgs) -> miette::Result<u8> {
 }
 
 /// Starts the server, lists its tools, closes it.
-fn list_tools(name: &str, server: &McpServer, root: &Path) -> Result<Vec<Tool>, String> {
+fn list_tools(
+    name: &str,
+    server: &McpServer,
+    root: &Path,
+    sandbox: &UpstreamSandbox,
+) -> Result<Vec<Tool>, String> {
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .map_err(|e| format!("cannot start the async runtime: {e}"))?;
     rt.block_on(async {
-        let (mut running, _pid) = connect(name, server, root)
+        // The cgroups of `started` live until the server is closed below.
+        let mut started = connect(name, server, root, sandbox)
             .await
             .map_err(|e| e.to_string())?;
+        let running = &mut started.service;
         let tools = running
             .peer()
             .list_all_tools()

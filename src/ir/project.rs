@@ -224,12 +224,16 @@ pub enum AskMode {
     Deny,
 }
 
-/// A sandbox profile.
+/// A sandbox profile: what a process tool sees of the file system (its *view*), what it may
+/// write, its network and its limits.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct SandboxProfile {
-    /// Paths readable by the process (`{workspace}` stands for the workspace root).
+    /// Paths the process can read: absolute paths, paths relative to the workspace, and the
+    /// roots [`SYSTEM_ROOT`] (the system folders), [`TOOLCHAIN_ROOT`] (the folders of the
+    /// tool's own toolchain) and `{workspace}` (the workspace root). `/` shows the host's whole
+    /// file system.
     pub read: Vec<String>,
-    /// Paths writable by the process.
+    /// Paths the process can write (and read); `/tmp` is a private, empty `/tmp` of its own.
     pub write: Vec<String>,
     /// Whether the process may open network sockets.
     pub network: bool,
@@ -237,6 +241,40 @@ pub struct SandboxProfile {
     pub best_effort: bool,
     /// Resource limits.
     pub limits: ResourceLimits,
+}
+
+/// The `read` root standing for the system folders: `/usr`, `/bin`, `/sbin`, `/lib*`, `/etc`
+/// and `/opt`, as present.
+pub const SYSTEM_ROOT: &str = "{system}";
+/// The `read` root standing for the folders of the tool's toolchain outside the system folders
+/// (for example `~/.cargo` and `~/.rustup`, or `~/.pyenv`), found from its program, its `PATH`
+/// and toolchain variables such as `CARGO_HOME` or `VIRTUAL_ENV`.
+pub const TOOLCHAIN_ROOT: &str = "{toolchain}";
+/// The `write` root that is a private `/tmp` (an empty tmpfs per execution) when the mount
+/// namespace is in force.
+pub const PRIVATE_TMP: &str = "/tmp";
+
+impl SandboxProfile {
+    /// Whether the profile writes the host's whole file system (`/` among its writable roots),
+    /// as `none` does: it isolates no files, only masks protected ones.
+    pub fn writes_everything(&self) -> bool {
+        self.write.iter().any(|w| w == "/")
+    }
+
+    /// The writable roots that are trees of the host as the process sees them, as written:
+    /// every writable root but `/dev/null` and the private `/tmp` (which is the host's `/tmp`
+    /// only when a best-effort profile runs without the mount namespace). Empty for a profile
+    /// that writes `/` (see [`SandboxProfile::writes_everything`]).
+    pub fn shared_write_roots(&self) -> Vec<&str> {
+        if self.writes_everything() {
+            return Vec::new();
+        }
+        self.write
+            .iter()
+            .map(String::as_str)
+            .filter(|w| *w != "/dev/null" && (*w != PRIVATE_TMP || self.best_effort))
+            .collect()
+    }
 }
 
 /// Resource limits of a sandboxed process.
@@ -273,6 +311,10 @@ pub struct McpServer {
     /// Working directory, relative to the project folder.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cwd: Option<String>,
+    /// The sandbox profile the server runs under (default: `none`, which masks the protected
+    /// files and leaves the rest of the host as it is).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sandbox: Option<String>,
 }
 
 /// A model provider's tool format the contracts are compiled for.

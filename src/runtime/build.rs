@@ -14,7 +14,7 @@ use crate::runtime::bindings::{BindError, HandlerBindings};
 use crate::runtime::exec::builtin::BuiltinExecutor;
 use crate::runtime::exec::command::CommandExecutor;
 use crate::runtime::exec::handler::HandlerExecutor;
-use crate::runtime::exec::{Backend, Dispatch, Executor, default_mcp_executor};
+use crate::runtime::exec::{Backend, Dispatch, Executor, UpstreamContext, default_mcp_executor};
 use crate::runtime::handler::ToolHandler;
 use crate::runtime::hooks::{Hook, HookSet};
 use crate::runtime::journal::{Journal, JournalError, MemoryJournal, Precondition, Reconciler};
@@ -48,6 +48,22 @@ pub enum BuildError {
     /// A `protect` glob does not compile.
     #[error(transparent)]
     Protect(#[from] crate::policy::ProtectError),
+    /// The state folder lies inside a tree a sandboxed process may write.
+    #[error(
+        "the state folder `{}` lies inside `{}`, which {user} can write under the sandbox profile `{profile}`: a tool could delete or rewrite the journal and the artifacts. Move `state_dir` out of every writable root (leave it out of toolgate.yaml to use the default, `{{state_home}}/toolgate/{{project}}`), or give {user} a profile that cannot write it",
+        state_dir.display(),
+        root.display()
+    )]
+    StateDirWritable {
+        /// The state folder.
+        state_dir: PathBuf,
+        /// The writable tree that holds it, as the process sees it.
+        root: PathBuf,
+        /// The profile.
+        profile: String,
+        /// Who can write it: "the tool `x`" or "the MCP server `y`".
+        user: String,
+    },
     /// The journal cannot be opened (never replaced by a fresh one in silence).
     #[error(transparent)]
     Journal(#[from] JournalError),
@@ -284,6 +300,7 @@ impl RuntimeBuilder {
             None => crate::ir::project::resolve_state_dir(&project.state_dir, &self.project_root)?,
         };
         let protected = protected_set(&project.protect, workspace.root(), &state_dir)?;
+        refuse_writable_state_dir(&self.bundle, workspace.root(), &state_dir, &protected)?;
         let workspace = Arc::new(
             workspace
                 .with_protected(protected)
@@ -307,7 +324,19 @@ impl RuntimeBuilder {
                 }
                 None => CommandExecutor::new(project.sandbox_profiles.clone()),
             }),
-            mcp: default_mcp_executor(&project, &self.project_root),
+            mcp: default_mcp_executor(
+                &project,
+                &self.project_root,
+                UpstreamContext {
+                    workspace: workspace.root().to_path_buf(),
+                    state_dir: state_dir.clone(),
+                    protected: workspace.protected().clone(),
+                    shim: self
+                        .shim
+                        .clone()
+                        .unwrap_or_else(crate::runtime::exec::spawn::default_shim),
+                },
+            ),
             handler: Arc::new(HandlerExecutor::new(self.bindings.filter(|_| has_handlers))),
         };
         for (backend, executor) in self.executors {
@@ -376,7 +405,7 @@ impl RuntimeBuilder {
 
 /// The project's protected set, with the state folder added when it lies inside the workspace
 /// (its journal and raw artifacts hold every session's arguments and outputs).
-fn protected_set(
+pub(crate) fn protected_set(
     policy: &crate::ir::ProtectPolicy,
     root: &Path,
     state_dir: &Path,
@@ -389,5 +418,90 @@ fn protected_set(
             "The state folder (the journal and raw artifacts of every session) is never readable or writable by tools.",
         ),
         _ => Ok(set),
+    }
+}
+
+/// Refuses a state folder inside a tree that a process under a sandbox profile can write, as
+/// that process will see it on this kernel: a writable bind of its view (the workspace under
+/// `workspace-write`), or — without a view — a Landlock writable root (then the host's `/tmp`
+/// too). A private `/tmp` is not the host's; a profile that writes `/` (`none`, and a tool or
+/// MCP server without a profile) isolates no files and is not a sandbox for this rule (its view
+/// still masks the state folder). A profile the kernel cannot put in force is skipped: its
+/// calls fail closed.
+fn refuse_writable_state_dir(
+    bundle: &Bundle,
+    workspace: &Path,
+    state_dir: &Path,
+    protected: &crate::policy::ProtectedSet,
+) -> Result<(), BuildError> {
+    use crate::runtime::exec::sandbox::{self, PlanContext};
+    let project = &bundle.project;
+    let state = real_path(state_dir);
+    let users = bundle
+        .tools
+        .iter()
+        .filter(|t| matches!(t.exec, ExecSpec::Command(_)))
+        .filter_map(|t| Some((t.sandbox.as_deref()?, format!("the tool `{}`", t.name))))
+        .chain(project.mcp_servers.iter().filter_map(|(name, s)| {
+            Some((s.sandbox.as_deref()?, format!("the MCP server `{name}`")))
+        }));
+    let ctx = PlanContext {
+        workspace,
+        state_dir: Some(state_dir),
+        toolchains: &[],
+        protected: Some(protected),
+    };
+    let mut checked: Vec<&str> = Vec::new();
+    for (profile_name, user) in users {
+        if checked.contains(&profile_name) {
+            continue;
+        }
+        checked.push(profile_name);
+        let Some(profile) = project.sandbox_profiles.get(profile_name) else {
+            continue;
+        };
+        if profile.writes_everything() {
+            continue;
+        }
+        let Ok(plan) = sandbox::plan(Some((profile_name, profile)), &ctx, sandbox::probe()) else {
+            continue;
+        };
+        if let Some(root) = plan
+            .writable_trees()
+            .into_iter()
+            .find(|t| state.starts_with(real_path(t)))
+        {
+            return Err(BuildError::StateDirWritable {
+                state_dir: state_dir.to_path_buf(),
+                root,
+                profile: profile_name.to_owned(),
+                user,
+            });
+        }
+    }
+    Ok(())
+}
+
+/// A path with its links resolved as far as it exists (the state folder may not exist yet).
+fn real_path(p: &Path) -> PathBuf {
+    let mut missing = Vec::new();
+    let mut cur = p.to_path_buf();
+    loop {
+        if let Ok(real) = cur.canonicalize() {
+            return missing
+                .iter()
+                .rev()
+                .fold(real, |acc: PathBuf, c| acc.join(c));
+        }
+        match (
+            cur.file_name().map(std::ffi::OsStr::to_os_string),
+            cur.parent(),
+        ) {
+            (Some(name), Some(parent)) => {
+                missing.push(name);
+                cur = parent.to_path_buf();
+            }
+            _ => return p.to_path_buf(),
+        }
     }
 }

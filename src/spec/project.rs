@@ -6,6 +6,7 @@ use std::time::Duration;
 use indexmap::IndexMap;
 
 use crate::diagnostic::{Diagnostic, Severity};
+use crate::ir::project::{PRIVATE_TMP, SYSTEM_ROOT, TOOLCHAIN_ROOT};
 use crate::ir::{
     AskMode, Budgets, ContextPolicy, Effect, FormatterKind, McpServer, ProjectConfig,
     ProtectPolicy, ProtectedPath, ResourceLimits, SandboxProfile, Target, Toolset,
@@ -54,6 +55,12 @@ pub fn effect_timeout(effect: Effect) -> Duration {
 }
 
 /// The sandbox profiles every project has unless toolgate.yaml redefines them.
+///
+/// - `workspace-read`: reads the system folders, the tool's toolchain and the workspace; writes
+///   only its private `/tmp`.
+/// - `workspace-write`: the same, and writes the workspace (its `.git` stays read-only).
+/// - `none`: the host's file system as it is, with network and no limits; protected files are
+///   still masked (best effort: where the kernel cannot, it runs without the masks).
 pub fn builtin_profiles() -> IndexMap<String, SandboxProfile> {
     let limits = ResourceLimits {
         cpu_seconds: Some(600),
@@ -62,6 +69,7 @@ pub fn builtin_profiles() -> IndexMap<String, SandboxProfile> {
         open_files: Some(1024),
         processes: Some(512),
     };
+    let system = || vec![SYSTEM_ROOT.to_owned(), TOOLCHAIN_ROOT.to_owned()];
     let mut m = IndexMap::new();
     m.insert(
         "none".to_owned(),
@@ -76,8 +84,8 @@ pub fn builtin_profiles() -> IndexMap<String, SandboxProfile> {
     m.insert(
         "workspace-read".to_owned(),
         SandboxProfile {
-            read: vec!["/".into()],
-            write: vec!["/dev/null".into(), "/tmp".into()],
+            read: [system(), vec!["{workspace}".to_owned()]].concat(),
+            write: vec!["/dev/null".into(), PRIVATE_TMP.into()],
             network: false,
             best_effort: false,
             limits: limits.clone(),
@@ -86,8 +94,8 @@ pub fn builtin_profiles() -> IndexMap<String, SandboxProfile> {
     m.insert(
         "workspace-write".to_owned(),
         SandboxProfile {
-            read: vec!["/".into()],
-            write: vec!["{workspace}".into(), "/dev/null".into(), "/tmp".into()],
+            read: system(),
+            write: vec!["{workspace}".into(), "/dev/null".into(), PRIVATE_TMP.into()],
             network: false,
             best_effort: false,
             limits,
@@ -223,6 +231,19 @@ pub fn resolve_project(
                 format!("MCP server `{name}` has an empty command"),
             ));
         }
+        if let Some(profile) = &s.value.sandbox
+            && !sandbox_profiles.contains_key(&profile.value)
+        {
+            let known: Vec<&str> = sandbox_profiles.keys().map(String::as_str).collect();
+            diags.push(err(
+                profile.range,
+                format!(
+                    "MCP server `{name}` names the sandbox profile `{}`, which is not defined (defined: {})",
+                    profile.value,
+                    known.join(", ")
+                ),
+            ));
+        }
         mcp_servers.insert(
             name.clone(),
             McpServer {
@@ -246,6 +267,7 @@ pub fn resolve_project(
                     .map(|(k, v)| (k.clone(), v.value.clone()))
                     .collect(),
                 cwd: s.value.cwd.as_ref().map(|c| c.value.clone()),
+                sandbox: s.value.sandbox.as_ref().map(|c| c.value.clone()),
             },
         );
     }

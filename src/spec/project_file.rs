@@ -162,10 +162,11 @@ pub struct ContextAst {
 #[derive(Debug, Default, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SandboxProfileAst {
-    /// Readable paths (`{workspace}` is the workspace root).
+    /// Readable paths: `{system}` (the system folders), `{toolchain}` (the tool's toolchain),
+    /// `{workspace}` (the workspace root), absolute paths, paths relative to the workspace.
     #[serde(default)]
     pub read: Vec<Spanned<String>>,
-    /// Writable paths.
+    /// Writable paths (`/tmp` is a private, empty `/tmp` per execution).
     #[serde(default)]
     pub write: Vec<Spanned<String>>,
     /// Network allowed (default false).
@@ -215,6 +216,9 @@ pub struct McpServerAst {
     /// Working directory.
     #[serde(default)]
     pub cwd: Option<Spanned<String>>,
+    /// The sandbox profile the server runs under (default `none`: protected files masked).
+    #[serde(default)]
+    pub sandbox: Option<Spanned<String>>,
 }
 
 /// `lint`.

@@ -6,10 +6,12 @@ use std::time::Duration;
 use serde_json::json;
 
 use toolgate::ir::ErrorType;
-use toolgate::runtime::ToolResult;
+use toolgate::runtime::approval::ApprovalOutcome;
 use toolgate::runtime::exec::sandbox::{Protection, probe};
+use toolgate::runtime::{Session, ToolResult, ToolRuntime};
 
-use super::call;
+use super::escape::HostileWorkspace;
+use super::{Scripted, call, run1};
 
 /// Pids of live (non-zombie) processes whose environment carries `TG_MARK=<mark>`.
 pub fn marked(mark: &str) -> Vec<u32> {
@@ -70,6 +72,11 @@ pub fn workspace_write_protections() -> Vec<Protection> {
         Protection::ProcessGroup,
         Protection::Subreaper,
         Protection::CgroupKill,
+        Protection::MountNamespace,
+        Protection::PidNamespace,
+        Protection::PrivateTmp,
+        Protection::ProtectedMasked,
+        Protection::GitReadOnly,
         Protection::Landlock,
         Protection::SignalScope,
         Protection::NoNetwork,
@@ -94,7 +101,10 @@ pub fn has_scopes() -> bool {
 /// asserts that the call failed closed instead.
 pub fn fully_sandboxed(r: &ToolResult) -> bool {
     let k = probe();
-    let complete = k.landlock_abi.is_some() && k.seccomp && k.pids.is_some();
+    let complete = k.landlock_abi.is_some()
+        && k.seccomp
+        && k.pids.is_some()
+        && k.namespaces.as_ref().is_some_and(|n| n.pid);
     if !complete {
         assert_eq!(r.error_type(), Some(ErrorType::RuntimeException));
         assert!(
@@ -105,4 +115,78 @@ pub fn fully_sandboxed(r: &ToolResult) -> bool {
         return false;
     }
     true
+}
+
+// The escape suite's process routes (tests/escape_sandbox.rs, tests/sandbox_view.rs).
+
+pub fn session() -> Session {
+    Session::new("s", "interactive")
+}
+
+/// The hostile workspace's runtime, with every `ask` approved (the routes are the kernel's to
+/// stop, not the approver's).
+pub fn runtime(ws: &HostileWorkspace) -> ToolRuntime {
+    ws.fixture
+        .builder()
+        .approver(Scripted::new(ApprovalOutcome::AllowOnce))
+        .build()
+        .unwrap()
+}
+
+pub async fn shell_in(rt: &ToolRuntime, command: &str) -> ToolResult {
+    run1(
+        rt,
+        &session(),
+        call("c", "shell", json!({ "command": command })),
+    )
+    .await
+}
+
+pub async fn bash(rt: &ToolRuntime, command: &str) -> ToolResult {
+    run1(
+        rt,
+        &session(),
+        call("b", "bash", json!({ "command": command })),
+    )
+    .await
+}
+
+/// What the tool printed (stdout, then stderr after a `--- stderr ---` line), or the
+/// projection when nothing.
+pub fn printed(r: &ToolResult) -> String {
+    r.output()
+        .map(str::to_owned)
+        .unwrap_or_else(|| r.projection().text.clone())
+}
+
+/// What the tool printed on stdout.
+pub fn stdout(r: &ToolResult) -> String {
+    let all = printed(r);
+    match all.split_once("--- stderr ---") {
+        Some((out, _)) => out.to_owned(),
+        None => all,
+    }
+}
+
+/// `.git` of both repositories as it was: every file's path and content.
+pub fn git_snapshot(ws: &HostileWorkspace) -> Vec<(String, Vec<u8>)> {
+    let mut out = Vec::new();
+    for git in [ws.path().join(".git"), ws.path().join("vendor/lib/.git")] {
+        let mut stack = vec![git];
+        while let Some(d) = stack.pop() {
+            for e in std::fs::read_dir(&d).unwrap().flatten() {
+                let p = e.path();
+                if e.file_type().unwrap().is_dir() {
+                    stack.push(p);
+                } else {
+                    out.push((
+                        p.to_string_lossy().into_owned(),
+                        std::fs::read(&p).unwrap_or_default(),
+                    ));
+                }
+            }
+        }
+    }
+    out.sort();
+    out
 }

@@ -26,7 +26,7 @@ use crate::ir::{ArgvElement, CommandSpec, ErrorType, SandboxProfile};
 use crate::runtime::artifacts::ArtifactRedaction;
 use crate::runtime::exec::capture::SpillTo;
 use crate::runtime::exec::outcome;
-use crate::runtime::exec::sandbox::{self, KernelFeatures, SandboxPlan};
+use crate::runtime::exec::sandbox::{self, KernelFeatures, PlanContext, SandboxPlan, toolchain};
 use crate::runtime::exec::spawn::{OutputSink, SpawnRequest, default_shim, spawn};
 use crate::runtime::exec::{ExecContext, ExecFailure, ExecFuture, Executor};
 use crate::runtime::permission::AuthorizedCall;
@@ -365,11 +365,12 @@ impl CommandExecutor {
         self
     }
 
-    /// The sandbox plan of a tool's profile in a workspace.
+    /// The sandbox plan of a tool's profile for one process (its workspace, state folder,
+    /// toolchain and protected set).
     pub fn plan(
         &self,
         profile: Option<&str>,
-        workspace: &std::path::Path,
+        context: &PlanContext<'_>,
     ) -> Result<SandboxPlan, ExecFailure> {
         let kernel = match &self.kernel {
             Some(k) => k.as_ref(),
@@ -389,7 +390,7 @@ impl CommandExecutor {
             },
             None => None,
         };
-        sandbox::plan(profile, workspace, kernel)
+        sandbox::plan(profile, context, kernel)
             .map_err(|e| ExecFailure::new(ErrorType::RuntimeException, e.to_string()))
     }
 }
@@ -398,7 +399,24 @@ impl Executor for CommandExecutor {
     fn run<'a>(&'a self, call: AuthorizedCall, ctx: ExecContext) -> ExecFuture<'a> {
         let def = call.definition();
         let prepared = prepare(&call, &ctx.context, &ctx.workspace);
-        let plan = self.plan(def.sandbox.as_deref(), ctx.workspace.root());
+        let root = ctx.workspace.root();
+        let state_dir = ctx.artifacts.root().parent();
+        let plan = prepared.as_ref().map_err(Clone::clone).and_then(|req| {
+            let guard = toolchain::Guard {
+                workspace: root,
+                state_dir,
+            };
+            let toolchains = toolchain::roots(&req.program, &req.env, &req.cwd, &guard);
+            self.plan(
+                def.sandbox.as_deref(),
+                &PlanContext {
+                    workspace: root,
+                    state_dir,
+                    toolchains: &toolchains,
+                    protected: Some(ctx.workspace.protected()),
+                },
+            )
+        });
         let output = def.output.clone();
         let sink = OutputSink {
             spill: Some(SpillTo {

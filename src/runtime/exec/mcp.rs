@@ -16,28 +16,31 @@
 //!   PROCESS_ERROR for a read-only tool and UNKNOWN_OUTCOME for any other (it may have acted);
 //! - a timeout or cancel sends `notifications/cancelled` for the request and stops waiting.
 //!
-//! The child's environment starts empty and gets only `inherit_env` and `env`; its stderr is
-//! toolgate's stderr (never stdout, which an MCP server's own stdout may be).
+//! A server runs under the exec shim like any process tool (`toolgate-shim __exec-shim PLAN --
+//! COMMAND…`, its stdio passed through to rmcp's child-process transport), under the sandbox
+//! profile its `sandbox:` key names — by default none, which is the `none` profile's view: the
+//! host's file system with the protected files masked, network allowed. The child's environment
+//! starts empty and gets only `inherit_env` and `env`; its stderr is toolgate's stderr (never
+//! stdout, which an MCP server's own stdout may be).
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::process::Stdio;
 use std::sync::Arc;
-use std::time::Duration;
 
 use indexmap::IndexMap;
 use rmcp::model::{
     CallToolRequest, CallToolRequestParams, CallToolResult, CancelledNotificationParam,
-    ClientCapabilities, ClientConfig, ClientRequest, ContentBlock, ErrorCode, Implementation,
-    RequestMetaObject, ServerResult, Tool,
+    ClientConfig, ClientRequest, ContentBlock, ErrorCode, RequestMetaObject, ServerResult, Tool,
 };
 use rmcp::service::{PeerRequestOptions, RunningService, ServiceError};
-use rmcp::transport::TokioChildProcess;
-use rmcp::{Peer, RoleClient, ServiceExt};
+use rmcp::{Peer, RoleClient};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use crate::ir::{ErrorType, ExecSpec, McpServer};
+use crate::runtime::exec::sandbox::cgroup::ExecCgroups;
+use crate::runtime::exec::spawn::default_shim;
+pub use crate::runtime::exec::upstream::{Started, UpstreamSandbox, connect};
 use crate::runtime::exec::{ExecContext, ExecFailure, ExecFuture, Executor, RawOutcome};
 use crate::runtime::permission::AuthorizedCall;
 
@@ -59,6 +62,14 @@ pub enum UpstreamError {
     /// The server's command line is empty.
     #[error("the MCP server `{0}` has an empty command")]
     EmptyCommand(String),
+    /// Its sandbox profile cannot be put in force here.
+    #[error("the MCP server `{server}` was not started: {message}")]
+    Sandbox {
+        /// The server.
+        server: String,
+        /// Why.
+        message: String,
+    },
     /// The process could not be started.
     #[error("the MCP server `{server}` could not be started ({command}): {source}")]
     Spawn {
@@ -92,10 +103,21 @@ pub enum UpstreamError {
     },
 }
 
-/// A started server: its connection and its process id.
+/// A started server: its connection, the process id of its shim, and the cgroups the shim's
+/// tree lives in (removed when the connection goes).
 struct Connection {
     service: RunningService<RoleClient, ClientConfig>,
     pid: Option<u32>,
+    cgroups: Option<ExecCgroups>,
+}
+
+impl Drop for Connection {
+    fn drop(&mut self) {
+        // Removing waits for the cgroups to empty: not on an async worker.
+        if let Some(mut c) = self.cgroups.take() {
+            std::thread::spawn(move || c.remove());
+        }
+    }
 }
 
 impl Connection {
@@ -114,6 +136,7 @@ struct Slot {
 pub struct McpUpstreams {
     root: PathBuf,
     slots: HashMap<String, Slot>,
+    sandbox: UpstreamSandbox,
 }
 
 impl std::fmt::Debug for McpUpstreams {
@@ -130,8 +153,18 @@ impl std::fmt::Debug for McpUpstreams {
 impl McpUpstreams {
     /// The servers toolgate.yaml declares; `root` is the project folder their `cwd` is
     /// relative to. Nothing starts until a call needs it.
+    /// They run under the exec shim found beside this executable ([`default_shim`]), with
+    /// `root` as the workspace whose protected files are masked and no profiles but the
+    /// default (see [`McpUpstreams::with_sandbox`]).
     pub fn new(servers: &IndexMap<String, McpServer>, root: impl AsRef<Path>) -> Self {
         McpUpstreams {
+            sandbox: UpstreamSandbox {
+                profiles: IndexMap::new(),
+                workspace: root.as_ref().to_path_buf(),
+                state_dir: None,
+                protected: None,
+                shim: default_shim(),
+            },
             root: root.as_ref().to_path_buf(),
             slots: servers
                 .iter()
@@ -144,6 +177,18 @@ impl McpUpstreams {
                 })
                 .collect(),
         }
+    }
+
+    /// Sandboxes the servers this way (profiles, workspace, state folder, shim).
+    pub fn with_sandbox(mut self, sandbox: UpstreamSandbox) -> Self {
+        self.sandbox = sandbox;
+        self
+    }
+
+    /// Starts the servers under another exec shim (`toolgate-shim` or `toolgate`).
+    pub fn with_shim(mut self, shim: impl Into<PathBuf>) -> Self {
+        self.sandbox.shim = shim.into();
+        self
     }
 
     /// The live connection to a server, starting (or restarting) it when needed.
@@ -159,9 +204,13 @@ impl McpUpstreams {
             }
             tracing::warn!(server, "the MCP upstream has exited; starting it again");
         }
-        let (service, pid) = connect(server, &slot.config, &self.root).await?;
-        let peer = service.peer().clone();
-        *conn = Some(Connection { service, pid });
+        let started = connect(server, &slot.config, &self.root, &self.sandbox).await?;
+        let peer = started.service.peer().clone();
+        *conn = Some(Connection {
+            service: started.service,
+            pid: started.pid,
+            cgroups: started.cgroups,
+        });
         Ok(peer)
     }
 
@@ -200,57 +249,6 @@ impl McpUpstreams {
                 *conn = None;
             }
         }
-    }
-}
-
-/// Starts one server and completes the MCP handshake; returns the connection and the pid.
-pub async fn connect(
-    name: &str,
-    config: &McpServer,
-    root: &Path,
-) -> Result<(RunningService<RoleClient, ClientConfig>, Option<u32>), UpstreamError> {
-    let Some((program, args)) = config.command.split_first() else {
-        return Err(UpstreamError::EmptyCommand(name.to_owned()));
-    };
-    let mut cmd = tokio::process::Command::new(program);
-    cmd.args(args).env_clear();
-    for var in &config.inherit_env {
-        if let Some(v) = std::env::var_os(var) {
-            cmd.env(var, v);
-        }
-    }
-    cmd.envs(&config.env);
-    cmd.current_dir(match &config.cwd {
-        Some(c) => root.join(c),
-        None => root.to_path_buf(),
-    });
-    cmd.kill_on_drop(true);
-    let spawn_error = |source| UpstreamError::Spawn {
-        server: name.to_owned(),
-        command: config.command.join(" "),
-        source,
-    };
-    let (transport, _stderr) = TokioChildProcess::builder(cmd)
-        .stderr(Stdio::inherit())
-        .spawn()
-        .map_err(spawn_error)?;
-    let pid = transport.id();
-    let info = ClientConfig::new(
-        ClientCapabilities::default(),
-        Implementation::new("toolgate", env!("CARGO_PKG_VERSION")),
-    );
-    match tokio::time::timeout(
-        Duration::from_millis(UPSTREAM_START_TIMEOUT_MS),
-        info.serve(transport),
-    )
-    .await
-    {
-        Ok(Ok(running)) => Ok((running, pid)),
-        Ok(Err(e)) => Err(UpstreamError::Handshake {
-            server: name.to_owned(),
-            message: e.to_string(),
-        }),
-        Err(_) => Err(UpstreamError::StartTimeout(name.to_owned())),
     }
 }
 

@@ -22,6 +22,8 @@ pub mod mcp;
 mod outcome;
 pub mod sandbox;
 pub mod spawn;
+#[cfg(feature = "mcp")]
+mod upstream;
 
 use std::future::Future;
 use std::pin::Pin;
@@ -194,14 +196,31 @@ impl Executor for McpUnavailable {
     }
 }
 
+/// What upstream servers are sandboxed against: the runtime's workspace, state folder,
+/// protected set and exec shim.
+pub(crate) struct UpstreamContext {
+    pub(crate) workspace: std::path::PathBuf,
+    pub(crate) state_dir: std::path::PathBuf,
+    pub(crate) protected: Arc<crate::policy::ProtectedSet>,
+    pub(crate) shim: std::path::PathBuf,
+}
+
 /// The default executor of `exec: {mcp: …}` tools: the project's upstream servers (started on
-/// first use), or [`McpUnavailable`] without the `mcp` feature.
+/// first use, under the exec shim), or [`McpUnavailable`] without the `mcp` feature.
 #[cfg(feature = "mcp")]
 pub(crate) fn default_mcp_executor(
     project: &crate::ir::ProjectConfig,
     root: &std::path::Path,
+    context: UpstreamContext,
 ) -> Arc<dyn Executor> {
-    let upstreams = mcp::McpUpstreams::new(&project.mcp_servers, root);
+    let upstreams =
+        mcp::McpUpstreams::new(&project.mcp_servers, root).with_sandbox(mcp::UpstreamSandbox {
+            profiles: project.sandbox_profiles.clone(),
+            workspace: context.workspace,
+            state_dir: Some(context.state_dir),
+            protected: Some(context.protected),
+            shim: context.shim,
+        });
     Arc::new(mcp::McpExecutor::new(Arc::new(upstreams)))
 }
 
@@ -210,6 +229,7 @@ pub(crate) fn default_mcp_executor(
 pub(crate) fn default_mcp_executor(
     _project: &crate::ir::ProjectConfig,
     _root: &std::path::Path,
+    _context: UpstreamContext,
 ) -> Arc<dyn Executor> {
     Arc::new(McpUnavailable)
 }

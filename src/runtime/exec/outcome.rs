@@ -22,6 +22,12 @@ const DENIAL_MARKERS: &[(Protection, &[&str])] = &[
         &["kill", "Operation not permitted"],
     ),
     (Protection::SignalScope, &["kill", "EPERM"]),
+    // In a PID namespace a process outside the sandbox does not exist.
+    (Protection::PidNamespace, &["kill", "No such process"]),
+    (Protection::PidNamespace, &["kill", "ESRCH"]),
+    // The view's system folders, its read-only workspace and `.git`, its masks.
+    (Protection::MountNamespace, &["Read-only file system"]),
+    (Protection::MountNamespace, &["EROFS"]),
     (Protection::NoNetwork, &["Operation not permitted"]),
     (Protection::NoNetwork, &["EPERM"]),
     (
@@ -39,6 +45,36 @@ fn sandbox_denial<'a>(text: &'a str, protections: &[Protection]) -> Option<(Prot
             .find(|(p, words)| protections.contains(p) && words.iter().all(|w| l.contains(w)))
             .map(|(p, _)| (*p, l.trim()))
     })
+}
+
+/// The absolute paths a line names: runs starting with `/` after the line's start, a space,
+/// a quote, a parenthesis or a colon, up to a colon, a quote or white space.
+fn absolute_paths(line: &str) -> impl Iterator<Item = &str> {
+    let starts = line.char_indices().filter(move |(i, c)| {
+        *c == '/'
+            && line[..*i]
+                .chars()
+                .next_back()
+                .is_none_or(|p| p.is_whitespace() || "'\"`(:=".contains(p))
+    });
+    starts.map(move |(i, _)| {
+        let rest = &line[i..];
+        let end = rest
+            .find(|c: char| c.is_whitespace() || ":'\"`),".contains(c))
+            .unwrap_or(rest.len());
+        &rest[..end]
+    })
+}
+
+/// The first output line where a path the tool's view does not show was not found: the file
+/// may well exist on the host, but not in the sandbox.
+fn outside_view<'a>(text: &'a str, plan: &SandboxPlan) -> Option<&'a str> {
+    text.lines()
+        .find(|l| {
+            l.contains("No such file or directory")
+                && absolute_paths(l).any(|p| !plan.shows(std::path::Path::new(p)))
+        })
+        .map(str::trim)
 }
 
 /// Turns what the process did into the attempt's outcome.
@@ -161,10 +197,19 @@ fn classify(
             req.display
         ));
     }
+    if s.protections.contains(&Protection::MountNamespace)
+        && let Some(line) = outside_view(text, plan)
+    {
+        return violation(format!(
+            "the sandbox blocked a file access outside the sandbox's roots: {line}"
+        ));
+    }
     if let Some((p, line)) = sandbox_denial(text, &s.protections) {
         let what = match p {
             Protection::NoNetwork => "a network access (no network in this sandbox)",
-            Protection::SignalScope => "a signal to a process outside the tool's sandbox",
+            Protection::SignalScope | Protection::PidNamespace => {
+                "a signal to a process outside the tool's sandbox"
+            }
             Protection::AbstractSocketScope => {
                 "a connection to an abstract Unix socket outside the tool's sandbox"
             }
@@ -202,5 +247,32 @@ mod tests {
             sandbox_denial(socket, &[Protection::AbstractSocketScope]),
             Some((Protection::AbstractSocketScope, socket))
         );
+        let esrch = "bash: line 1: kill: (4242) - No such process";
+        assert_eq!(
+            sandbox_denial(esrch, &[Protection::PidNamespace]),
+            Some((Protection::PidNamespace, esrch))
+        );
+        let erofs = "touch: cannot touch '.git/hooks/x': Read-only file system";
+        assert_eq!(
+            sandbox_denial(erofs, &[Protection::MountNamespace]),
+            Some((Protection::MountNamespace, erofs))
+        );
+    }
+
+    #[test]
+    fn finds_absolute_paths_in_messages() {
+        fn paths(l: &str) -> Vec<&str> {
+            absolute_paths(l).collect()
+        }
+        assert_eq!(
+            paths("cat: /work/x/secret.txt: No such file or directory"),
+            vec!["/work/x/secret.txt"]
+        );
+        assert_eq!(
+            paths("FileNotFoundError: [Errno 2] No such file or directory: '/root/.ssh/id_rsa'"),
+            vec!["/root/.ssh/id_rsa"]
+        );
+        assert_eq!(paths("a/b and c/d"), Vec::<&str>::new());
+        assert_eq!(paths("bash: line 1: /a b: x"), vec!["/a"]);
     }
 }

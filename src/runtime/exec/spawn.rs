@@ -128,6 +128,31 @@ fn failed(t: ErrorType, m: String) -> Spawned {
     }
 }
 
+/// What the shim is told for a plan, with the cgroups made for this execution and the number
+/// of the report pipe's write end.
+pub(crate) fn shim_plan(plan: &SandboxPlan, cgroups: &ExecCgroups, report_fd: i32) -> ShimPlan {
+    ShimPlan {
+        parent: std::process::id(),
+        read_roots: plan.read_roots.clone(),
+        write_roots: plan.write_roots.clone(),
+        landlock: plan.landlock,
+        scope_signals: plan.scope_signals,
+        scope_abstract_sockets: plan.scope_abstract_sockets,
+        deny_network: plan.deny_network,
+        deny_mount: plan.deny_mount,
+        view: plan.view.clone(),
+        pid_namespace: plan.pid_namespace,
+        rlimits: plan.rlimits.clone(),
+        cgroup_v2: cgroups.v2().map(Path::to_path_buf),
+        cgroup_v1_pids: cgroups.v1_pids().map(Path::to_path_buf),
+        process_cap: plan.cgroup.pids_max.is_some()
+            && (cgroups.v1_pids().is_some() || cgroups.v2().is_some()),
+        best_effort: plan.best_effort,
+        grace_ms: TERM_GRACE_MS,
+        report_fd,
+    }
+}
+
 /// Runs the command under the shim and waits for it (or stops it when `cancel` fires).
 pub async fn spawn(req: SpawnRequest<'_>) -> Spawned {
     let plan = req.plan;
@@ -151,23 +176,7 @@ pub async fn spawn(req: SpawnRequest<'_>) -> Spawned {
             );
         }
     };
-    let shim_plan = ShimPlan {
-        parent: std::process::id(),
-        read_roots: plan.read_roots.clone(),
-        write_roots: plan.write_roots.clone(),
-        landlock: plan.landlock,
-        scope_signals: plan.scope_signals,
-        scope_abstract_sockets: plan.scope_abstract_sockets,
-        deny_network: plan.deny_network,
-        rlimits: plan.rlimits.clone(),
-        cgroup_v2: cgroups.v2().map(Path::to_path_buf),
-        cgroup_v1_pids: cgroups.v1_pids().map(Path::to_path_buf),
-        process_cap: plan.cgroup.pids_max.is_some()
-            && (cgroups.v1_pids().is_some() || cgroups.v2().is_some()),
-        best_effort: plan.best_effort,
-        grace_ms: TERM_GRACE_MS,
-        report_fd: report_end.fd(),
-    };
+    let shim_plan = shim_plan(plan, &cgroups, report_end.fd());
     let cmd = req.command;
     let mut shim = tokio::process::Command::new(req.shim);
     shim.args(shim_args(&shim_plan, &cmd.program, &cmd.args))

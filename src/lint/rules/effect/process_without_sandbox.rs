@@ -22,8 +22,10 @@ is what holds a process to the effect the contract declares. A command run throu
 tools are not reported either; a sandbox profile applies to processes toolgate starts.
 
 ## Why is this bad?
-Without a profile the process can read every file the harness can (SSH keys, cloud
-credentials), write outside the workspace and open network connections, whatever `effect` says.
+Without a profile the process sees the host as the harness does — only the workspace's protected
+files are masked — so it can read every other file the harness can (SSH keys in the home folder,
+cloud credentials), write outside the workspace and open network connections, whatever `effect`
+says.
 A model that passes `--output=/etc/...` or a test that runs `curl | sh` is stopped only by a
 sandbox. The chapter's rule: isolate tool execution from the agent process.
 

@@ -15,11 +15,18 @@ pub const META: RuleMeta = RuleMeta {
     group: Group::Effect,
     severity: Severity::Warning,
     applies: Applies::SpecsOnly,
-    purpose: "Finds a state folder that a sandboxed command tool may write.",
+    purpose: "Finds a state folder that a sandboxed command tool or MCP server may write.",
     explanation: r#"## What it does
 Reports the project's `state_dir` when it lies beneath a writable root of a sandbox profile that
-a command tool runs under — typically `state_dir: .toolgate` beside `sandbox: workspace-write`,
-whose writable root is the whole workspace.
+a command tool or an MCP server runs under — typically `state_dir: .toolgate` beside
+`sandbox: workspace-write`, whose writable root is the whole workspace.
+
+The writable roots are those the process sees as trees of the host: a private `/tmp` (what
+`/tmp` is in a profile's `write` under the mount namespace) does not count, except for a
+best-effort profile, which may run without the namespace on a kernel that lacks it; nor does
+`/dev/null`; nor a profile that writes `/` (`none`), which isolates no files and only masks the
+state folder. The runtime refuses to start on the same finding, judged against the kernel it
+runs on.
 
 Paths are compared as written: `{workspace}` and relative profile paths beneath the workspace,
 a relative `state_dir` beneath the project folder. An absolute path is compared only with an
@@ -29,7 +36,9 @@ absolute one.
 The state folder holds the execution journal and the artifacts. A tool that can write it can
 delete or rewrite the journal — so recovery no longer knows what ran, and a non-idempotent call
 may run twice — or replace an artifact the model reads later. Landlock can only grant paths, not
-carve one out of a granted folder, so the state folder has to live outside every writable root.
+carve one out of a granted folder, and the view's mask over the state folder does not keep a
+tool from moving a folder above it, so the state folder has to live outside every writable
+root.
 
 ## Example
 ```yaml
@@ -42,7 +51,8 @@ Use instead: leave `state_dir` out (the default, `{state_home}/toolgate/{project
 "#,
 };
 
-/// Reports a state folder beneath a writable root of a profile some command tool uses.
+/// Reports a state folder beneath a writable root of a profile some command tool or MCP server
+/// uses.
 pub(crate) fn check(ctx: &mut LintContext, tools: &[ToolView]) {
     let Some((file, pf)) = ctx.project_file else {
         return;
@@ -54,18 +64,27 @@ pub(crate) fn check(ctx: &mut LintContext, tools: &[ToolView]) {
     let Some(state) = state_path(&state_key.value) else {
         return;
     };
-    let mut exposed: Vec<(String, String, Vec<&str>)> = Vec::new();
-    for tool in tools {
-        let Some(def) = tool.def else { continue };
-        let (ExecSpec::Command(_), Some(profile)) = (&def.exec, &def.sandbox) else {
-            continue;
-        };
+    // Command tools, and MCP servers (which run under the exec shim too), by profile.
+    let users = tools
+        .iter()
+        .filter_map(|tool| {
+            let def = tool.def?;
+            match (&def.exec, &def.sandbox) {
+                (ExecSpec::Command(_), Some(profile)) => Some((profile, tool.name.to_owned())),
+                _ => None,
+            }
+        })
+        .chain(project.mcp_servers.iter().filter_map(|(name, server)| {
+            Some((server.sandbox.as_ref()?, format!("mcp_servers.{name}")))
+        }));
+    let mut exposed: Vec<(String, String, Vec<String>)> = Vec::new();
+    for (profile, user) in users {
         if let Some(entry) = exposed.iter_mut().find(|(p, _, _)| p == profile) {
-            entry.2.push(tool.name);
+            entry.2.push(user);
             continue;
         }
         if let Some(root) = writable_root_over(project, profile, &state) {
-            exposed.push((profile.clone(), root, vec![tool.name]));
+            exposed.push((profile.clone(), root, vec![user]));
         }
     }
     for (profile, root, users) in exposed {
@@ -115,7 +134,7 @@ fn locate(path: &Path, base: &Path) -> Located {
 fn writable_root_over(project: &ProjectConfig, profile: &str, state: &Located) -> Option<String> {
     let profile = project.sandbox_profiles.get(profile)?;
     let workspace = Path::new(&project.workspace);
-    profile.write.iter().find_map(|raw| {
+    profile.shared_write_roots().into_iter().find_map(|raw| {
         let root = match raw.strip_prefix("{workspace}") {
             Some(rest) => locate(&workspace.join(rest.trim_start_matches('/')), Path::new("")),
             None => locate(Path::new(raw), workspace),
@@ -125,7 +144,7 @@ fn writable_root_over(project: &ProjectConfig, profile: &str, state: &Located) -
             | (Located::Absolute(r), Located::Absolute(s)) => s.starts_with(r),
             _ => false,
         };
-        contains.then(|| raw.clone())
+        contains.then(|| raw.to_owned())
     })
 }
 

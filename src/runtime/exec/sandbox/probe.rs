@@ -1,9 +1,12 @@
 //! What this kernel offers the sandbox, read once per process: the Landlock ABI, seccomp
-//! filters, a writable cgroup v2 hierarchy (with `cgroup.kill`) and the `pids` controller.
+//! filters, a writable cgroup v2 hierarchy (with `cgroup.kill`), the `pids` controller, and
+//! mount and PID namespaces.
 //!
 //! Reads `/proc/self/{status,mountinfo,cgroup}` and makes (then removes) one empty probe cgroup
 //! per hierarchy to learn whether it is writable; the Landlock query is the version call of
-//! `landlock_create_ruleset`, which restricts nothing.
+//! `landlock_create_ruleset`, which restricts nothing. Namespaces are tried for real: a forked
+//! child unshares them (in a user namespace unless this process may mount) and mounts a tmpfs
+//! in its private mount namespace, then exits.
 
 use std::path::PathBuf;
 use std::sync::OnceLock;
@@ -23,6 +26,17 @@ pub struct KernelFeatures {
     pub cgroup: Option<CgroupSupport>,
     /// Where a process cap can be set.
     pub pids: Option<PidsController>,
+    /// Mount namespaces, and what comes with them (`None`: the kernel refuses them).
+    pub namespaces: Option<NamespaceSupport>,
+}
+
+/// Private mount namespaces work (the view, the masks).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct NamespaceSupport {
+    /// PID namespaces work too.
+    pub pid: bool,
+    /// The shim needs a user namespace to mount: toolgate is not root with `CAP_SYS_ADMIN`.
+    pub user_namespace: bool,
 }
 
 /// A writable cgroup v2 hierarchy.
@@ -66,13 +80,20 @@ fn probe_now() -> KernelFeatures {
         Some(c) if c.controllers.iter().any(|k| k == "pids") => Some(PidsController::V2),
         _ => linux::pids_v1(&mounts, &own).map(PidsController::V1),
     };
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    let user_namespace = !linux::can_mount(&status);
+    let namespaces =
+        super::child::namespaces_work(user_namespace, false).then(|| NamespaceSupport {
+            pid: super::child::namespaces_work(user_namespace, true),
+            user_namespace,
+        });
     KernelFeatures {
         landlock_abi: super::landlock::abi(),
-        seccomp: std::fs::read_to_string("/proc/self/status")
-            .is_ok_and(|s| s.lines().any(|l| l.starts_with("Seccomp_filters:"))),
+        seccomp: status.lines().any(|l| l.starts_with("Seccomp_filters:")),
         subreaper: true,
         cgroup,
         pids,
+        namespaces,
     }
 }
 
@@ -154,6 +175,16 @@ mod linux {
                 controllers,
             })
         })
+    }
+
+    /// Whether this process may mount without a user namespace: `CAP_SYS_ADMIN` (bit 21) in
+    /// its effective set.
+    pub(super) fn can_mount(status: &str) -> bool {
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix("CapEff:"))
+            .and_then(|v| u64::from_str_radix(v.trim(), 16).ok())
+            .is_some_and(|caps| caps & (1 << 21) != 0)
     }
 
     pub(super) fn pids_v1(mountinfo: &str, cgroup: &str) -> Option<PathBuf> {

@@ -2,9 +2,12 @@
 //! any runtime starts (codex's arg0 pattern), one shim per tool process.
 //!
 //! The shim makes itself the child subreaper (so daemonizing grandchildren are re-parented to
-//! it, not to init) with a parent-death signal, joins the per-execution cgroups the parent made,
-//! builds the Landlock ruleset and the seccomp program, and forks the tool. In the child,
-//! between fork and exec: a new session, a parent-death SIGKILL, the rlimits, Landlock, seccomp.
+//! it, not to init) with a parent-death signal, opens the per-execution cgroups the parent made,
+//! walks the workspace for the view's masks, builds the Landlock ruleset and the seccomp
+//! program, and forks the tool — under a profile that restricts files, through a small init
+//! that is PID 1 of a new PID namespace and builds the view first ([`init`](super::init)). In
+//! the child, between fork and exec: a new session, a parent-death SIGKILL, the cgroups, the
+//! view (when no init built it), the rlimits, no capabilities, Landlock, seccomp.
 //!
 //! Then it waits. SIGTERM (the runtime's timeout or cancel, or the parent's death) stops the
 //! tool: SIGTERM to the whole tree, [`ShimPlan::grace_ms`] to exit, then `cgroup.kill` and a
@@ -22,6 +25,7 @@ use std::path::PathBuf;
 use serde::{Deserialize, Serialize};
 
 use super::report::ReportSender;
+use super::view::ViewPlan;
 use super::{Protection, Rlimits};
 
 /// The hidden first argument that turns `toolgate` into the shim.
@@ -46,6 +50,15 @@ pub struct ShimPlan {
     pub scope_abstract_sockets: bool,
     /// Whether the no-network seccomp filter is applied.
     pub deny_network: bool,
+    /// Whether the seccomp filter refuses the mount system calls.
+    #[serde(default)]
+    pub deny_mount: bool,
+    /// The view to build in a private mount namespace.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub view: Option<ViewPlan>,
+    /// Whether the tool runs in a PID namespace of its own, under an init.
+    #[serde(default)]
+    pub pid_namespace: bool,
     /// rlimits.
     pub rlimits: Rlimits,
     /// The cgroup v2 leaf to join (and kill).
@@ -86,6 +99,9 @@ pub struct ShimReport {
     pub applied: Vec<Protection>,
     /// Descendants still running when the tool ended, killed by the shim.
     pub leftovers: u32,
+    /// Masks the view put over protected files and folders.
+    #[serde(default)]
+    pub masked: u32,
 }
 
 impl ShimReport {
@@ -225,6 +241,9 @@ mod tests {
             scope_signals: true,
             scope_abstract_sockets: true,
             deny_network: true,
+            deny_mount: true,
+            view: None,
+            pid_namespace: true,
             rlimits: Rlimits::default(),
             cgroup_v2: None,
             cgroup_v1_pids: None,

@@ -1,26 +1,31 @@
-//! The Linux shim (see the parent module): builds what the child needs, forks it with
-//! `Command::pre_exec` (the `unsafe` here; what the child does is in
-//! [`child`](super::super::child)), then waits, stops and reaps.
+//! The Linux shim (see the parent module): builds what the child needs, forks it — directly
+//! with `Command::pre_exec`, or as an init in a new PID namespace ([`init`](super::super::init))
+//! — then waits, stops and reaps. The `unsafe` here is `pre_exec` and the init's `fork`; what
+//! the child does is in [`child`](super::super::child).
 #![allow(unsafe_code)]
 
 use std::collections::HashMap;
-use std::os::fd::AsFd;
+use std::os::fd::{AsFd, OwnedFd};
 use std::os::unix::process::CommandExt;
+use std::path::PathBuf;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
 use nix::errno::Errno;
 use nix::fcntl::OFlag;
 use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
+use nix::sched::{CloneFlags, unshare};
 use nix::sys::prctl;
 use nix::sys::signal::{SigSet, Signal, kill, killpg};
 use nix::sys::signalfd::{SfdFlags, SignalFd};
 use nix::sys::wait::{WaitPidFlag, WaitStatus, waitpid};
-use nix::unistd::{Pid, getpid, getppid, pipe2};
+use nix::unistd::{ForkResult, Pid, fork, getpid, getppid, pipe2};
 
-use super::super::child::{ChildSetup, Layers, applied, read_status, setup};
-use super::super::landlock::{self, Restrictions};
-use super::super::{Protection, SCOPE_ABI, seccomp};
+use super::super::child::{ChildSetup, Layers, Line, Step, applied, receive};
+use super::super::init::{self, InitSetup, Restricted};
+use super::super::landlock;
+use super::super::mounts;
+use super::super::{Protection, SCOPE_ABI, caps, seccomp};
 use super::{ShimPlan, ShimReport};
 
 /// Signals that stop the tool: the runtime's timeout or cancel (TERM), the parent's death
@@ -52,6 +57,41 @@ fn refuse(report: &mut ShimReport, what: String) -> i32 {
     126
 }
 
+/// Opens a cgroup's `cgroup.procs` for the tool to join (by writing `0`), before any
+/// namespace or view could hide it.
+fn procs(dir: Option<&PathBuf>) -> Option<OwnedFd> {
+    let dir = dir?;
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(dir.join("cgroup.procs"))
+        .ok()
+        .map(OwnedFd::from)
+}
+
+/// Moves the shim into a user namespace of its own, mapping its user and group to
+/// themselves, so that its children can mount without privilege on the host.
+fn enter_user_namespace() -> std::io::Result<()> {
+    let (uid, gid) = (
+        rustix::process::getuid().as_raw(),
+        rustix::process::getgid().as_raw(),
+    );
+    // /proc/self/*_map belong to root while the process is not dumpable.
+    prctl::set_dumpable(true)?;
+    let entered = (|| -> std::io::Result<()> {
+        unshare(CloneFlags::CLONE_NEWUSER)?;
+        match std::fs::write("/proc/self/setgroups", "deny") {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(e),
+        }
+        std::fs::write("/proc/self/uid_map", format!("{uid} {uid} 1"))?;
+        std::fs::write("/proc/self/gid_map", format!("{gid} {gid} 1"))?;
+        Ok(())
+    })();
+    prctl::set_dumpable(false)?;
+    entered
+}
+
 fn supervise(plan: &ShimPlan, program: &str, args: &[String], report: &mut ShimReport) -> i32 {
     if let Err(e) = prctl::set_child_subreaper(true) {
         return refuse(report, format!("could not become the child subreaper: {e}"));
@@ -77,10 +117,10 @@ fn supervise(plan: &ShimPlan, program: &str, args: &[String], report: &mut ShimR
         Err(e) => return refuse(report, format!("could not watch signals: {e}")),
     };
 
-    let mut wanted = Restrictions {
+    let mut wanted = Restricted {
         roots: plan
             .landlock
-            .then_some((&plan.read_roots[..], &plan.write_roots[..])),
+            .then(|| (plan.read_roots.clone(), plan.write_roots.clone())),
         signals: plan.scope_signals,
         abstract_sockets: plan.scope_abstract_sockets,
     };
@@ -99,48 +139,95 @@ fn supervise(plan: &ShimPlan, program: &str, args: &[String], report: &mut ShimR
             wanted.abstract_sockets = false;
         }
     }
+    let filter = match seccomp::program(plan.deny_network, plan.deny_mount) {
+        Ok(f) => f.map(|f| (f, plan.deny_network, plan.deny_mount)),
+        Err(_) if plan.best_effort => None,
+        Err(e) => return refuse(report, format!("seccomp filter: {e}")),
+    };
+    let cgroup_v2 = procs(plan.cgroup_v2.as_ref());
+    let cgroup_v1_pids = procs(plan.cgroup_v1_pids.as_ref());
+
+    // The view: its mounts resolved, the workspace walked for the masks, in the host's view.
+    let mut prepared = match &plan.view {
+        Some(v) => match mounts::prepare(v) {
+            Ok(p) => Some(p),
+            Err(_) if plan.best_effort => None,
+            Err(e) => return refuse(report, format!("the view could not be planned: {e}")),
+        },
+        None => None,
+    };
+    if let (Some(_), Some(v)) = (&prepared, &plan.view)
+        && v.user_namespace
+        && let Err(e) = enter_user_namespace()
+    {
+        if !plan.best_effort {
+            return refuse(report, format!("could not make a user namespace: {e}"));
+        }
+        prepared = None;
+    }
+    report.masked = prepared
+        .as_ref()
+        .map_or(0, |p| u32::try_from(p.mask_count()).unwrap_or(u32::MAX));
+    let last_cap = prepared.as_ref().map(|_| caps::last_cap());
+    let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/"));
+    let (status_read, status_write) = match pipe2(OFlag::O_CLOEXEC) {
+        Ok(p) => p,
+        Err(e) => return refuse(report, format!("could not make a pipe: {e}")),
+    };
+    let private_tmp = plan.view.as_ref().is_some_and(|v| v.private_tmp.is_some());
+
+    if plan.pid_namespace
+        && let Some(prepared) = prepared
+    {
+        let setup = InitSetup {
+            prepared,
+            cwd,
+            status: status_write,
+            program: program.to_owned(),
+            args: args.to_vec(),
+            restricted: wanted,
+            filter,
+            rlimits: plan.rlimits.clone(),
+            best_effort: plan.best_effort,
+            cgroup_v2,
+            cgroup_v1_pids,
+            process_cap: plan.process_cap,
+            last_cap: last_cap.unwrap_or(63),
+        };
+        return run_in_pid_namespace(plan, setup, status_read, &signals, private_tmp, report);
+    }
+
     let ruleset = if wanted.any() {
-        match landlock::ruleset(&wanted) {
-            Ok(r) => Some((r, Layers::of(&wanted))),
+        let r = wanted.borrowed();
+        match landlock::ruleset(&r) {
+            Ok(rs) => Some((rs, Layers::of(&r))),
             Err(_) if plan.best_effort => None,
             Err(e) => return refuse(report, format!("Landlock ruleset: {e}")),
         }
     } else {
         None
     };
-    let filter = if plan.deny_network {
-        match seccomp::no_network() {
-            Ok(f) => Some(f),
-            Err(_) if plan.best_effort => None,
-            Err(e) => return refuse(report, format!("seccomp filter: {e}")),
-        }
-    } else {
-        None
-    };
-    let (status_read, status_write) = match pipe2(OFlag::O_CLOEXEC) {
-        Ok(p) => p,
-        Err(e) => return refuse(report, format!("could not make a pipe: {e}")),
-    };
-
     let child = {
         let mut setup = ChildSetup {
-            shim: getpid(),
+            parent: getpid(),
             status: status_write,
+            view: prepared.map(|p| (p, cwd)),
             ruleset,
             filter,
             rlimits: plan.rlimits.clone(),
             best_effort: plan.best_effort,
-            cgroup_v2: plan.cgroup_v2.clone(),
-            cgroup_v1_pids: plan.cgroup_v1_pids.clone(),
+            cgroup_v2,
+            cgroup_v1_pids,
             process_cap: plan.process_cap,
+            drop_caps: last_cap,
         };
         let mut cmd = Command::new(program);
         cmd.args(args);
         // SAFETY: the closure runs in the forked child before exec. The shim is
         // single-threaded, so no lock or allocator state can be held by another thread at the
-        // fork, and the child may allocate; the closure only makes system calls (setsid,
-        // prctl, writes to cgroup files, setrlimit, landlock_restrict_self, seccomp) on
-        // values built before the fork.
+        // fork, and the child may allocate; the closure makes system calls (setsid, prctl,
+        // writes to cgroup files, unshare and mount for the view, setrlimit, capset,
+        // landlock_restrict_self, seccomp) on values built before the fork.
         unsafe {
             cmd.pre_exec(move || setup.run());
         }
@@ -150,45 +237,145 @@ fn supervise(plan: &ShimPlan, program: &str, args: &[String], report: &mut ShimR
         drop(cmd);
         spawned
     };
-    let status = read_status(&status_read);
+    let status = receive(&status_read);
     let child = match child {
         Ok(c) => c,
         Err(e) => {
-            let what = match status.map(|(kind, _)| kind) {
-                Some(setup::FAIL_SESSION) => "could not start a new session".to_owned(),
-                Some(setup::FAIL_RLIMIT) => "could not set the resource limits".to_owned(),
-                Some(setup::FAIL_LANDLOCK) => {
-                    "Landlock could not be enforced by this kernel".to_owned()
-                }
-                Some(setup::FAIL_SECCOMP) => "the seccomp filter could not be installed".to_owned(),
-                Some(setup::FAIL_CGROUP) => "could not join the process-cap cgroup".to_owned(),
-                Some(setup::PARENT_GONE) => {
+            return match status {
+                Some(Line::Failed {
+                    step: Step::ParentGone,
+                    ..
+                }) => {
                     report.stopped = true;
-                    return 143;
+                    143
+                }
+                Some(Line::Failed { step, message }) => {
+                    refuse(report, format!("{}: {message}", step.describe()))
                 }
                 _ => {
                     report.spawn_error = Some(format!("could not start `{program}`: {e}"));
-                    return 127;
+                    127
                 }
             };
-            return refuse(report, format!("{what}: {e}"));
         }
     };
-    // The child execs only after it reported OK (a failure fails the spawn above).
-    let flags = match status {
-        Some((setup::OK, flags)) => flags,
-        _ => 0,
+    // The child execs only after it reported it is ready (a failure fails the spawn above).
+    let (flags, view) = match status {
+        Some(Line::Ready { flags, view }) => (flags, view),
+        _ => (0, None),
     };
-    (report.applied, report.landlock) = applied(flags);
+    (report.applied, report.landlock) = applied(flags, view, private_tmp, plan.deny_mount);
     let tool = Pid::from_raw(i32::try_from(child.id()).unwrap_or(i32::MAX));
     // std's Child neither waits nor kills on drop; the loop below reaps it with waitpid.
     drop(child);
-    wait_for(plan, tool, &signals, report)
+    let ended = wait_for(plan, tool, &signals, report);
+    exit_code(ended, report)
 }
 
-/// Waits for the tool, stops it on a stop signal (TERM, grace, KILL), kills what it leaves
-/// behind, reaps everything, and returns the tool's exit code.
-fn wait_for(plan: &ShimPlan, tool: Pid, signals: &SignalFd, report: &mut ShimReport) -> i32 {
+/// The tool's end as the report and the shim's exit code carry it.
+fn exit_code(ended: Option<WaitStatus>, report: &mut ShimReport) -> i32 {
+    match ended {
+        Some(WaitStatus::Exited(_, code)) => {
+            report.exit_code = Some(code);
+            code
+        }
+        Some(WaitStatus::Signaled(_, sig, _)) => {
+            report.signal = Some(sig as i32);
+            128 + sig as i32
+        }
+        _ => 1,
+    }
+}
+
+/// Forks the init into a new PID namespace (it builds the view and starts the tool), reads
+/// what it put in force, waits, and takes the tool's end from the init's last line.
+fn run_in_pid_namespace(
+    plan: &ShimPlan,
+    setup: InitSetup,
+    status_read: OwnedFd,
+    signals: &SignalFd,
+    private_tmp: bool,
+    report: &mut ShimReport,
+) -> i32 {
+    if let Err(e) = unshare(CloneFlags::CLONE_NEWPID) {
+        return refuse(report, format!("could not make a PID namespace: {e}"));
+    }
+    // SAFETY: the shim is single-threaded, so the child is a complete copy that may allocate
+    // and run anything; it never returns (init::run exits).
+    let child = match unsafe { fork() } {
+        Ok(ForkResult::Child) => init::run(setup),
+        Ok(ForkResult::Parent { child }) => child,
+        Err(e) => return refuse(report, format!("could not start the sandbox's init: {e}")),
+    };
+    // Our copies of the write end and of the cgroup files go: the init holds them now.
+    drop(setup);
+    let first = receive(&status_read);
+    let reap_init = || {
+        while let Err(Errno::EINTR) = waitpid(child, None) {}
+    };
+    match first {
+        Some(Line::Ready { flags, view }) => {
+            (report.applied, report.landlock) = applied(flags, view, private_tmp, plan.deny_mount);
+            report.applied.push(Protection::PidNamespace);
+        }
+        Some(Line::Failed { step, message }) => {
+            reap_init();
+            return refuse(report, format!("{}: {message}", step.describe()));
+        }
+        Some(Line::Ended {
+            spawn_error: Some(e),
+            ..
+        }) => {
+            reap_init();
+            report.spawn_error = Some(e);
+            return 127;
+        }
+        _ => {
+            reap_init();
+            return refuse(
+                report,
+                "the sandbox's init ended before the tool started".to_owned(),
+            );
+        }
+    }
+    let ended = wait_for(plan, child, signals, report);
+    match receive(&status_read) {
+        Some(Line::Ended {
+            exit_code,
+            signal,
+            leftovers,
+            spawn_error,
+        }) => {
+            report.spawn_error = spawn_error;
+            if !report.stopped {
+                report.leftovers = report.leftovers.max(leftovers);
+            }
+            match (exit_code, signal) {
+                (Some(code), _) => {
+                    report.exit_code = Some(code);
+                    code
+                }
+                (None, Some(sig)) => {
+                    report.signal = Some(sig);
+                    128 + sig
+                }
+                (None, None) => 1,
+            }
+        }
+        // Killed before it could say (after the grace period): its own end stands for the
+        // tool's, which died with it.
+        _ => exit_code(ended, report),
+    }
+}
+
+/// Waits for the tool (or its init), stops it on a stop signal (TERM, grace, KILL), kills what
+/// it leaves behind, reaps everything, and returns how it ended.
+fn wait_for(
+    plan: &ShimPlan,
+    tool: Pid,
+    signals: &SignalFd,
+    report: &mut ShimReport,
+) -> Option<WaitStatus> {
     let shim = getpid();
     let grace = Duration::from_millis(plan.grace_ms);
     let mut ended: Option<WaitStatus> = None;
@@ -251,17 +438,7 @@ fn wait_for(plan: &ShimPlan, tool: Pid, signals: &SignalFd, report: &mut ShimRep
             }
         }
     }
-    match ended {
-        Some(WaitStatus::Exited(_, code)) => {
-            report.exit_code = Some(code);
-            code
-        }
-        Some(WaitStatus::Signaled(_, sig, _)) => {
-            report.signal = Some(sig as i32);
-            128 + sig as i32
-        }
-        _ => 1,
-    }
+    ended
 }
 
 /// Reaps every child that has ended (the tool, and orphans re-parented to the shim); returns

@@ -4,8 +4,10 @@ use std::path::{Path, PathBuf};
 
 use pretty_assertions::assert_eq;
 
+use super::view::{HOST_SECRETS, ProtectSpec, ViewBase, ViewPlan};
 use super::*;
-use crate::ir::ResourceLimits;
+use crate::ir::{ResourceLimits, SandboxProfile};
+use crate::spec::project::builtin_profiles;
 
 fn full_kernel() -> KernelFeatures {
     KernelFeatures {
@@ -18,6 +20,10 @@ fn full_kernel() -> KernelFeatures {
             controllers: vec!["hugetlb".into()],
         }),
         pids: Some(PidsController::V1("/sys/fs/cgroup/pids".into())),
+        namespaces: Some(NamespaceSupport {
+            pid: true,
+            user_namespace: false,
+        }),
     }
 }
 
@@ -29,31 +35,44 @@ fn bare_kernel() -> KernelFeatures {
 }
 
 fn workspace_write(best_effort: bool) -> SandboxProfile {
-    SandboxProfile {
-        read: vec!["/".into()],
-        write: vec!["{workspace}".into(), "/dev/null".into(), "/tmp".into()],
-        network: false,
-        best_effort,
-        limits: ResourceLimits {
-            cpu_seconds: Some(600),
-            memory_bytes: Some(4 << 30),
-            file_size_bytes: Some(1 << 30),
-            open_files: Some(1024),
-            processes: Some(512),
-        },
-    }
+    let mut p = builtin_profiles()["workspace-write"].clone();
+    p.best_effort = best_effort;
+    p
 }
 
 const WS: &str = "/work/ws";
 
+fn ctx<'a>(toolchains: &'a [PathBuf]) -> PlanContext<'a> {
+    PlanContext {
+        workspace: Path::new(WS),
+        state_dir: Some(Path::new("/home/u/.local/state/toolgate/ws")),
+        toolchains,
+        protected: None,
+    }
+}
+
+fn system() -> Vec<PathBuf> {
+    view::SYSTEM_FOLDERS.iter().map(PathBuf::from).collect()
+}
+
 #[test]
 fn workspace_write_on_a_full_kernel_uses_everything() {
+    let tc = [PathBuf::from("/home/u/.cargo")];
     let p = plan(
         Some(("workspace-write", &workspace_write(false))),
-        Path::new(WS),
+        &ctx(&tc),
         &full_kernel(),
     )
     .unwrap();
+    let mut hide: Vec<PathBuf> = HOST_SECRETS.iter().map(PathBuf::from).collect();
+    hide.extend(
+        view::TOOLCHAIN_SECRETS
+            .iter()
+            .map(|n| PathBuf::from("/home/u/.cargo").join(n)),
+    );
+    let mut read = system();
+    read.push("/home/u/.cargo".into());
+    read.sort();
     assert_eq!(
         p,
         SandboxPlan {
@@ -61,11 +80,12 @@ fn workspace_write_on_a_full_kernel_uses_everything() {
             read_roots: vec![PathBuf::from("/")],
             write_roots: vec![
                 PathBuf::from(WS),
-                PathBuf::from("/dev/null"),
-                PathBuf::from("/tmp")
+                PathBuf::from("/tmp"),
+                PathBuf::from("/dev")
             ],
             landlock: true,
             deny_network: true,
+            deny_mount: true,
             scope_signals: true,
             scope_abstract_sockets: true,
             rlimits: Rlimits {
@@ -79,11 +99,34 @@ fn workspace_write_on_a_full_kernel_uses_everything() {
                 v1_pids_parent: Some("/sys/fs/cgroup/pids".into()),
                 pids_max: Some(512),
             },
+            view: Some(ViewPlan {
+                base: ViewBase::Empty,
+                read,
+                write: vec![PathBuf::from(WS)],
+                private_tmp: Some(true),
+                tmp_size: Some(4 << 30),
+                fresh_proc: true,
+                workspace: PathBuf::from(WS),
+                protect: ProtectSpec::of(
+                    &crate::policy::ProtectedSet::new(&crate::ir::ProtectPolicy::default())
+                        .unwrap()
+                ),
+                state_dir: Some("/home/u/.local/state/toolgate/ws".into()),
+                hide,
+                git_read_only: true,
+                user_namespace: false,
+            }),
+            pid_namespace: true,
             best_effort: false,
             protections: vec![
                 Protection::ProcessGroup,
                 Protection::Subreaper,
                 Protection::CgroupKill,
+                Protection::MountNamespace,
+                Protection::PidNamespace,
+                Protection::PrivateTmp,
+                Protection::ProtectedMasked,
+                Protection::GitReadOnly,
                 Protection::Landlock,
                 Protection::SignalScope,
                 Protection::NoNetwork,
@@ -94,6 +137,55 @@ fn workspace_write_on_a_full_kernel_uses_everything() {
             missing: vec![],
         }
     );
+    assert!(p.shows(Path::new("/usr/bin/git")) && p.shows(Path::new("/work/ws/src")));
+    assert!(!p.shows(Path::new("/home/u/.ssh/id_rsa")) && !p.shows(Path::new("/run/x.sock")));
+    assert_eq!(p.writable_trees(), vec![PathBuf::from(WS)]);
+}
+
+#[test]
+fn workspace_read_binds_the_workspace_read_only_and_writes_only_tmp() {
+    let p = plan(
+        Some((
+            "workspace-read",
+            &builtin_profiles()["workspace-read"].clone(),
+        )),
+        &ctx(&[]),
+        &full_kernel(),
+    )
+    .unwrap();
+    let v = p.view.as_ref().unwrap();
+    assert!(v.read.contains(&PathBuf::from(WS)) && v.write.is_empty());
+    assert!(!v.workspace_writable());
+    assert_eq!(
+        p.write_roots,
+        vec![PathBuf::from("/tmp"), PathBuf::from("/dev")]
+    );
+    assert_eq!(p.writable_trees(), Vec::<PathBuf>::new());
+    assert!(p.has(Protection::GitReadOnly));
+}
+
+#[test]
+fn a_profile_reading_the_root_starts_from_the_hosts_root_read_only() {
+    let tight = SandboxProfile {
+        read: vec!["/".into()],
+        write: vec!["{workspace}".into(), "/dev/null".into(), "/tmp".into()],
+        network: false,
+        best_effort: false,
+        limits: ResourceLimits::default(),
+    };
+    let p = plan(Some(("tight", &tight)), &ctx(&[]), &full_kernel()).unwrap();
+    let v = p.view.as_ref().unwrap();
+    assert_eq!(
+        (v.base, v.read.clone(), v.write.clone(), v.private_tmp),
+        (
+            ViewBase::HostReadOnly,
+            vec![],
+            vec![PathBuf::from(WS)],
+            Some(true)
+        )
+    );
+    // The host's /tmp is under the private one: a state folder there is not writable.
+    assert_eq!(p.writable_trees(), vec![PathBuf::from(WS)]);
 }
 
 #[test]
@@ -103,7 +195,7 @@ fn landlock_before_abi_6_runs_without_scopes_and_says_so() {
     // Not best effort, and still runs: scopes are the kernel's, like Landlock's newer rights.
     let p = plan(
         Some(("workspace-write", &workspace_write(false))),
-        Path::new(WS),
+        &ctx(&[]),
         &k,
     )
     .unwrap();
@@ -116,36 +208,10 @@ fn landlock_before_abi_6_runs_without_scopes_and_says_so() {
 }
 
 #[test]
-fn no_network_without_file_rules_still_scopes_abstract_sockets() {
-    let offline = SandboxProfile {
-        read: vec!["/".into()],
-        write: vec!["/".into()],
-        network: false,
-        best_effort: false,
-        limits: ResourceLimits::default(),
-    };
-    let p = plan(Some(("offline", &offline)), Path::new(WS), &full_kernel()).unwrap();
-    assert_eq!(
-        (p.landlock, p.scope_signals, p.scope_abstract_sockets),
-        (false, false, true)
-    );
-    assert_eq!(
-        p.protections,
-        vec![
-            Protection::ProcessGroup,
-            Protection::Subreaper,
-            Protection::CgroupKill,
-            Protection::NoNetwork,
-            Protection::AbstractSocketScope,
-        ]
-    );
-}
-
-#[test]
 fn a_missing_feature_fails_closed() {
     let e = plan(
         Some(("workspace-write", &workspace_write(false))),
-        Path::new(WS),
+        &ctx(&[]),
         &bare_kernel(),
     )
     .unwrap_err();
@@ -154,6 +220,7 @@ fn a_missing_feature_fails_closed() {
         SandboxUnavailable {
             profile: "workspace-write".into(),
             missing: vec![
+                "mount and PID namespaces (the view, and the masks of protected files)".into(),
                 "Landlock (read-only and writable roots)".into(),
                 "seccomp (the no-network filter)".into(),
                 "the cgroup pids controller (the process cap)".into(),
@@ -161,13 +228,26 @@ fn a_missing_feature_fails_closed() {
         }
     );
     assert!(e.to_string().contains("refusing to run unsandboxed"));
+    // Namespaces alone missing (no PID namespace) is enough to refuse.
+    let mut k = full_kernel();
+    k.namespaces = Some(NamespaceSupport {
+        pid: false,
+        user_namespace: true,
+    });
+    let e = plan(
+        Some(("workspace-write", &workspace_write(false))),
+        &ctx(&[]),
+        &k,
+    )
+    .unwrap_err();
+    assert_eq!(e.missing.len(), 1);
 }
 
 #[test]
 fn best_effort_runs_with_what_there_is_and_says_so() {
     let p = plan(
         Some(("ws", &workspace_write(true))),
-        Path::new(WS),
+        &ctx(&[]),
         &bare_kernel(),
     )
     .unwrap();
@@ -179,15 +259,21 @@ fn best_effort_runs_with_what_there_is_and_says_so() {
             Protection::ResourceLimits
         ]
     );
-    assert_eq!(p.missing.len(), 3);
-    assert!(!p.landlock && !p.deny_network && p.read_roots.is_empty());
+    assert_eq!(p.missing.len(), 4);
+    assert!(!p.landlock && !p.deny_network && p.read_roots.is_empty() && p.view.is_none());
+    // Without the view a best-effort profile's /tmp is the host's.
+    assert_eq!(p.writable_trees(), vec![PathBuf::from("/")]);
+    let mut k = bare_kernel();
+    k.landlock_abi = Some(7);
+    let p = plan(Some(("ws", &workspace_write(true))), &ctx(&[]), &k).unwrap();
+    assert!(p.writable_trees().contains(&PathBuf::from("/tmp")));
 }
 
 #[test]
 fn pids_on_v2_need_the_v2_leaf() {
     let mut k = full_kernel();
     k.pids = Some(PidsController::V2);
-    let p = plan(Some(("ws", &workspace_write(false))), Path::new(WS), &k).unwrap();
+    let p = plan(Some(("ws", &workspace_write(false))), &ctx(&[]), &k).unwrap();
     assert_eq!(
         p.cgroup,
         CgroupPlan {
@@ -197,43 +283,62 @@ fn pids_on_v2_need_the_v2_leaf() {
         }
     );
     k.cgroup = None;
-    assert!(plan(Some(("ws", &workspace_write(false))), Path::new(WS), &k).is_err());
+    assert!(plan(Some(("ws", &workspace_write(false))), &ctx(&[]), &k).is_err());
 }
 
 #[test]
-fn none_and_no_profile_only_contain() {
-    let none = SandboxProfile {
-        read: vec!["/".into()],
-        write: vec!["/".into()],
-        network: true,
-        best_effort: true,
-        limits: ResourceLimits::default(),
-    };
-    let p = plan(Some(("none", &none)), Path::new(WS), &bare_kernel()).unwrap();
+fn none_and_no_profile_mask_and_contain() {
+    let none = builtin_profiles()["none"].clone();
+    let p = plan(Some(("none", &none)), &ctx(&[]), &bare_kernel()).unwrap();
     assert_eq!(
         (
             p.protections.clone(),
-            p.missing.clone(),
             p.landlock,
-            p.deny_network
+            p.deny_network,
+            p.deny_mount
         ),
         (
             vec![Protection::ProcessGroup, Protection::Subreaper],
-            vec![],
+            false,
             false,
             false
         )
     );
-    let p = plan(None, Path::new(WS), &full_kernel()).unwrap();
     assert_eq!(
-        p.protections,
-        vec![
-            Protection::ProcessGroup,
-            Protection::Subreaper,
-            Protection::CgroupKill
-        ]
+        p.missing,
+        vec!["a mount namespace (the masks of protected files)".to_owned()]
     );
-    assert_eq!(p.profile, None);
+    for profile in [Some(("none", &none)), None] {
+        let p = plan(profile, &ctx(&[]), &full_kernel()).unwrap();
+        assert_eq!(
+            p.protections,
+            vec![
+                Protection::ProcessGroup,
+                Protection::Subreaper,
+                Protection::CgroupKill,
+                Protection::MountNamespace,
+                Protection::ProtectedMasked,
+            ]
+        );
+        let v = p.view.as_ref().unwrap();
+        assert_eq!(
+            (v.base, v.private_tmp, v.fresh_proc, p.pid_namespace),
+            (ViewBase::HostWritable, None, false, false)
+        );
+        assert_eq!(p.writable_trees(), vec![PathBuf::from("/")]);
+    }
+    assert_eq!(plan(None, &ctx(&[]), &full_kernel()).unwrap().profile, None);
+}
+
+#[test]
+fn a_user_namespace_is_planned_when_toolgate_may_not_mount() {
+    let mut k = full_kernel();
+    k.namespaces = Some(NamespaceSupport {
+        pid: true,
+        user_namespace: true,
+    });
+    let p = plan(Some(("ws", &workspace_write(false))), &ctx(&[]), &k).unwrap();
+    assert!(p.view.unwrap().user_namespace);
 }
 
 #[test]
