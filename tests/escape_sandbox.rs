@@ -57,8 +57,23 @@ async fn escape_cat_and_grep_see_empty_masks() {
     assert_eq!(r.status(), Status::Success, "{}", r.projection().text);
     assert!(r.protections().contains(&Protection::ProtectedMasked));
 
+    // bash's rules refuse a line that names a protected path …
     let r = bash(&rt, "cat .env keys/server.pem vendor/lib/.env | wc -c").await;
     ws.assert_result_clean("bash cat", &rt, &r);
+    assert_eq!(
+        r.error_type(),
+        Some(toolgate::ir::ErrorType::PolicyDenied),
+        "{}",
+        r.projection().text
+    );
+    // … and one whose names the rules cannot read (asked, and approved here) meets the masks.
+    let r = bash(
+        &rt,
+        "d=$(printf '%s%s' .e nv); k=$(printf 'keys/server.p%s' em); cat \"$d\" \"$k\" vendor/lib/\"$d\" | wc -c",
+    )
+    .await;
+    ws.assert_result_clean("bash cat, names built at run time", &rt, &r);
+    assert_eq!(r.status(), Status::Success, "{}", r.projection().text);
     assert_eq!(printed(&r).trim(), "0");
 }
 

@@ -91,6 +91,9 @@ impl Inner {
                 .journal
                 .uncertain(&def.name, &auth.checked().args_hash)
                 .await?
+            // The same request again (same key) is the claim's to answer: it replays what is
+            // on record.
+            && earlier.start.idempotency_key != auth.idempotency_key()
         {
             let (r, _) = self.finish(
                 blocked(subject, &earlier),
