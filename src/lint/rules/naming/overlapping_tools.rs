@@ -6,6 +6,9 @@ use crate::lint::rule::{Applies, Group, RuleMeta};
 use crate::lint::rules::naming::words::{
     is_stop_word, singular, split_identifier, synonyms, tokens,
 };
+use crate::lint::rules::schema::multi_action_tool::is_selector_name;
+use crate::lint::rules::schema::prose::contains_words;
+use crate::lint::rules::schema::shape;
 
 /// Metadata.
 pub const META: RuleMeta = RuleMeta {
@@ -14,12 +17,22 @@ pub const META: RuleMeta = RuleMeta {
     group: Group::Naming,
     severity: Severity::Warning,
     applies: Applies::Everywhere,
-    purpose: "Finds pairs of tools a model cannot tell apart by name and description.",
-    explanation: r#"## What it does
-Compares every pair of tools in the set and finds a pair overlapping when
-- their descriptions are near-duplicates (at least 70% of their content words shared), or
-- their names differ only by a synonymous verb (`get`/`fetch`/`read`, `list`/`search`/`find`,
-  `delete`/`remove` …) and they take largely the same parameters, or
+    purpose: "Finds tools a model cannot tell apart by name, description and schema: duplicates, deprecated aliases, variants, and modes that repeat another tool.",
+    explanation: r#"Smell: ambiguous sibling.
+
+## What it does
+Compares the tools of a set and finds two overlapping when
+- they have the same name;
+- one is marked deprecated in favour of the other ("DEPRECATED: Use read_text_file instead"), yet
+  both are listed;
+- one does what one value of the other's switch does, with a subset of its parameters (`view`
+  beside `editor(command: view)`);
+- their names differ only by a word that makes a synchronous or asynchronous variant (`async`,
+  `sync`, `background`, `blocking`) and they take largely the same parameters;
+- their descriptions are near-duplicates (at least 70% of their content words shared);
+- their names differ only by a synonymous word — a verb (`get`/`fetch`/`read`,
+  `list`/`search`/`find`, `delete`/`remove` …) or a listing form (`list`/`ls`/`tree`), in any
+  order — and they take largely the same parameters;
 - one name extends the other (`read_file`, `read_text_file`), the parameters of one are all
   parameters of the other, and most of the shorter description's words recur in the longer one.
 Descriptions that differ exactly in the words that tell the names apart (`delete_entities`,
@@ -29,9 +42,8 @@ its description nor a parameter): `double_click_mouse` beside `click_mouse`. A l
 takes more parameters than the shorter one still overlaps it: it can do the shorter one's job
 (`list_directory_with_sizes` beside `list_directory`).
 
-Overlapping tools are reported as groups: tools linked by overlapping pairs form one group and
-one finding, on the group's last tool; for three tools or more, each other member is labelled
-with the tool it overlaps and why.
+Overlapping tools form groups (tools linked by overlapping pairs); every member of a group gets
+its own finding, naming the tool it overlaps and why, and the other members.
 
 ## Why is this bad?
 "Too many tools or overlapping tools can also distract agents" (Anthropic). When two tools could
@@ -62,8 +74,23 @@ tools:
 const DUPLICATE_DESCRIPTIONS: f64 = 0.7;
 /// Share of parameters two synonym-named tools must have in common.
 const SHARED_PARAMETERS: f64 = 0.5;
+/// Fewest shared parameters for two schemas to count as the same.
+const SAME_SCHEMA_PARAMETERS: usize = 3;
+/// Share of parameters two schemas must have in common to count as the same.
+const SAME_SCHEMA: f64 = 0.8;
 /// Share of the shorter description that must recur in the longer for an extending name to count.
 const SHARED_DESCRIPTION: f64 = 0.6;
+/// Name words that make a variant of the same operation (`-async`, `_sync`).
+const VARIANT_WORDS: &[&str] = &[
+    "async",
+    "asynchronous",
+    "sync",
+    "synchronous",
+    "blocking",
+    "nonblocking",
+    "background",
+];
+
 /// Fewest content words a description needs to be compared at all.
 const MIN_CONTENT_WORDS: usize = 5;
 
@@ -178,6 +205,56 @@ fn overlap(a: &Profile, b: &Profile) -> Option<String> {
             ));
         }
     }
+    // Synchronous and asynchronous variants of one operation.
+    let plain = |p: &Profile| -> Vec<String> {
+        p.words
+            .iter()
+            .filter(|w| !VARIANT_WORDS.contains(&w.as_str()))
+            .cloned()
+            .collect()
+    };
+    if plain(a) == plain(b)
+        && a.words != b.words
+        && !plain(a).is_empty()
+        && jaccard(&a.params, &b.params) >= SHARED_PARAMETERS
+    {
+        let (base, variant) = if a.words.len() <= b.words.len() {
+            (a, b)
+        } else {
+            (b, a)
+        };
+        return Some(format!(
+            "`{}` is a synchronous/asynchronous variant of `{}` and takes the same parameters; nothing in the schema says when to use which",
+            variant.name, base.name
+        ));
+    }
+    // One schema all but equal to the other's, under names that share a word: nothing but the
+    // names tells them apart.
+    let shared = common(&a.params, &b.params);
+    if shared >= SAME_SCHEMA_PARAMETERS
+        && jaccard(&a.params, &b.params) >= SAME_SCHEMA
+        && a.words
+            .iter()
+            .any(|w| !is_stop_word(w) && w.len() > 2 && b.words.contains(w))
+    {
+        return Some(format!(
+            "they take the same {shared} parameters and their names share a word; nothing but the names tells them apart"
+        ));
+    }
+    // The same words but one, in any order, where that one is a synonym (`list_directory`,
+    // `directory_tree`).
+    if a.words.len() == b.words.len() && a.words.len() > 1 {
+        let only_a: Vec<&String> = a.words.iter().filter(|w| !b.words.contains(w)).collect();
+        let only_b: Vec<&String> = b.words.iter().filter(|w| !a.words.contains(w)).collect();
+        if let ([x], [y]) = (only_a.as_slice(), only_b.as_slice())
+            && synonyms(x, y)
+            && jaccard(&a.params, &b.params) >= SHARED_PARAMETERS
+        {
+            return Some(format!(
+                "their names differ only by `{x}`/`{y}` and they take largely the same parameters"
+            ));
+        }
+    }
     let (short, long) = if a.words.len() < b.words.len() {
         (a, b)
     } else {
@@ -266,6 +343,8 @@ struct Fingerprint {
     content: Vec<u64>,
     /// Number of content words.
     content_len: usize,
+    /// Parameter names, hashed and sorted.
+    params: Vec<u64>,
 }
 
 fn hash(s: &str) -> u64 {
@@ -296,11 +375,15 @@ fn fingerprints(profiles: &[Profile]) -> Vec<Fingerprint> {
                     content[i / 64] |= 1 << (i % 64);
                 }
             }
+            let mut params: Vec<u64> = p.params.iter().map(|x| hash(x)).collect();
+            params.sort_unstable();
+            params.dedup();
             Fingerprint {
                 words,
                 words_sorted,
                 content,
                 content_len: p.content.len(),
+                params,
             }
         })
         .collect()
@@ -339,9 +422,16 @@ fn may_overlap(a: &Fingerprint, b: &Fingerprint) -> bool {
             return true;
         }
     }
-    // Names differing in exactly one position (synonym verbs).
+    // Names differing in exactly one word, in any order (synonym verbs, listing forms).
     if a.words.len() == b.words.len()
-        && a.words.iter().zip(&b.words).filter(|(x, y)| x != y).count() == 1
+        && common_hashed(&a.words_sorted, &b.words_sorted) + 1 >= a.words_sorted.len()
+    {
+        return true;
+    }
+    // Nearly the same schema (at least three shared parameters).
+    if a.params.len().min(b.params.len()) >= SAME_SCHEMA_PARAMETERS
+        && common_hashed(&a.params, &b.params) >= SAME_SCHEMA_PARAMETERS
+        && common_hashed(&a.words_sorted, &b.words_sorted) > 0
     {
         return true;
     }
@@ -411,6 +501,11 @@ pub(crate) fn check(ctx: &mut LintContext, tools: &[ToolView]) {
     let profiles: Vec<Profile> = tools.iter().map(profile).collect();
     let prints = fingerprints(&profiles);
     let mut groups = Groups::new(tools.len());
+    for (i, j, why) in declared_overlaps(tools, &profiles) {
+        if groups.root(i) != groups.root(j) {
+            groups.join(i, j, why);
+        }
+    }
     for (j, b) in tools.iter().enumerate() {
         for (i, a) in tools.iter().enumerate().take(j) {
             if a.name == b.name
@@ -436,63 +531,116 @@ pub(crate) fn check(ctx: &mut LintContext, tools: &[ToolView]) {
     }
 }
 
-/// One finding for a group, on its last tool.
+/// Overlaps a list states outright, found without comparing every pair: two tools of one name,
+/// a tool marked deprecated in favour of another one in the list, and a tool that does what one
+/// value of another tool's switch does (`view` beside `editor(command: view)`). Pairs are
+/// `(earlier, later, why)`.
+fn declared_overlaps(tools: &[ToolView], profiles: &[Profile]) -> Vec<(usize, usize, String)> {
+    let mut out = Vec::new();
+    let mut by_name: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
+    for (j, t) in tools.iter().enumerate() {
+        if t.name.is_empty() {
+            continue;
+        }
+        match by_name.get(t.name) {
+            Some(&i) => out.push((i, j, "they have the same name".to_owned())),
+            None => {
+                by_name.insert(t.name, j);
+            }
+        }
+    }
+    for (i, t) in tools.iter().enumerate() {
+        let desc = t.description().to_ascii_lowercase();
+        if desc.contains("deprecated") {
+            for (j, other) in tools.iter().enumerate() {
+                if j != i
+                    && !other.name.is_empty()
+                    && other.name != t.name
+                    && contains_words(&desc, other.name)
+                {
+                    out.push((
+                        i.min(j),
+                        i.max(j),
+                        format!(
+                            "`{}` is marked deprecated in favour of `{}`, yet both are listed",
+                            t.name, other.name
+                        ),
+                    ));
+                }
+            }
+        }
+        // A switch value that another tool is named after, with no parameter of its own.
+        for (key, node, _) in t.properties() {
+            if !is_selector_name(&key.name) {
+                continue;
+            }
+            for value in shape::closed_values(node) {
+                let vw = split_identifier(&value);
+                for (j, other) in tools.iter().enumerate() {
+                    if j == i || profiles[j].params.is_empty() {
+                        continue;
+                    }
+                    let same = other.name == value || profiles[j].words == vw;
+                    if same
+                        && profiles[j]
+                            .params
+                            .iter()
+                            .all(|p| profiles[i].params.contains(p))
+                    {
+                        out.push((
+                            i.min(j),
+                            i.max(j),
+                            format!(
+                                "`{}` does what `{}` does with `{}: {value}`, with a subset of its parameters",
+                                other.name, t.name, key.name
+                            ),
+                        ));
+                    }
+                }
+            }
+        }
+    }
+    out
+}
+
+/// One finding for every member of a group, each naming the tool it overlaps.
 fn report(ctx: &mut LintContext, tools: &[ToolView], groups: &Groups, members: &[usize]) {
-    let Some((&last, others)) = members.split_last() else {
-        return;
-    };
-    let Some((partner, why)) = groups.first_pair(last) else {
-        return;
-    };
-    let (z, p) = (&tools[last], &tools[partner]);
-    if let [only] = others {
-        let a = &tools[*only];
-        ctx.report(
-            z.name_span(),
-            format!("`{}` overlaps with `{}`: {why}", z.name, a.name),
-        )
-        .label(a.name_span(), format!("`{}` is defined here", a.name))
-        .help(
-            "merge the two tools, or make each description say when to use it instead of the other",
-        );
-        return;
-    }
-    let mut names: Vec<String> = others
-        .iter()
-        .take(MAX_NAMED)
-        .map(|&i| format!("`{}`", tools[i].name))
-        .collect();
-    if others.len() > MAX_NAMED {
-        names.push(format!("{} more", others.len() - MAX_NAMED));
-    }
-    let d = ctx.report(
-        z.name_span(),
-        format!(
-            "`{}` is one of {} overlapping tools (with {}): with `{}`, {why}",
-            z.name,
-            members.len(),
-            names.join(", "),
-            p.name
-        ),
-    );
-    // The pair in the message is not repeated; every other member shows where it is defined
-    // and, when it is the later tool of a pair, which tool it overlaps and why.
-    let stated = (partner.min(last), partner.max(last));
-    for &m in others.iter().take(MAX_NAMED) {
-        let pair = groups
-            .pairs
+    let others_of = |m: usize| -> Vec<String> {
+        members
             .iter()
-            .find(|(a, b, _)| *b == m && (*a, *b) != stated);
-        let text = match pair {
-            Some((a, _, why)) => format!(
-                "`{}` overlaps with `{}`: {why}",
-                tools[m].name, tools[*a].name
-            ),
-            None => format!("`{}` is defined here", tools[m].name),
+            .filter(|&&o| o != m)
+            .take(MAX_NAMED)
+            .map(|&o| format!("`{}`", tools[o].name))
+            .collect()
+    };
+    for &m in members {
+        let Some((partner, why)) = groups.first_pair(m) else {
+            continue;
         };
-        d.label(tools[m].name_span(), text);
+        let (z, p) = (&tools[m], &tools[partner]);
+        let message = if members.len() == 2 {
+            format!("`{}` overlaps with `{}`: {why}", z.name, p.name)
+        } else {
+            let mut names = others_of(m);
+            if members.len() - 1 > MAX_NAMED {
+                names.push(format!("{} more", members.len() - 1 - MAX_NAMED));
+            }
+            format!(
+                "`{}` is one of {} overlapping tools (with {}): with `{}`, {why}",
+                z.name,
+                members.len(),
+                names.join(", "),
+                p.name
+            )
+        };
+        ctx.report(z.name_span(), message)
+            .label(p.name_span(), format!("`{}` is defined here", p.name))
+            .help(if members.len() == 2 {
+                "merge the two tools, or make each description say when to use it instead of the other"
+            } else {
+                "merge these tools, or make each description say when to use it instead of the others"
+            });
     }
-    d.help("merge these tools, or make each description say when to use it instead of the others");
 }
 
 #[cfg(test)]
@@ -651,22 +799,40 @@ mod tests {
             ),
             None
         );
-        assert_eq!(
+    }
+
+    /// Synchronous and asynchronous variants of one operation overlap, whatever their
+    /// descriptions say: nothing in the schema tells a model which to call.
+    #[test]
+    fn sync_and_async_variants() {
+        assert!(
             overlap(
+                &p("export_report", "Export a report as PDF.", &["id", "pages"]),
                 &p(
-                    "trigger-sampling-request",
-                    "Trigger a Request from the Server for LLM Sampling",
-                    &["prompt", "maxTokens"]
-                ),
-                &p(
-                    "trigger-sampling-request-async",
-                    "Trigger an async sampling request that the CLIENT executes as a background \
-                     task. Demonstrates bidirectional MCP tasks where the server sends a request \
-                     and the client executes it asynchronously.",
-                    &["prompt", "maxTokens"]
+                    "export_report_async",
+                    "Export a report as PDF in the background; poll for the file later.",
+                    &["id", "pages"]
                 )
-            ),
-            None
+            )
+            .is_some()
+        );
+        assert!(
+            overlap(
+                &p("export_report", "Export a report as PDF.", &["id"]),
+                &p("export_chart_async", "Export a chart.", &["id"])
+            )
+            .is_none()
+        );
+    }
+
+    #[test]
+    fn listing_forms_in_any_order() {
+        assert!(
+            overlap(
+                &p("list_folder", "Entries of a folder.", &["path"]),
+                &p("folder_tree", "A nested view.", &["path", "exclude"])
+            )
+            .is_some()
         );
     }
 
