@@ -184,10 +184,12 @@ pub fn import_list(
 fn gemini_declarations(root: &Node) -> Option<Vec<&Node>> {
     match &root.value {
         NodeValue::Seq(items) => Some(gemini_list(items)),
-        NodeValue::Map(_) => gemini_tool(root).or_else(|| match root.get("tools").map(|t| &t.value) {
-            Some(NodeValue::Seq(items)) => Some(gemini_list(items)),
-            _ => None,
-        }),
+        NodeValue::Map(_) => {
+            gemini_tool(root).or_else(|| match root.get("tools").map(|t| &t.value) {
+                Some(NodeValue::Seq(items)) => Some(gemini_list(items)),
+                _ => None,
+            })
+        }
         _ => None,
     }
 }

@@ -71,7 +71,9 @@ effect: destructive
 };
 
 /// Verbs that write to a target that may already exist.
-const WRITING_VERBS: &[&str] = &["write", "save", "put", "push", "copy", "move", "store", "dump"];
+const WRITING_VERBS: &[&str] = &[
+    "write", "save", "put", "push", "copy", "move", "store", "dump",
+];
 /// Words that say what happens to existing data.
 const SIGNALS: &[&str] = &[
     "overwrite",
@@ -97,9 +99,30 @@ const SIGNALS: &[&str] = &[
 ];
 /// Leading verbs of a description that say the tool changes something.
 const CHANGE_VERBS: &[&str] = &[
-    "save", "saves", "write", "writes", "delete", "deletes", "remove", "removes", "create",
-    "creates", "update", "updates", "overwrite", "overwrites", "store", "stores", "upload",
-    "uploads", "modify", "modifies", "rename", "renames", "move", "moves",
+    "save",
+    "saves",
+    "write",
+    "writes",
+    "delete",
+    "deletes",
+    "remove",
+    "removes",
+    "create",
+    "creates",
+    "update",
+    "updates",
+    "overwrite",
+    "overwrites",
+    "store",
+    "stores",
+    "upload",
+    "uploads",
+    "modify",
+    "modifies",
+    "rename",
+    "renames",
+    "move",
+    "moves",
 ];
 
 /// Reports tools that hide that they can destroy data.
@@ -127,14 +150,11 @@ pub(crate) fn check(ctx: &mut LintContext, tool: &ToolView) {
 
     // A read-only claim the description or a parameter contradicts.
     if claims_read_only {
-        let lead = sentences(desc)
-            .into_iter()
-            .next()
-            .filter(|s| {
-                s.split_whitespace()
-                    .next()
-                    .is_some_and(|w| CHANGE_VERBS.contains(&w.to_ascii_lowercase().as_str()))
-            });
+        let lead = sentences(desc).into_iter().next().filter(|s| {
+            s.split_whitespace()
+                .next()
+                .is_some_and(|w| CHANGE_VERBS.contains(&w.to_ascii_lowercase().as_str()))
+        });
         let saving = props.iter().find_map(|(k, n, _)| {
             let d = n.get("description").and_then(Node::as_str)?;
             let l = d.to_ascii_lowercase();
@@ -168,10 +188,21 @@ pub(crate) fn check(ctx: &mut LintContext, tool: &ToolView) {
     if claims_safe
         && let Some(s) = sentences(desc).into_iter().find(|s| {
             let l = s.to_ascii_lowercase();
-            ["delete", "deletes", "overwrite", "overwrites", "erase", "erases", "wipe", "wipes"]
-                .iter()
-                .any(|w| contains_words(&l, w))
-                && !l.contains("cannot") && !l.contains("never") && !l.contains("will fail")
+            [
+                "delete",
+                "deletes",
+                "overwrite",
+                "overwrites",
+                "erase",
+                "erases",
+                "wipe",
+                "wipes",
+            ]
+            .iter()
+            .any(|w| contains_words(&l, w))
+                && !l.contains("cannot")
+                && !l.contains("never")
+                && !l.contains("will fail")
         })
     {
         let claim = if tool.is_spec() {
@@ -215,18 +246,22 @@ pub(crate) fn check(ctx: &mut LintContext, tool: &ToolView) {
         .next()
         .map(|w| w.to_ascii_lowercase())
         .unwrap_or_default();
-    let writes = verb
-        .as_deref()
-        .is_some_and(|v| WRITING_VERBS.contains(&v))
-        || WRITING_VERBS
-            .iter()
-            .any(|v| lead == *v || lead.strip_suffix('s') == Some(v) || lead.strip_suffix("es") == Some(v));
+    let writes = verb.as_deref().is_some_and(|v| WRITING_VERBS.contains(&v))
+        || WRITING_VERBS.iter().any(|v| {
+            lead == *v || lead.strip_suffix('s') == Some(v) || lead.strip_suffix("es") == Some(v)
+        });
     let targets = props.iter().any(|(k, _, _)| is_path_like(&k.name))
-        || words(tool.name)
-            .iter()
-            .any(|w| matches!(w.as_str(), "file" | "files" | "path" | "document" | "object" | "blob"));
+        || words(tool.name).iter().any(|w| {
+            matches!(
+                w.as_str(),
+                "file" | "files" | "path" | "document" | "object" | "blob"
+            )
+        });
     if writes && targets {
-        let first = sentences(desc).into_iter().next().unwrap_or_else(|| tool.name.to_owned());
+        let first = sentences(desc)
+            .into_iter()
+            .next()
+            .unwrap_or_else(|| tool.name.to_owned());
         ctx.report(
             tool.name_span(),
             format!(

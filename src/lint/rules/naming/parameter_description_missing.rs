@@ -3,8 +3,8 @@
 use crate::diagnostic::Severity;
 use crate::lint::context::{LintContext, SchemaNode, SchemaRole, ToolView};
 use crate::lint::rule::{Applies, Group, RuleMeta};
-use crate::lint::rules::schema::shape::{self, Position};
 use crate::lint::rules::naming::words::{self, expand, singular, split_identifier, tokens};
+use crate::lint::rules::schema::shape::{self, Position};
 use crate::spec::yaml::Node;
 
 /// Metadata.

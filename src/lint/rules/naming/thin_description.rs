@@ -87,18 +87,52 @@ const META_STARTS: &[&str] = &[
 ];
 /// Verbs that say no particular thing happens.
 const EMPTY_VERBS: &[&str] = &[
-    "handle", "handles", "manage", "manages", "process", "processes", "trigger", "triggers",
-    "perform", "performs", "do", "does", "deal", "deals", "invoke", "invokes",
+    "handle",
+    "handles",
+    "manage",
+    "manages",
+    "process",
+    "processes",
+    "trigger",
+    "triggers",
+    "perform",
+    "performs",
+    "do",
+    "does",
+    "deal",
+    "deals",
+    "invoke",
+    "invokes",
 ];
 /// Nouns that name no particular thing.
 const EMPTY_NOUNS: &[&str] = &[
-    "content", "contents", "data", "detail", "details", "info", "information", "item", "items",
-    "map", "stuff", "thing", "things",
+    "content",
+    "contents",
+    "data",
+    "detail",
+    "details",
+    "info",
+    "information",
+    "item",
+    "items",
+    "map",
+    "stuff",
+    "thing",
+    "things",
 ];
 /// Words that add nothing to a restated name.
 const FILLER: &[&str] = &[
-    "specified", "given", "current", "currently", "new", "existing", "specific", "selected",
-    "provided", "single", "multiple",
+    "specified",
+    "given",
+    "current",
+    "currently",
+    "new",
+    "existing",
+    "specific",
+    "selected",
+    "provided",
+    "single",
+    "multiple",
 ];
 
 /// Reports descriptions a model cannot choose the tool by.
@@ -111,11 +145,16 @@ pub(crate) fn check(ctx: &mut LintContext, tool: &ToolView) {
         return;
     }
     if let Some(why) = vague(tool.name, desc) {
+        let help = if why.contains("placeholder") {
+            "fill in what the placeholder stands for where the list is built, and say what the tool does and returns"
+        } else {
+            "say what the tool does to what, what it returns, and when to use it rather than a similar tool"
+        };
         ctx.report(
             tool.span(d.range),
             format!("the description of `{}` {why}", tool.name),
         )
-        .help("say what the tool does to what, what it returns, and when to use it rather than a similar tool");
+        .help(help);
         return;
     }
     let min = ctx.settings.options.description_min_words;
@@ -171,9 +210,12 @@ fn vague(name: &str, desc: &str) -> Option<String> {
         .count();
     let empty_verb = EMPTY_VERBS.contains(&lead.as_str()) && name_words.contains(&norm(&lead));
     let empty_noun = content.iter().find(|w| EMPTY_NOUNS.contains(&w.as_str()));
-    let says_result = content
-        .iter()
-        .any(|w| matches!(w.as_str(), "return" | "returns" | "returning" | "output" | "outputs"));
+    let says_result = content.iter().any(|w| {
+        matches!(
+            w.as_str(),
+            "return" | "returns" | "returning" | "output" | "outputs"
+        )
+    });
     if says_result {
         return None;
     }
@@ -210,7 +252,10 @@ fn placeholder(desc: &str) -> Option<&str> {
         let ident = !inner.is_empty()
             && inner.len() <= 40
             && inner.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
-            && inner.chars().next().is_some_and(|c| c.is_ascii_alphabetic());
+            && inner
+                .chars()
+                .next()
+                .is_some_and(|c| c.is_ascii_alphabetic());
         let closes = !double || bytes.get(inner_start + len + 1) == Some(&b'}');
         let shouted = inner.chars().all(|c| !c.is_ascii_lowercase());
         let dollar = start > 0 && bytes[start - 1] == b'$';
@@ -233,7 +278,13 @@ mod tests {
         assert!(vague("page_up", "moves the view up {PAGE} lines").is_some());
         assert!(vague("greet", "Says hello to {{name}}.").is_some());
         assert!(vague("modal_handle", "Handle a modal").is_some());
-        assert!(vague("trigger_sync_request", "Trigger a Request from the Client for Sync").is_some());
+        assert!(
+            vague(
+                "trigger_sync_request",
+                "Trigger a Request from the Client for Sync"
+            )
+            .is_some()
+        );
         assert!(vague("view_outline", "View the project outline map").is_some());
         assert!(vague("view_folder", "View the contents of a folder").is_some());
     }
@@ -252,10 +303,19 @@ mod tests {
             None
         );
         assert_eq!(
-            vague("get_details", "Returns the details of a ticket: title, state, assignee."),
+            vague(
+                "get_details",
+                "Returns the details of a ticket: title, state, assignee."
+            ),
             None
         );
-        assert_eq!(vague("chart", "Renders `data` as a chart {\"type\": \"bar\"}."), None);
-        assert_eq!(vague("run_shell", "Perform a shell command and return its output"), None);
+        assert_eq!(
+            vague("chart", "Renders `data` as a chart {\"type\": \"bar\"}."),
+            None
+        );
+        assert_eq!(
+            vague("run_shell", "Perform a shell command and return its output"),
+            None
+        );
     }
 }

@@ -101,8 +101,8 @@ fn states_bound(description: &str) -> bool {
         "clipped",
         "page through",
     ]
-        .iter()
-        .any(|c| d.contains(c))
+    .iter()
+    .any(|c| d.contains(c))
     {
         return true;
     }
@@ -129,9 +129,31 @@ fn states_bound(description: &str) -> bool {
 
 /// Verbs that lead a sentence about reading or returning content.
 const READ_VERBS: &[&str] = &[
-    "read", "reads", "get", "gets", "fetch", "fetches", "view", "views", "show", "shows", "print",
-    "prints", "return", "returns", "retrieve", "retrieves", "load", "loads", "dump", "dumps",
-    "display", "displays", "download", "downloads", "cat",
+    "read",
+    "reads",
+    "get",
+    "gets",
+    "fetch",
+    "fetches",
+    "view",
+    "views",
+    "show",
+    "shows",
+    "print",
+    "prints",
+    "return",
+    "returns",
+    "retrieve",
+    "retrieves",
+    "load",
+    "loads",
+    "dump",
+    "dumps",
+    "display",
+    "displays",
+    "download",
+    "downloads",
+    "cat",
 ];
 /// Nouns for content whose size grows with use: files, pages, diffs, logs, graphs.
 const CONTENT_NOUNS: &[&str] = &[
@@ -141,14 +163,37 @@ const CONTENT_NOUNS: &[&str] = &[
 ];
 /// Words after a content noun that make it a small handle to the content, not the content.
 const HANDLES: &[&str] = &[
-    "id", "ids", "info", "link", "links", "metadata", "name", "names", "path", "paths",
-    "reference", "references", "size", "status", "type", "uri", "url",
+    "id",
+    "ids",
+    "info",
+    "link",
+    "links",
+    "metadata",
+    "name",
+    "names",
+    "path",
+    "paths",
+    "reference",
+    "references",
+    "size",
+    "status",
+    "type",
+    "uri",
+    "url",
 ];
 
 /// Words for facts about content rather than the content itself.
 const FACTS: &[&str] = &[
-    "count", "length", "number", "owner", "permissions", "schema", "time", "times",
-    "title", "titles",
+    "count",
+    "length",
+    "number",
+    "owner",
+    "permissions",
+    "schema",
+    "time",
+    "times",
+    "title",
+    "titles",
 ];
 
 /// The sentence of a description that says the tool reads or returns content whose size grows
@@ -164,19 +209,28 @@ fn dumps_content(name: &str, desc: &str) -> Option<String> {
             .filter(|w| !w.is_empty())
             .collect();
         let Some(verb_at) = toks.iter().position(|w| READ_VERBS.contains(w)) else {
-            // A name built around content read by default (`git_diff`, `view_repo_map`).
+            // A name built around content read by default (`git_diff`, `activity_log`).
             if i == 0
-                && toks
+                && let Some(w) = toks
                     .iter()
-                    .any(|w| matches!(*w, "diff" | "log" | "logs" | "tree"))
+                    .find(|w| matches!(**w, "diff" | "log" | "logs" | "tree"))
             {
-                return Some(s.clone());
+                return Some(format!(
+                    "its name says it returns a {}",
+                    w.trim_end_matches('s')
+                ));
             }
             continue;
         };
-        if ["metadata", "information about", "info about", "details about", "status"]
-            .iter()
-            .any(|c| l.contains(c))
+        if [
+            "metadata",
+            "information about",
+            "info about",
+            "details about",
+            "status",
+        ]
+        .iter()
+        .any(|c| l.contains(c))
         {
             continue;
         }
@@ -190,9 +244,9 @@ fn dumps_content(name: &str, desc: &str) -> Option<String> {
         });
         if found {
             return Some(if i == 0 {
-                name.to_owned()
+                format!("its name, `{name}`")
             } else {
-                s.clone()
+                format!("\"{}\"", quote(s))
             });
         }
     }
@@ -273,8 +327,8 @@ pub(crate) fn check(ctx: &mut LintContext, tool: &ToolView) {
     }
     let what = if by_name {
         "lists or searches".to_owned()
-    } else if let Some(s) = &dumps {
-        format!("returns content whose size grows with use (\"{}\")", quote(s))
+    } else if let Some(evidence) = &dumps {
+        format!("returns content whose size grows with use ({evidence})")
     } else {
         "returns a list".to_owned()
     };

@@ -71,10 +71,9 @@ pub(crate) fn check(ctx: &mut LintContext, tool: &ToolView, node: &SchemaNode) {
     // A parameter, or the items of an array parameter (described on the array when bare).
     let (name, anchor) = match node.property {
         Some((k, _)) => (k.name.clone(), k.range),
-        None if node.pointer.ends_with("/items") => (
-            shape::display_path(&node.pointer),
-            shape::anchor(node),
-        ),
+        None if node.pointer.ends_with("/items") => {
+            (shape::display_path(&node.pointer), shape::anchor(node))
+        }
         None => return,
     };
     let desc = node.description();
@@ -165,7 +164,7 @@ pub(crate) fn check(ctx: &mut LintContext, tool: &ToolView, node: &SchemaNode) {
                 ),
             )
             .help(format!(
-                "declare `format: {format}` (or a `pattern`) so malformed values are refused with a precise error"
+                "declare {format} so malformed values are refused with a precise error"
             ));
             return;
         }

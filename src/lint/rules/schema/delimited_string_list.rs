@@ -2,11 +2,11 @@
 
 use crate::diagnostic::Severity;
 use crate::lint::context::{LintContext, SchemaNode, SchemaRole, ToolView};
-use crate::spec::yaml::Node;
 use crate::lint::rule::{Applies, Group, RuleMeta};
 use crate::lint::rules::naming::words::split_identifier;
 use crate::lint::rules::schema::prose;
 use crate::lint::rules::schema::shape::{self, Position};
+use crate::spec::yaml::Node;
 
 /// Metadata.
 pub const META: RuleMeta = RuleMeta {

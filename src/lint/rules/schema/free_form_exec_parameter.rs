@@ -245,9 +245,16 @@ pub(crate) fn check(ctx: &mut LintContext, tool: &ToolView) {
 fn tool_runs_code(desc: &str) -> Option<&'static str> {
     let l = desc.to_ascii_lowercase();
     if EXEC_PHRASES.iter().any(|p| l.contains(p))
-        || ["python shell", "python repl", "execute python", "run python", "execute javascript", "run javascript"]
-            .iter()
-            .any(|p| l.contains(p))
+        || [
+            "python shell",
+            "python repl",
+            "execute python",
+            "run python",
+            "execute javascript",
+            "run javascript",
+        ]
+        .iter()
+        .any(|p| l.contains(p))
     {
         let kind = if ["sql", "cypher", "graphql", "sparql"]
             .iter()
@@ -326,18 +333,40 @@ pub(crate) fn executable<'n>(name: &str, node: &'n Node) -> Option<(&'static str
     if words.len() > 1
         && matches!(
             last,
-            "query" | "code" | "script" | "statement" | "snippet" | "source" | "expression" | "input"
+            "query"
+                | "code"
+                | "script"
+                | "statement"
+                | "snippet"
+                | "source"
+                | "expression"
+                | "input"
         )
         && words[..words.len() - 1].iter().any(|w| {
             matches!(
                 w.as_str(),
-                "sql" | "python" | "py" | "javascript" | "js" | "typescript" | "ts" | "bash"
-                    | "shell" | "sh" | "cypher" | "graphql" | "sparql" | "powershell"
+                "sql"
+                    | "python"
+                    | "py"
+                    | "javascript"
+                    | "js"
+                    | "typescript"
+                    | "ts"
+                    | "bash"
+                    | "shell"
+                    | "sh"
+                    | "cypher"
+                    | "graphql"
+                    | "sparql"
+                    | "powershell"
             )
         })
     {
         return Some((
-            if words.iter().any(|w| matches!(w.as_str(), "sql" | "cypher" | "graphql" | "sparql")) {
+            if words
+                .iter()
+                .any(|w| matches!(w.as_str(), "sql" | "cypher" | "graphql" | "sparql"))
+            {
                 "a query"
             } else {
                 kind

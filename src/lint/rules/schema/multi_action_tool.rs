@@ -345,7 +345,8 @@ fn hidden_operations(ctx: &mut LintContext, tool: &ToolView) {
         }
         let functions = prose::listed_functions(pdesc);
         if !functions.is_empty() {
-            let mut shown: Vec<String> = functions.iter().take(6).map(|f| format!("`{f}`")).collect();
+            let mut shown: Vec<String> =
+                functions.iter().take(6).map(|f| format!("`{f}`")).collect();
             if functions.len() > 6 {
                 shown.push("…".to_owned());
             }

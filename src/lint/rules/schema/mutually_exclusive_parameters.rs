@@ -222,10 +222,7 @@ pub(crate) fn check(ctx: &mut LintContext, tool: &ToolView) {
     }
     if let Some(d) = &tool.spec.value.description {
         for (name, text) in prose::parameter_lines(&d.value) {
-            if let Some((key, _)) = props
-                .iter()
-                .find(|(k, _)| prose::same_name(&k.name, &name))
-            {
+            if let Some((key, _)) = props.iter().find(|(k, _)| prose::same_name(&k.name, &name)) {
                 described.push((key, text, tool.span(d.range)));
             }
         }
@@ -330,7 +327,10 @@ pub(crate) fn check(ctx: &mut LintContext, tool: &ToolView) {
                 ),
             );
             d.help(dependent_help);
-            d.label(tool.span(other.range), format!("`{}` is declared here", other.name));
+            d.label(
+                tool.span(other.range),
+                format!("`{}` is declared here", other.name),
+            );
         }
     }
 
@@ -407,7 +407,13 @@ pub(crate) fn check(ctx: &mut LintContext, tool: &ToolView) {
     if required.is_empty()
         && props.len() >= 2
         && let Some(d) = &tool.spec.value.description
-        && let Some(group) = prose::offered_group(&d.value, &props.iter().map(|(k, _)| k.name.as_str()).collect::<Vec<_>>())
+        && let Some(group) = prose::offered_group(
+            &d.value,
+            &props
+                .iter()
+                .map(|(k, _)| k.name.as_str())
+                .collect::<Vec<_>>(),
+        )
         && group.len() >= 2
         && first(&group[0], &group[1])
     {
@@ -442,10 +448,15 @@ pub(crate) fn check(ctx: &mut LintContext, tool: &ToolView) {
         } else {
             String::new()
         };
+        let (verb, them) = if names.len() == 1 {
+            ("applies", "it")
+        } else {
+            ("apply", "them")
+        };
         let d = ctx.report(
             tool.span(sw.key.range),
             format!(
-                "{}{more} apply only to some values of `{}`: the schema accepts them with every value",
+                "{}{more} {verb} only to some values of `{}`: the schema accepts {them} with every value",
                 list(&shown),
                 sw.key.name
             ),

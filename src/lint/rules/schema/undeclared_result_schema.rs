@@ -63,8 +63,8 @@ pub(crate) fn check(ctx: &mut LintContext, tool: &ToolView) {
 pub(crate) fn check_list(ctx: &mut LintContext, tools: &[ToolView]) {
     let mut files: Vec<(SourceId, usize, Vec<&ToolView>)> = Vec::new();
     for tool in tools {
-        let can_declare = tool.is_imported_from(ImportFormat::Mcp)
-            || tool.is_imported_from(ImportFormat::Gemini);
+        let can_declare =
+            tool.is_imported_from(ImportFormat::Mcp) || tool.is_imported_from(ImportFormat::Gemini);
         if !can_declare
             || ctx
                 .settings
@@ -89,10 +89,11 @@ pub(crate) fn check_list(ctx: &mut LintContext, tools: &[ToolView]) {
         let Some(first) = missing.first() else {
             continue;
         };
+        // What the list lacks, with its article: "an `outputSchema`", "a `response` schema".
         let key = if first.is_imported_from(ImportFormat::Gemini) {
-            "`response` schema"
+            ("a", "`response` schema")
         } else {
-            "`outputSchema`"
+            ("an", "`outputSchema`")
         };
         let mut shown: Vec<String> = missing
             .iter()
@@ -102,14 +103,25 @@ pub(crate) fn check_list(ctx: &mut LintContext, tools: &[ToolView]) {
         if missing.len() > SHOWN {
             shown.push(format!("and {} more", missing.len() - SHOWN));
         }
-        let message = if missing.len() == total {
+        let (article, what) = key;
+        let message = if total == 1 {
             format!(
-                "no tool of this list declares an {key} ({}): nothing pins down the shape of their results",
+                "the only tool of this list, `{}`, declares no {what}: nothing pins down the shape of its result",
+                first.name
+            )
+        } else if missing.len() == total {
+            format!(
+                "no tool of this list declares {article} {what} ({}): nothing pins down the shape of their results",
                 shown.join(", ")
             )
         } else {
+            let (verb, their) = if missing.len() == 1 {
+                ("declares", "its result")
+            } else {
+                ("declare", "their results")
+            };
             format!(
-                "{} of {total} tools of this list declare no {key} ({}): nothing pins down the shape of their results",
+                "{} of {total} tools of this list {verb} no {what} ({}): nothing pins down the shape of {their}",
                 missing.len(),
                 shown.join(", ")
             )
@@ -124,10 +136,10 @@ pub(crate) fn check_list(ctx: &mut LintContext, tools: &[ToolView]) {
         // A list without result schemas is the MCP norm, not a defect: worth knowing, no more.
         d.severity = d.severity.min(Severity::Info);
         for t in missing.iter().take(SHOWN) {
-            d.label(t.name_span(), format!("no {key}"));
+            d.label(t.name_span(), format!("no {what}"));
         }
         d.help(format!(
-            "declare an {key} (one object shape, status and error fields included) and return it as structured content, starting with the tools whose results other tools or code consume"
+            "declare {article} {what} (one object shape, status and error fields included) and return it as structured content, starting with the tools whose results other tools or code consume"
         ));
     }
 }

@@ -95,7 +95,9 @@ fn parallel(right: &str, params: &[&str]) -> bool {
         let p = p.to_ascii_lowercase();
         r.strip_prefix(p.as_str()).is_some_and(|rest| {
             let rest = rest.trim_start_matches(['\'', '"', '`']);
-            rest.starts_with(" parameter") || rest.starts_with(" to ") || rest.starts_with(" argument")
+            rest.starts_with(" parameter")
+                || rest.starts_with(" to ")
+                || rest.starts_with(" argument")
         })
     })
 }
@@ -106,6 +108,20 @@ fn parallel(right: &str, params: &[&str]) -> bool {
 pub(crate) fn offered_group(desc: &str, params: &[&str]) -> Option<Vec<String>> {
     let first = super::sentences(desc).into_iter().next()?;
     let lower = first.to_ascii_lowercase();
+    // "…, optionally only the staged ones or only some paths": none is needed.
+    if [
+        "optional",
+        "optionally",
+        "by default",
+        "if given",
+        "if provided",
+        "or all",
+    ]
+    .iter()
+    .any(|w| lower.contains(w))
+    {
+        return None;
+    }
     let mut found: Vec<(usize, String)> = params
         .iter()
         .filter_map(|p| {
@@ -115,7 +131,8 @@ pub(crate) fn offered_group(desc: &str, params: &[&str]) -> Option<Vec<String>> 
                 .find(|(i, _)| {
                     let before = lower[..*i].chars().next_back();
                     let after = lower[i + pl.len()..].chars().next();
-                    let word = |c: Option<char>| c.is_some_and(|c| c.is_ascii_alphanumeric() || c == '_');
+                    let word =
+                        |c: Option<char>| c.is_some_and(|c| c.is_ascii_alphanumeric() || c == '_');
                     !word(before) && !word(after)
                 })
                 .map(|(i, _)| (i, (*p).to_owned()))
@@ -202,11 +219,24 @@ mod tests {
             Some(v(&["selector", "delay"]))
         );
         assert_eq!(
-            offered_group("Pause for the given delay. Returns when done.", &["delay", "frame"]),
+            offered_group(
+                "Pause for the given delay. Returns when done.",
+                &["delay", "frame"]
+            ),
             None
         );
         assert_eq!(
-            offered_group("List issues with a label and a milestone.", &["label", "milestone"]),
+            offered_group(
+                "List issues with a label and a milestone.",
+                &["label", "milestone"]
+            ),
+            None
+        );
+        assert_eq!(
+            offered_group(
+                "Show the changes, optionally only the staged ones or only some paths.",
+                &["staged", "paths"]
+            ),
             None
         );
     }

@@ -51,6 +51,20 @@ fn unit_after(rest: &str) -> &str {
         .unwrap_or("")
 }
 
+/// Whether the words after a number make it relative to something else ("at most 2000 lines
+/// after start_line"): no keyword says that.
+fn relative(rest: &str) -> bool {
+    rest.split(|c: char| !c.is_ascii_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .take(3)
+        .any(|w| {
+            matches!(
+                w,
+                "after" | "before" | "from" | "beyond" | "past" | "than" | "of"
+            )
+        })
+}
+
 /// A bound on a numeric value stated in `desc`.
 pub(crate) fn numeric(desc: &str) -> Option<Stated> {
     for s in sentences(desc) {
@@ -65,7 +79,13 @@ pub(crate) fn numeric(desc: &str) -> Option<Stated> {
             max: None,
             integer: contains_words(&l, "integer") || contains_words(&l, "whole number"),
         };
-        for cue in ["1-based", "one-based", "1-indexed", "one-indexed", "indexing at 1"] {
+        for cue in [
+            "1-based",
+            "one-based",
+            "1-indexed",
+            "one-indexed",
+            "indexing at 1",
+        ] {
             if l.contains(cue) {
                 st.min = Some(1.0);
                 st.integer = true;
@@ -74,9 +94,14 @@ pub(crate) fn numeric(desc: &str) -> Option<Stated> {
         if contains_words(&l, "positive") {
             st.min = Some(if st.integer { 1.0 } else { 0.0 });
         }
-        if ["non-negative", "nonnegative", "zero or greater", "0 or greater"]
-            .iter()
-            .any(|c| l.contains(c))
+        if [
+            "non-negative",
+            "nonnegative",
+            "zero or greater",
+            "0 or greater",
+        ]
+        .iter()
+        .any(|c| l.contains(c))
         {
             st.min = Some(0.0);
         }
@@ -125,6 +150,7 @@ pub(crate) fn numeric(desc: &str) -> Option<Stated> {
                 && let Some((n, rest)) = number_at(&l[i + cue.len()..])
                 && !ITEM_UNITS.contains(&unit_after(rest))
                 && !TEXT_UNITS.contains(&unit_after(rest))
+                && !relative(rest)
             {
                 st.max = Some(n);
             }
@@ -246,8 +272,9 @@ fn count_with_units(desc: &str, units: &[&str]) -> Option<(String, f64)> {
 }
 
 /// A concrete date or time format stated in `desc` ("24-hour format (HH:MM)", "YYYY-MM-DD",
-/// "ISO 8601"), with the `format` keyword that would say it; `None` when the description also
-/// accepts free forms ("relative dates such as 'yesterday'").
+/// "ISO 8601"), with the keyword that would say it (`format: date`, or a `pattern` where JSON
+/// Schema has no format); `None` when the description also accepts free forms ("relative dates
+/// such as 'yesterday'").
 pub(crate) fn format(desc: &str) -> Option<(String, &'static str)> {
     let lower = desc.to_ascii_lowercase();
     if lower.contains("relative") || lower.contains("natural language") {
@@ -255,22 +282,26 @@ pub(crate) fn format(desc: &str) -> Option<(String, &'static str)> {
     }
     for s in sentences(desc) {
         let l = s.to_ascii_lowercase();
-        let which = if l.contains("yyyy-mm-ddthh") || l.contains("rfc 3339") || l.contains("rfc3339")
-        {
-            Some("date-time")
-        } else if l.contains("iso 8601") || l.contains("iso-8601") || l.contains("iso8601") {
-            Some(if contains_words(&l, "timestamp") || l.contains("date-time") {
-                "date-time"
+        let which =
+            if l.contains("yyyy-mm-ddthh") || l.contains("rfc 3339") || l.contains("rfc3339") {
+                Some("`format: date-time`")
+            } else if l.contains("iso 8601") || l.contains("iso-8601") || l.contains("iso8601") {
+                Some(
+                    if contains_words(&l, "timestamp") || l.contains("date-time") {
+                        "`format: date-time`"
+                    } else {
+                        "`format: date`"
+                    },
+                )
+            } else if l.contains("yyyy-mm-dd") {
+                Some("`format: date`")
+            } else if l.contains("hh:mm:ss") {
+                Some("`format: time`")
+            } else if l.contains("hh:mm") {
+                Some("`pattern: \"^([01][0-9]|2[0-3]):[0-5][0-9]$\"`")
             } else {
-                "date"
-            })
-        } else if l.contains("yyyy-mm-dd") {
-            Some("date")
-        } else if l.contains("hh:mm") {
-            Some("time")
-        } else {
-            None
-        };
+                None
+            };
         if let Some(w) = which {
             return Some((s, w));
         }
@@ -318,8 +349,15 @@ mod tests {
         assert_eq!(minmax("Zoom (max 400)."), Some((None, Some(400.0), false)));
         assert_eq!(minmax("Maximum number of lines to return."), None);
         assert_eq!(minmax("Defaults to 100."), None);
-        assert_eq!(minmax("Line numbers are 1-indexed, and -1 means the end."), None);
+        assert_eq!(
+            minmax("Line numbers are 1-indexed, and -1 means the end."),
+            None
+        );
         assert_eq!(minmax("Up to 50 items per call."), None);
+        assert_eq!(
+            minmax("Last line; at most 2000 lines after the first."),
+            None
+        );
     }
 
     #[test]
@@ -332,7 +370,10 @@ mod tests {
             length("Keep it within 12000 characters to avoid timeouts.").map(|(_, n)| n),
             Some(12000.0)
         );
-        assert_eq!(length("A title of 80 characters or fewer.").map(|(_, n)| n), Some(80.0));
+        assert_eq!(
+            length("A title of 80 characters or fewer.").map(|(_, n)| n),
+            Some(80.0)
+        );
         assert_eq!(length("Returns up to 3 matches."), None);
         assert_eq!(
             length("Keep it at or below 6000 characters when possible; split longer text."),
@@ -353,15 +394,15 @@ mod tests {
     fn formats_and_fixed_values() {
         assert_eq!(
             format("Start time in 24-hour format (HH:MM).").map(|(_, f)| f),
-            Some("time")
+            Some("`pattern: \"^([01][0-9]|2[0-3]):[0-5][0-9]$\"`")
         );
         assert_eq!(
             format("Due date in YYYY-MM-DD format.").map(|(_, f)| f),
-            Some("date")
+            Some("`format: date`")
         );
         assert_eq!(
             format("Only events after this ISO 8601 timestamp.").map(|(_, f)| f),
-            Some("date-time")
+            Some("`format: date-time`")
         );
         assert_eq!(
             format("Accepts ISO 8601 dates or relative dates such as 'yesterday'."),

@@ -281,9 +281,18 @@ pub(crate) fn conditioned_on(sentence: &str, name: &str) -> bool {
     spellings.iter().any(|n| {
         rest.strip_prefix(n.as_str()).is_some_and(|after| {
             let after = after.trim_start_matches(['`', '\'', '"']);
-            [" is ", " are ", " was ", " equals ", " ==", " = ", " is set", " is given"]
-                .iter()
-                .any(|c| after.starts_with(c))
+            [
+                " is ",
+                " are ",
+                " was ",
+                " equals ",
+                " ==",
+                " = ",
+                " is set",
+                " is given",
+            ]
+            .iter()
+            .any(|c| after.starts_with(c))
         })
     })
 }
@@ -352,7 +361,14 @@ pub(crate) fn opposite_restrictions(a: &str, b: &str) -> Option<(String, String)
     {
         return None;
     }
-    let tail = |w: &[String]| w[*i..].iter().take(3).cloned().collect::<Vec<_>>().join(" ");
+    let tail = |w: &[String]| {
+        w[*i..]
+            .iter()
+            .take(3)
+            .cloned()
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
     Some((tail(&wa), tail(&wb)))
 }
 

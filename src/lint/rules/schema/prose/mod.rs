@@ -16,22 +16,20 @@ mod switches;
 mod values;
 
 pub(crate) use alternatives::{alternatives, offered_group};
-pub(crate) use conditions::{
-    DEPENDENCY_ANYWHERE, conditioned_on, contains_words, dependency_sentences, documents_value,
-    exclusion_sentences, mentions, opposite_restrictions, parameter_lines, same_name,
-};
 pub(crate) use bounds::{
     count as stated_count, fixed_empty, format as stated_format, length as stated_length,
     numeric as stated_bound,
 };
-pub(crate) use defaults::{DescribedDefault, described_default};
-pub(crate) use switches::{
-    boolean_switch, listed_functions, patch_operations,
-    presence_switch, special_value,
+pub(crate) use conditions::{
+    DEPENDENCY_ANYWHERE, conditioned_on, contains_words, dependency_sentences, documents_value,
+    exclusion_sentences, mentions, opposite_restrictions, parameter_lines, same_name,
 };
+pub(crate) use defaults::{DescribedDefault, described_default};
 pub(crate) use results::{
-    in_parameter as result_varies_by_parameter,
-    in_tool_description as result_varies_in_description,
+    in_parameter as result_varies_by_parameter, in_tool_description as result_varies_in_description,
+};
+pub(crate) use switches::{
+    boolean_switch, listed_functions, patch_operations, presence_switch, special_value,
 };
 pub(crate) use values::{delimited, delimited_input, listed_values};
 

@@ -163,10 +163,16 @@ pub(crate) fn in_parameter(desc: &str, boolean: bool) -> Option<(String, Variati
     if saves {
         for s in sentences(desc) {
             let l = s.to_ascii_lowercase();
-            let inline_otherwise = ["instead of return", "rather than return", "instead of being return"]
-                .iter()
-                .any(|c| l.contains(c))
-                || ((l.contains("if not provided") || l.contains("if omitted") || l.contains("otherwise"))
+            let inline_otherwise = [
+                "instead of return",
+                "rather than return",
+                "instead of being return",
+            ]
+            .iter()
+            .any(|c| l.contains(c))
+                || ((l.contains("if not provided")
+                    || l.contains("if omitted")
+                    || l.contains("otherwise"))
                     && RETURN_CUES.iter().any(|c| contains_words(&l, c)));
             if inline_otherwise {
                 return Some((s, Variation::InlineOrFile));
@@ -223,9 +229,11 @@ fn file_or_directory(l: &str) -> bool {
     };
     // What is read must be the content (not metadata about either).
     let before = &l[..at];
-    ["content", "contents", "read", "reads", "view", "views", "show", "shows", "display", "open"]
-        .iter()
-        .any(|w| contains_words(before, w))
+    [
+        "content", "contents", "read", "reads", "view", "views", "show", "shows", "display", "open",
+    ]
+    .iter()
+    .any(|w| contains_words(before, w))
         && ![
             "metadata",
             "information",
@@ -247,7 +255,12 @@ fn file_or_directory(l: &str) -> bool {
 /// an argument.
 fn sentence_variation(l: &str) -> Option<Variation> {
     // "for new logs or completion": running and done, whatever the verb.
-    for (a, b) in [("logs", "completion"), ("output", "completion"), ("logs", "final status"), ("output", "final status")] {
+    for (a, b) in [
+        ("logs", "completion"),
+        ("output", "completion"),
+        ("logs", "final status"),
+        ("output", "final status"),
+    ] {
         if l.contains(&format!("{a} or {b}")) || l.contains(&format!("{a} or the {b}")) {
             return Some(Variation::Unfinished);
         }
@@ -347,7 +360,9 @@ mod tests {
             Some(Variation::FileOrDirectory)
         );
         assert_eq!(
-            tool("Opens a path. If `path` is a file, shows its lines. If `path` is a directory, shows its entries."),
+            tool(
+                "Opens a path. If `path` is a file, shows its lines. If `path` is a directory, shows its entries."
+            ),
             Some(Variation::FileOrDirectory)
         );
         assert_eq!(
@@ -359,7 +374,9 @@ mod tests {
             Some(Variation::Unfinished)
         );
         assert_eq!(
-            tool("Packs a folder. Depending on the chosen output type, returns the archive bytes or a download link."),
+            tool(
+                "Packs a folder. Depending on the chosen output type, returns the archive bytes or a download link."
+            ),
             Some(Variation::ByArgument)
         );
         assert_eq!(
@@ -367,7 +384,9 @@ mod tests {
             Some(Variation::Media)
         );
         assert_eq!(
-            tool("Loads a document. Spreadsheets are returned as JSON rows; any other document is returned as plain text."),
+            tool(
+                "Loads a document. Spreadsheets are returned as JSON rows; any other document is returned as plain text."
+            ),
             Some(Variation::Media)
         );
     }
@@ -399,23 +418,38 @@ mod tests {
     #[test]
     fn varying_results_in_parameters() {
         assert_eq!(
-            param("Save the report to this markdown file instead of returning it.", false),
+            param(
+                "Save the report to this markdown file instead of returning it.",
+                false
+            ),
             Some(Variation::InlineOrFile)
         );
         assert_eq!(
-            param("File to write the rows to. If not provided, rows are returned as text.", false),
+            param(
+                "File to write the rows to. If not provided, rows are returned as text.",
+                false
+            ),
             Some(Variation::InlineOrFile)
         );
         assert_eq!(
-            param("Filename to save the table to. If not provided, it is returned as text.", false),
+            param(
+                "Filename to save the table to. If not provided, it is returned as text.",
+                false
+            ),
             Some(Variation::InlineOrFile)
         );
         assert_eq!(
-            param("Returns the raw archive bytes instead of download URLs.", true),
+            param(
+                "Returns the raw archive bytes instead of download URLs.",
+                true
+            ),
             Some(Variation::Alternatives)
         );
         assert_eq!(
-            param("Whether to wait for the job. Set to false to start it in the background.", true),
+            param(
+                "Whether to wait for the job. Set to false to start it in the background.",
+                true
+            ),
             Some(Variation::Unfinished)
         );
         assert_eq!(
@@ -427,11 +461,17 @@ mod tests {
     #[test]
     fn stable_results_in_parameters() {
         assert_eq!(
-            param("File name to save the chart to. Defaults to chart-{timestamp}.png.", false),
+            param(
+                "File name to save the chart to. Defaults to chart-{timestamp}.png.",
+                false
+            ),
             None
         );
         assert_eq!(
-            param("Whether to perform a double click instead of a single click.", true),
+            param(
+                "Whether to perform a double click instead of a single click.",
+                true
+            ),
             None
         );
         assert_eq!(param("Include hidden files in the listing.", true), None);

@@ -36,9 +36,13 @@ pub(crate) fn boolean_switch(name_words: &[String], desc: &str) -> Option<String
     sentences(desc).into_iter().find(|s| {
         let l = s.to_ascii_lowercase();
         instead_of_another_operation(&l)
-            || ["to the running process", "input to the running", "to its stdin"]
-                .iter()
-                .any(|c| l.contains(c))
+            || [
+                "to the running process",
+                "input to the running",
+                "to its stdin",
+            ]
+            .iter()
+            .any(|c| l.contains(c))
     })
 }
 
@@ -87,20 +91,33 @@ pub(crate) fn instead_of_another_operation(l: &str) -> bool {
 pub(crate) fn special_value(desc: &str) -> Option<String> {
     sentences(desc).into_iter().find(|s| {
         let l = s.to_ascii_lowercase();
-        let empty_to = ["be empty to ", "empty string to ", "an empty value to ", "empty to "]
-            .iter()
-            .any(|c| {
-                l.find(c).is_some_and(|i| {
-                    l[i + c.len()..]
-                        .split_whitespace()
-                        .next()
-                        .is_some_and(|w| w.len() > 2 && !matches!(w, "use" | "the" | "all"))
-                })
-            });
+        let empty_to = [
+            "be empty to ",
+            "empty string to ",
+            "an empty value to ",
+            "empty to ",
+        ]
+        .iter()
+        .any(|c| {
+            l.find(c).is_some_and(|i| {
+                l[i + c.len()..]
+                    .split_whitespace()
+                    .next()
+                    .is_some_and(|w| w.len() > 2 && !matches!(w, "use" | "the" | "all"))
+            })
+        });
         let omitted_ends = (l.contains("if omitted") || l.contains("when omitted"))
-            && ["cancelled", "canceled", "dismissed", "closed", "deleted", "removed", "cleared"]
-                .iter()
-                .any(|w| contains_words(&l, w));
+            && [
+                "cancelled",
+                "canceled",
+                "dismissed",
+                "closed",
+                "deleted",
+                "removed",
+                "cleared",
+            ]
+            .iter()
+            .any(|w| contains_words(&l, w));
         empty_to || omitted_ends
     })
 }
@@ -124,7 +141,9 @@ pub(crate) fn presence_switch(desc: &str, params: &[&str], edits: bool) -> Optio
             return Some(format!("{s}. {}", all[i + 1]));
         }
         if names_param
-            && (l.contains("when provided") || l.contains("if provided") || l.contains("when given"))
+            && (l.contains("when provided")
+                || l.contains("if provided")
+                || l.contains("when given"))
             && instead_of_another_operation(&l)
         {
             return Some(s.clone());
@@ -134,8 +153,17 @@ pub(crate) fn presence_switch(desc: &str, params: &[&str], edits: bool) -> Optio
             && rest.split_whitespace().next().is_some_and(|v| {
                 matches!(
                     v.trim_end_matches([',', ':']),
-                    "append" | "prepend" | "create" | "delete" | "remove" | "insert" | "clear"
-                        | "cancel" | "reset" | "rename" | "move"
+                    "append"
+                        | "prepend"
+                        | "create"
+                        | "delete"
+                        | "remove"
+                        | "insert"
+                        | "clear"
+                        | "cancel"
+                        | "reset"
+                        | "rename"
+                        | "move"
                 )
             })
             && (l.contains(", set ") || l.contains(", pass ") || l.contains(", use "))
@@ -228,8 +256,14 @@ mod tests {
     #[test]
     fn booleans_that_refine_one_operation() {
         for (name, desc) in [
-            ("double", "Whether to perform a double click instead of a single click."),
-            ("full_page", "When true, captures the full page instead of the viewport."),
+            (
+                "double",
+                "Whether to perform a double click instead of a single click.",
+            ),
+            (
+                "full_page",
+                "When true, captures the full page instead of the viewport.",
+            ),
             ("raw", "Returns the raw bytes instead of decoding them."),
             ("recursive", "If true, lists folders recursively."),
             ("fast", "Scan quickly instead of scanning every byte."),
@@ -244,7 +278,10 @@ mod tests {
         assert!(special_value("Command to run. Can be empty string to fetch more logs.").is_some());
         assert!(special_value("Files to attach. If omitted, the picker is cancelled.").is_some());
         assert_eq!(special_value("If omitted, all fields are returned."), None);
-        assert_eq!(special_value("Leave empty to use the default branch."), None);
+        assert_eq!(
+            special_value("Leave empty to use the default branch."),
+            None
+        );
     }
 
     #[test]
@@ -259,12 +296,7 @@ mod tests {
             .is_some()
         );
         assert!(
-            presence_switch(
-                "Changes a note. To append, set `line` to -1.",
-                &p,
-                true
-            )
-            .is_some()
+            presence_switch("Changes a note. To append, set `line` to -1.", &p, true).is_some()
         );
         assert!(
             presence_switch(
@@ -276,7 +308,11 @@ mod tests {
         );
         // Creating a missing file is what a write does; only an edit that also creates counts.
         assert_eq!(
-            presence_switch("Writes the note, creating it if it does not exist.", &p, false),
+            presence_switch(
+                "Writes the note, creating it if it does not exist.",
+                &p,
+                false
+            ),
             None
         );
         assert_eq!(

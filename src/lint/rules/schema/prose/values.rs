@@ -234,10 +234,15 @@ pub(crate) fn delimited(desc: &str) -> Option<&'static str> {
 /// a json string with two keys", "Input is a comma-separated list of names".
 pub(crate) fn delimited_input(desc: &str) -> Option<&'static str> {
     let lower = desc.to_ascii_lowercase();
-    let about_input = ["input should be", "input is", "input must be", "the input should"]
-        .iter()
-        .filter_map(|c| lower.find(c).map(|i| &lower[i..]))
-        .next()?;
+    let about_input = [
+        "input should be",
+        "input is",
+        "input must be",
+        "the input should",
+    ]
+    .iter()
+    .filter_map(|c| lower.find(c).map(|i| &lower[i..]))
+    .next()?;
     // The clause about the input only: "Input is an empty string, output is a comma-separated
     // list" says nothing about the input's shape.
     let end = about_input
@@ -328,16 +333,23 @@ mod tests {
     #[test]
     fn delimited_inputs() {
         assert_eq!(
-            delimited_input("Posts a form. Input should be a json string with two keys: \"url\" and \"data\"."),
+            delimited_input(
+                "Posts a form. Input should be a json string with two keys: \"url\" and \"data\"."
+            ),
             Some("JSON-encoded")
         );
         assert_eq!(
             delimited_input("Input is a comma-separated list of tags; output is the count."),
             Some("comma-separated")
         );
-        assert_eq!(delimited_input("Returns a JSON string of the results."), None);
         assert_eq!(
-            delimited_input("Input is an empty string, output is a comma-separated list of tables."),
+            delimited_input("Returns a JSON string of the results."),
+            None
+        );
+        assert_eq!(
+            delimited_input(
+                "Input is an empty string, output is a comma-separated list of tables."
+            ),
             None
         );
     }
