@@ -97,6 +97,7 @@ fn parallel(right: &str, params: &[&str]) -> bool {
             let rest = rest.trim_start_matches(['\'', '"', '`']);
             rest.starts_with(" parameter")
                 || rest.starts_with(" to ")
+                || rest.starts_with(" for ")
                 || rest.starts_with(" argument")
         })
     })
@@ -139,8 +140,8 @@ pub(crate) fn offered_group(desc: &str, params: &[&str]) -> Option<Vec<String>> 
         })
         .collect();
     found.sort();
-    let (first_at, last_at) = (found.first()?.0, found.last()?.0);
-    if found.len() < 2 || !lower[first_at..last_at].contains(" or ") {
+    let first_at = found.first()?.0;
+    if found.len() < 2 || !lower[first_at..].contains(" or ") {
         return None;
     }
     Some(found.into_iter().map(|(_, p)| p).collect())
@@ -238,6 +239,25 @@ mod tests {
                 &["staged", "paths"]
             ),
             None
+        );
+    }
+
+    /// The patterns the issue names, in its own (invented) words.
+    #[test]
+    fn the_issues_examples() {
+        assert_eq!(
+            groups(
+                "Read a file: use head for the first N lines, or tail for the last N.",
+                &["head", "tail"]
+            ),
+            [(v(&["head"]), v(&["tail"]), "or")]
+        );
+        assert_eq!(
+            offered_group(
+                "Wait for a time, for text to appear, or for text to disappear.",
+                &["time", "text", "text_gone"]
+            ),
+            Some(v(&["time", "text"]))
         );
     }
 

@@ -117,6 +117,15 @@ pub(crate) fn in_tool_description(desc: &str) -> Option<(String, Variation)> {
         if file_or_directory(&l) {
             return Some((s.clone(), Variation::FileOrDirectory));
         }
+        // "…; if the path is a folder, returns its listing".
+        if (l.contains("is a folder") || l.contains("is a directory"))
+            && ["listing", "lists", "list", "entries"]
+                .iter()
+                .any(|w| contains_words(&l, w))
+            && lower_all.contains("file")
+        {
+            return Some((s.clone(), Variation::FileOrDirectory));
+        }
     }
     if (lower_all.contains("is a file") || lower_all.contains("points to a file"))
         && (lower_all.contains("is a directory") || lower_all.contains("is a folder"))
@@ -191,6 +200,14 @@ pub(crate) fn in_parameter(desc: &str, boolean: bool) -> Option<(String, Variati
             && RETURN_CUES.iter().any(|c| contains_words(&l[..at], c))
             && first_kind(&l[..at], 40).is_some()
             && first_kind(&l[at + 11..], 3).is_some()
+        {
+            return Some((s, Variation::Alternatives));
+        }
+        // A switch that returns another form: "If true, return base64 data URI".
+        if boolean
+            && (l.starts_with("if true") || l.starts_with("when true") || l.starts_with("if set"))
+            && RETURN_CUES.iter().any(|c| contains_words(&l, c))
+            && first_kind(&l, 12).is_some()
         {
             return Some((s, Variation::Alternatives));
         }
@@ -391,6 +408,33 @@ mod tests {
         );
     }
 
+    /// The patterns the issue names, in its own (invented) words.
+    #[test]
+    fn the_issues_examples() {
+        assert_eq!(
+            tool("Returns the file's text; if the path is a folder, returns its listing."),
+            Some(Variation::FileOrDirectory)
+        );
+        assert_eq!(
+            tool("Returns the command's output, or a session id while it is still running."),
+            Some(Variation::Alternatives)
+        );
+        assert!(
+            tool("Returns an embedded resource or a link, depending on `output_type`.").is_some()
+        );
+        assert_eq!(
+            tool("Returns incremental logs, or the final status when done."),
+            Some(Variation::Unfinished)
+        );
+        assert_eq!(
+            param(
+                "Saves the snapshot to this file instead of returning it.",
+                false
+            ),
+            Some(Variation::InlineOrFile)
+        );
+    }
+
     #[test]
     fn stable_results_in_tool_descriptions() {
         assert_eq!(
@@ -475,6 +519,7 @@ mod tests {
             None
         );
         assert_eq!(param("Include hidden files in the listing.", true), None);
+        assert_eq!(param("If true, follow symbolic links.", true), None);
         assert_eq!(param("Maximum number of lines to return.", false), None);
     }
 }

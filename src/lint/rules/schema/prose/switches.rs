@@ -86,6 +86,46 @@ pub(crate) fn instead_of_another_operation(l: &str) -> bool {
     false
 }
 
+/// Verbs of an operation that a special value selects ("polls", "cancel").
+const SPECIAL_VERBS: &[&str] = &[
+    "poll",
+    "polls",
+    "cancel",
+    "cancels",
+    "clear",
+    "clears",
+    "reset",
+    "resets",
+    "delete",
+    "deletes",
+    "remove",
+    "removes",
+    "close",
+    "closes",
+    "stop",
+    "stops",
+    "dismiss",
+    "dismisses",
+];
+
+/// Operation verbs that, each after a different parameter, make one tool several operations:
+/// "give old/new text to replace, an insert line to insert, or file text to create".
+const OPERATION_VERBS: &[&str] = &[
+    "replace",
+    "insert",
+    "create",
+    "delete",
+    "remove",
+    "append",
+    "rename",
+    "move",
+    "overwrite",
+    "update",
+    "edit",
+    "add",
+    "prepend",
+];
+
 /// A parameter whose absence or emptiness is an operation of its own: "may be empty to poll",
 /// "empty string to view additional logs", "If omitted, the file chooser is cancelled".
 pub(crate) fn special_value(desc: &str) -> Option<String> {
@@ -118,7 +158,23 @@ pub(crate) fn special_value(desc: &str) -> Option<String> {
             ]
             .iter()
             .any(|w| contains_words(&l, w));
-        empty_to || omitted_ends
+        // "An empty string polls for output", "omit the paths to cancel".
+        let empty_does = ["empty string ", "empty value ", "empty "].iter().any(|c| {
+            l.match_indices(c).any(|(i, m)| {
+                l[i + m.len()..]
+                    .split_whitespace()
+                    .next()
+                    .is_some_and(|w| SPECIAL_VERBS.contains(&w.trim_end_matches([',', '.'])))
+            })
+        });
+        let omit_to = l.find("omit").is_some_and(|i| {
+            l[i..].split(" to ").nth(1).is_some_and(|rest| {
+                rest.split_whitespace()
+                    .next()
+                    .is_some_and(|w| SPECIAL_VERBS.contains(&w.trim_end_matches([',', '.'])))
+            })
+        });
+        empty_to || omitted_ends || empty_does || omit_to
     })
 }
 
@@ -131,6 +187,22 @@ pub(crate) fn presence_switch(desc: &str, params: &[&str], edits: bool) -> Optio
     for (i, s) in all.iter().enumerate() {
         let l = s.to_ascii_lowercase();
         let names_param = params.iter().any(|p| contains_words(&l, p));
+        // "give `old`/`new` to replace, `line` to insert, or `text` to create".
+        let mut verbs: Vec<&str> = Vec::new();
+        for (at, _) in l.match_indices(" to ") {
+            if let Some(v) = l[at + 4..]
+                .split(|c: char| !c.is_ascii_alphabetic())
+                .next()
+                .filter(|v| OPERATION_VERBS.contains(v))
+                && !verbs.contains(&v)
+            {
+                verbs.push(v);
+            }
+        }
+        let named = params.iter().filter(|p| contains_words(&l, p)).count();
+        if verbs.len() >= 2 && named >= 2 {
+            return Some(s.clone());
+        }
         // "Provide X to insert ... Otherwise, the tool replaces ..."
         if names_param
             && (l.starts_with("provide ") || l.starts_with("give ") || l.starts_with("set "))
@@ -197,6 +269,32 @@ pub(crate) fn patch_operations(desc: &str) -> Vec<&'static str> {
     ] {
         if cues.iter().any(|c| l.contains(c)) {
             ops.push(op);
+        }
+    }
+    if ops.len() >= 3 {
+        return ops;
+    }
+    // The same in prose: "A patch that can add, update, move or delete files".
+    let mut ops = Vec::new();
+    for s in sentences(desc) {
+        let l = s.to_ascii_lowercase();
+        if !(contains_words(&l, "files") || contains_words(&l, "file"))
+            || !["patch", "diff", "changeset"].iter().any(|w| l.contains(w))
+        {
+            continue;
+        }
+        for (op, verbs) in [
+            ("add", &["add", "adds", "create", "creates"][..]),
+            (
+                "update",
+                &["update", "updates", "modify", "modifies", "edit", "edits"][..],
+            ),
+            ("delete", &["delete", "deletes", "remove", "removes"][..]),
+            ("move", &["move", "moves", "rename", "renames"][..]),
+        ] {
+            if !ops.contains(&op) && verbs.iter().any(|v| contains_words(&l, v)) {
+                ops.push(op);
+            }
         }
     }
     if ops.len() >= 3 { ops } else { Vec::new() }
@@ -318,6 +416,35 @@ mod tests {
         assert_eq!(
             presence_switch("Provide `line` to jump there.", &p, true),
             None
+        );
+    }
+
+    /// The patterns the issue names, in its own (invented) words.
+    #[test]
+    fn the_issues_examples() {
+        assert!(
+            presence_switch(
+                "Give old/new text to replace, an insert line to insert, or file text to create.",
+                &["old", "new", "line", "text"],
+                true
+            )
+            .is_some()
+        );
+        assert!(special_value("An empty string polls for output.").is_some());
+        assert!(special_value("The paths to upload; omit the paths to cancel.").is_some());
+        assert!(boolean_switch(&w("dry_run"), "Preview instead of applying.").is_some());
+        assert!(boolean_switch(&w("append"), "Append instead of overwrite.").is_some());
+        assert!(
+            boolean_switch(
+                &w("is_input"),
+                "Send the text to the running process instead of starting a command."
+            )
+            .is_some()
+        );
+        assert!(boolean_switch(&w("restart"), "Restart the session instead of running.").is_some());
+        assert_eq!(
+            patch_operations("A patch that can add, update, move or delete files."),
+            ["add", "update", "delete", "move"]
         );
     }
 
