@@ -3,12 +3,12 @@
 use crate::diagnostic::Severity;
 use crate::lint::context::{LintContext, ToolView};
 use crate::lint::rule::{Applies, Group, RuleMeta};
+use crate::lint::rules::naming::overlap_index::{
+    Groups, declared_overlaps, fingerprints, may_overlap,
+};
 use crate::lint::rules::naming::words::{
     is_stop_word, singular, split_identifier, synonyms, tokens,
 };
-use crate::lint::rules::schema::multi_action_tool::is_selector_name;
-use crate::lint::rules::schema::prose::contains_words;
-use crate::lint::rules::schema::shape;
 
 /// Metadata.
 pub const META: RuleMeta = RuleMeta {
@@ -71,11 +71,11 @@ tools:
 };
 
 /// Share of content words two descriptions must have in common to count as duplicates.
-const DUPLICATE_DESCRIPTIONS: f64 = 0.7;
+pub(super) const DUPLICATE_DESCRIPTIONS: f64 = 0.7;
 /// Share of parameters two synonym-named tools must have in common.
 const SHARED_PARAMETERS: f64 = 0.5;
 /// Fewest shared parameters for two schemas to count as the same.
-const SAME_SCHEMA_PARAMETERS: usize = 3;
+pub(super) const SAME_SCHEMA_PARAMETERS: usize = 3;
 /// Share of parameters two schemas must have in common to count as the same.
 const SAME_SCHEMA: f64 = 0.8;
 /// Share of the shorter description that must recur in the longer for an extending name to count.
@@ -92,22 +92,22 @@ const VARIANT_WORDS: &[&str] = &[
 ];
 
 /// Fewest content words a description needs to be compared at all.
-const MIN_CONTENT_WORDS: usize = 5;
+pub(super) const MIN_CONTENT_WORDS: usize = 5;
 
 /// Most other members a group's finding names and labels (the rest are counted).
 const MAX_NAMED: usize = 10;
 
 /// What one tool looks like to the comparison.
-struct Profile {
+pub(super) struct Profile {
     name: String,
     /// Name words, in order.
-    words: Vec<String>,
+    pub(super) words: Vec<String>,
     /// Name words, singular (as description words are compared).
     name_words: Vec<String>,
     /// Content words of the description: singular, sorted, deduplicated.
-    content: Vec<String>,
+    pub(super) content: Vec<String>,
     /// Parameter names, sorted.
-    params: Vec<String>,
+    pub(super) params: Vec<String>,
     /// The words of the parameter names: singular, sorted, deduplicated.
     param_words: Vec<String>,
 }
@@ -332,170 +332,6 @@ fn containment(a: &[String], b: &[String]) -> f64 {
     common(a, b) as f64 / min as f64
 }
 
-/// A compact view of a [`Profile`] for the pairwise pre-check: the rule compares every pair of
-/// tools, so the common case (no overlap) must cost a few machine words.
-struct Fingerprint {
-    /// Name words in order, hashed.
-    words: Vec<u64>,
-    /// Name words, hashed and sorted.
-    words_sorted: Vec<u64>,
-    /// Content words as a bit set over the vocabulary of all descriptions.
-    content: Vec<u64>,
-    /// Number of content words.
-    content_len: usize,
-    /// Parameter names, hashed and sorted.
-    params: Vec<u64>,
-}
-
-fn hash(s: &str) -> u64 {
-    // FNV-1a: stable and fast; a collision can only cause an extra exact comparison.
-    s.bytes().fold(0xcbf2_9ce4_8422_2325, |h, b| {
-        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
-    })
-}
-
-fn fingerprints(profiles: &[Profile]) -> Vec<Fingerprint> {
-    let mut vocabulary: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
-    for p in profiles {
-        for w in &p.content {
-            let next = vocabulary.len();
-            vocabulary.entry(w.as_str()).or_insert(next);
-        }
-    }
-    let blocks = vocabulary.len().div_ceil(64);
-    profiles
-        .iter()
-        .map(|p| {
-            let words: Vec<u64> = p.words.iter().map(|w| hash(w)).collect();
-            let mut words_sorted = words.clone();
-            words_sorted.sort_unstable();
-            let mut content = vec![0u64; blocks];
-            for w in &p.content {
-                if let Some(&i) = vocabulary.get(w.as_str()) {
-                    content[i / 64] |= 1 << (i % 64);
-                }
-            }
-            let mut params: Vec<u64> = p.params.iter().map(|x| hash(x)).collect();
-            params.sort_unstable();
-            params.dedup();
-            Fingerprint {
-                words,
-                words_sorted,
-                content,
-                content_len: p.content.len(),
-                params,
-            }
-        })
-        .collect()
-}
-
-fn common_hashed(a: &[u64], b: &[u64]) -> usize {
-    let (mut i, mut j, mut n) = (0, 0, 0);
-    while i < a.len() && j < b.len() {
-        match a[i].cmp(&b[j]) {
-            std::cmp::Ordering::Less => i += 1,
-            std::cmp::Ordering::Greater => j += 1,
-            std::cmp::Ordering::Equal => {
-                n += 1;
-                i += 1;
-                j += 1;
-            }
-        }
-    }
-    n
-}
-
-/// Whether [`overlap`] can possibly find something: a necessary condition of each of its tests.
-fn may_overlap(a: &Fingerprint, b: &Fingerprint) -> bool {
-    let (lo, hi) = (
-        a.content_len.min(b.content_len),
-        a.content_len.max(b.content_len),
-    );
-    if lo >= MIN_CONTENT_WORDS && (lo as f64) >= DUPLICATE_DESCRIPTIONS * hi as f64 {
-        let inter: usize = a
-            .content
-            .iter()
-            .zip(&b.content)
-            .map(|(x, y)| (x & y).count_ones() as usize)
-            .sum();
-        if inter as f64 >= DUPLICATE_DESCRIPTIONS * (a.content_len + b.content_len - inter) as f64 {
-            return true;
-        }
-    }
-    // Names differing in exactly one word, in any order (synonym verbs, listing forms).
-    if a.words.len() == b.words.len()
-        && common_hashed(&a.words_sorted, &b.words_sorted) + 1 >= a.words_sorted.len()
-    {
-        return true;
-    }
-    // Nearly the same schema (at least three shared parameters).
-    if a.params.len().min(b.params.len()) >= SAME_SCHEMA_PARAMETERS
-        && common_hashed(&a.params, &b.params) >= SAME_SCHEMA_PARAMETERS
-        && common_hashed(&a.words_sorted, &b.words_sorted) > 0
-    {
-        return true;
-    }
-    // One name's words all in the other's (an extending name).
-    let (short, long) = if a.words.len() < b.words.len() {
-        (a, b)
-    } else {
-        (b, a)
-    };
-    short.words.len() < long.words.len()
-        && common_hashed(&short.words_sorted, &long.words_sorted) == short.words_sorted.len()
-}
-
-/// Groups of overlapping tools, joined as pairs are found (union-find).
-struct Groups {
-    parent: Vec<usize>,
-    /// Overlapping pairs found, `(earlier, later, why)`, in the order found.
-    pairs: Vec<(usize, usize, String)>,
-}
-
-impl Groups {
-    fn new(n: usize) -> Groups {
-        Groups {
-            parent: (0..n).collect(),
-            pairs: Vec::new(),
-        }
-    }
-
-    fn root(&mut self, mut i: usize) -> usize {
-        while self.parent[i] != i {
-            self.parent[i] = self.parent[self.parent[i]];
-            i = self.parent[i];
-        }
-        i
-    }
-
-    fn join(&mut self, i: usize, j: usize, why: String) {
-        let (ri, rj) = (self.root(i), self.root(j));
-        self.parent[ri.max(rj)] = ri.min(rj);
-        self.pairs.push((i, j, why));
-    }
-
-    /// Each group of two tools or more: its members in tool order.
-    fn members(&mut self) -> Vec<Vec<usize>> {
-        let mut by_root: std::collections::BTreeMap<usize, Vec<usize>> = Default::default();
-        for i in 0..self.parent.len() {
-            let r = self.root(i);
-            by_root.entry(r).or_default().push(i);
-        }
-        by_root.into_values().filter(|m| m.len() > 1).collect()
-    }
-
-    /// The first pair found that involves tool `i`: the other tool and why.
-    fn first_pair(&self, i: usize) -> Option<(usize, &str)> {
-        self.pairs
-            .iter()
-            .find_map(|(a, b, why)| match (*a == i, *b == i) {
-                (true, _) => Some((*b, why.as_str())),
-                (_, true) => Some((*a, why.as_str())),
-                _ => None,
-            })
-    }
-}
-
 /// Reports each group of overlapping tools once.
 pub(crate) fn check(ctx: &mut LintContext, tools: &[ToolView]) {
     let profiles: Vec<Profile> = tools.iter().map(profile).collect();
@@ -529,78 +365,6 @@ pub(crate) fn check(ctx: &mut LintContext, tools: &[ToolView]) {
     for members in found {
         report(ctx, tools, &groups, &members);
     }
-}
-
-/// Overlaps a list states outright, found without comparing every pair: two tools of one name,
-/// a tool marked deprecated in favour of another one in the list, and a tool that does what one
-/// value of another tool's switch does (`view` beside `editor(command: view)`). Pairs are
-/// `(earlier, later, why)`.
-fn declared_overlaps(tools: &[ToolView], profiles: &[Profile]) -> Vec<(usize, usize, String)> {
-    let mut out = Vec::new();
-    let mut by_name: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
-    for (j, t) in tools.iter().enumerate() {
-        if t.name.is_empty() {
-            continue;
-        }
-        match by_name.get(t.name) {
-            Some(&i) => out.push((i, j, "they have the same name".to_owned())),
-            None => {
-                by_name.insert(t.name, j);
-            }
-        }
-    }
-    for (i, t) in tools.iter().enumerate() {
-        let desc = t.description().to_ascii_lowercase();
-        if desc.contains("deprecated") {
-            for (j, other) in tools.iter().enumerate() {
-                if j != i
-                    && !other.name.is_empty()
-                    && other.name != t.name
-                    && contains_words(&desc, other.name)
-                {
-                    out.push((
-                        i.min(j),
-                        i.max(j),
-                        format!(
-                            "`{}` is marked deprecated in favour of `{}`, yet both are listed",
-                            t.name, other.name
-                        ),
-                    ));
-                }
-            }
-        }
-        // A switch value that another tool is named after, with no parameter of its own.
-        for (key, node, _) in t.properties() {
-            if !is_selector_name(&key.name) {
-                continue;
-            }
-            for value in shape::closed_values(node) {
-                let vw = split_identifier(&value);
-                for (j, other) in tools.iter().enumerate() {
-                    if j == i || profiles[j].params.is_empty() {
-                        continue;
-                    }
-                    let same = other.name == value || profiles[j].words == vw;
-                    if same
-                        && profiles[j]
-                            .params
-                            .iter()
-                            .all(|p| profiles[i].params.contains(p))
-                    {
-                        out.push((
-                            i.min(j),
-                            i.max(j),
-                            format!(
-                                "`{}` does what `{}` does with `{}: {value}`, with a subset of its parameters",
-                                other.name, t.name, key.name
-                            ),
-                        ));
-                    }
-                }
-            }
-        }
-    }
-    out
 }
 
 /// One finding for every member of a group, each naming the tool it overlaps.
@@ -834,17 +598,5 @@ mod tests {
             )
             .is_some()
         );
-    }
-
-    #[test]
-    fn groups_join_pairs_and_remember_why() {
-        let mut g = Groups::new(5);
-        g.join(0, 2, "a".into());
-        g.join(2, 4, "b".into());
-        g.join(1, 3, "c".into());
-        assert_eq!(g.members(), vec![vec![0, 2, 4], vec![1, 3]]);
-        assert_eq!(g.first_pair(4), Some((2, "b")));
-        assert_eq!(g.first_pair(2), Some((0, "a")));
-        assert_eq!(g.root(4), g.root(0));
     }
 }

@@ -21,5 +21,6 @@ pub mod unpredictable_default;
 pub mod unstable_result_shape;
 
 pub(crate) mod forbidden_pairs;
+pub(crate) mod hidden_operations;
 pub(crate) mod prose;
 pub(crate) mod shape;
