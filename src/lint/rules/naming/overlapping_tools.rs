@@ -23,7 +23,7 @@ pub const META: RuleMeta = RuleMeta {
 ## What it does
 Compares the tools of a set and finds two overlapping when
 - they have the same name;
-- one is marked deprecated in favour of the other ("DEPRECATED: Use read_text_file instead"), yet
+- one is marked deprecated in favour of the other ("DEPRECATED: use fetch_page instead"), yet
   both are listed;
 - one does what one value of the other's switch does, with a subset of its parameters (`view`
   beside `editor(command: view)`);

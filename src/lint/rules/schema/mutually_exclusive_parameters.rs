@@ -26,9 +26,9 @@ root `oneOf`/`anyOf` of bare `required` lists, `dependentRequired` and `dependen
 descriptions that say "either … or", "mutually exclusive", "cannot be used with", "only one of",
 "instead of", "omit this when …" about a sibling parameter; descriptions that make a parameter
 depend on a sibling ("if provided, 'orderBy' also needs to be provided", "required when
-state_reason is …", "Only set if sandbox_permissions is …", "If provided with repo, …"),
+state_reason is …", "Only set if visibility is …", "If provided with repo, …"),
 including what the tool's description says about a parameter in a list such as
-"- revisesThought: If isRevision is true, …" (names match across `snake_case` and `camelCase`);
+"- closeReason: If isFinal is true, …" (names match across `snake_case` and `camelCase`);
 tool descriptions that offer groups of optional parameters as alternatives ("only one of display
 or window_title", "by replacing text (old_str/new_str) or applying a diff", "use the 'head'
 parameter …, or the 'tail' parameter …"); two optional parameters described alike but for
@@ -206,7 +206,7 @@ pub(crate) fn check(ctx: &mut LintContext, tool: &ToolView) {
     }
 
     // Descriptions that say so about a sibling: each parameter's own, and what the tool's
-    // description says about it in a list such as "- revisesThought: If isRevision is true, …".
+    // description says about it in a list such as "- closeReason: If isFinal is true, …".
     let props: Vec<(&crate::spec::yaml::Key, &Node)> = params
         .get("properties")
         .map(|p| p.entries().iter().map(|(k, v)| (k, v)).collect())
@@ -303,8 +303,8 @@ pub(crate) fn check(ctx: &mut LintContext, tool: &ToolView) {
         }
     }
 
-    // A description that starts with a condition on a sibling: "If is_revision is true, which
-    // thought is reconsidered".
+    // A description that starts with a condition on a sibling: "If is_final is true, the reason
+    // it closes".
     for (key, text, at) in &described {
         for sentence in prose::sentences(text) {
             let Some(other) = props

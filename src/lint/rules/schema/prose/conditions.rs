@@ -250,8 +250,8 @@ pub(crate) fn dependency_sentences(desc: &str) -> Vec<(String, &'static str)> {
         .collect()
 }
 
-/// Whether `text` names the parameter `name`, as written or in snake case (`isRevision` as
-/// `is_revision`).
+/// Whether `text` names the parameter `name`, as written or in snake case (`isFinal` as
+/// `is_final`).
 pub(crate) fn mentions(text: &str, name: &str) -> bool {
     if contains_words(text, name) {
         return true;
@@ -260,7 +260,7 @@ pub(crate) fn mentions(text: &str, name: &str) -> bool {
     snake != name.to_ascii_lowercase() && contains_words(text, &snake)
 }
 
-/// Whether a sentence starts with a condition on the parameter `name`: "If is_revision is
+/// Whether a sentence starts with a condition on the parameter `name`: "If is_final is
 /// true, …", "When `mode` is …".
 pub(crate) fn conditioned_on(sentence: &str, name: &str) -> bool {
     let l = sentence.trim_start().to_ascii_lowercase();
@@ -297,7 +297,7 @@ pub(crate) fn conditioned_on(sentence: &str, name: &str) -> bool {
     })
 }
 
-/// Whether two spellings name the same parameter (`is_revision`, `isRevision`).
+/// Whether two spellings name the same parameter (`is_final`, `isFinal`).
 pub(crate) fn same_name(a: &str, b: &str) -> bool {
     let norm = |s: &str| crate::lint::rules::naming::words::split_identifier(s).concat();
     !a.is_empty() && norm(a) == norm(b)
