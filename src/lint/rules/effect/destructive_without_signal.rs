@@ -199,7 +199,7 @@ pub(crate) fn check(ctx: &mut LintContext, tool: &ToolView) {
                 "wipes",
             ]
             .iter()
-            .any(|w| contains_words(&l, w))
+            .any(|w| destroys(&l, w))
                 && !l.contains("cannot")
                 && !l.contains("never")
                 && !l.contains("will fail")
@@ -271,5 +271,54 @@ pub(crate) fn check(ctx: &mut LintContext, tool: &ToolView) {
             ),
         )
         .help("say what happens to an existing target (\"Overwrites the file if it exists\" or \"Fails if the file exists\"), and mark it destructive (`destructiveHint: true`, `effect: destructive`) if it overwrites");
+    }
+}
+
+/// Whether a sentence (lowercased) uses the verb `verb` for destroying data: not for replacing
+/// chosen fields of a record ("Overwrite chosen fields of an existing account, leaving the others
+/// as they are" is an update).
+fn destroys(l: &str, verb: &str) -> bool {
+    const FIELDS: &[&str] = &[
+        "field",
+        "fields",
+        "value",
+        "values",
+        "property",
+        "properties",
+        "setting",
+        "settings",
+        "attribute",
+        "attributes",
+    ];
+    l.match_indices(verb).any(|(i, _)| {
+        let before = l[..i].chars().next_back();
+        let after = l[i + verb.len()..].chars().next();
+        let word = |c: Option<char>| c.is_some_and(|c| c.is_ascii_alphanumeric() || c == '_');
+        !word(before)
+            && !word(after)
+            && !l[i + verb.len()..]
+                .split(|c: char| !c.is_ascii_alphanumeric())
+                .filter(|w| !w.is_empty())
+                .take(3)
+                .any(|w| FIELDS.contains(&w))
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn destroying_and_updating() {
+        assert!(destroys(
+            "deletes cache entries older than a week.",
+            "deletes"
+        ));
+        assert!(destroys("overwrites the target file.", "overwrites"));
+        assert!(!destroys(
+            "overwrite chosen fields of an existing account, leaving the others.",
+            "overwrite"
+        ));
+        assert!(!destroys("the undeleted entries stay.", "delete"));
     }
 }

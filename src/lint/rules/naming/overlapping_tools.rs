@@ -7,7 +7,7 @@ use crate::lint::rules::naming::overlap_index::{
     Groups, declared_overlaps, fingerprints, may_overlap,
 };
 use crate::lint::rules::naming::words::{
-    is_stop_word, singular, split_identifier, synonyms, tokens,
+    is_stop_word, is_verb, singular, split_identifier, synonyms, tokens,
 };
 
 /// Metadata.
@@ -228,14 +228,15 @@ fn overlap(a: &Profile, b: &Profile) -> Option<String> {
             variant.name, base.name
         ));
     }
-    // One schema all but equal to the other's, under names that share a word: nothing but the
-    // names tells them apart.
+    // One schema all but equal to the other's, under names that share a word that is not a verb
+    // (`list_accounts` and `list_alerts` share only what they do): nothing but the names tells
+    // them apart.
     let shared = common(&a.params, &b.params);
     if shared >= SAME_SCHEMA_PARAMETERS
         && jaccard(&a.params, &b.params) >= SAME_SCHEMA
         && a.words
             .iter()
-            .any(|w| !is_stop_word(w) && w.len() > 2 && b.words.contains(w))
+            .any(|w| !is_stop_word(w) && !is_verb(w) && w.len() > 2 && b.words.contains(w))
     {
         return Some(format!(
             "they take the same {shared} parameters and their names share a word; nothing but the names tells them apart"
@@ -586,6 +587,25 @@ mod tests {
                 &p("export_chart_async", "Export a chart.", &["id"])
             )
             .is_none()
+        );
+    }
+
+    #[test]
+    fn same_schemas_under_names_that_share_only_a_verb() {
+        let params = &["cursor", "limit", "query"];
+        assert!(
+            overlap(
+                &p("list_accounts", "Accounts of the team.", params),
+                &p("list_alerts", "Open alerts.", params)
+            )
+            .is_none()
+        );
+        assert!(
+            overlap(
+                &p("note_editor", "", &["command", "path", "text"]),
+                &p("note_edit_tool", "", &["command", "path", "text"])
+            )
+            .is_some()
         );
     }
 
