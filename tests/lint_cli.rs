@@ -213,8 +213,9 @@ fn schema_is_the_spec_json_schema() {
     assert_eq!(schema, committed);
 }
 
-/// The clean `read_file` spec of tests/fixtures/clean under another name, with a thin
-/// description: its only finding is TGN005 thin-description (a warning by default).
+/// The clean `read_file` spec of tests/fixtures/clean under another name, with a description
+/// that only says what it demonstrates: its only finding is TGN005 thin-description (a warning by
+/// default).
 fn thin_spec(name: &str) -> String {
     let clean = std::fs::read_to_string(
         Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/clean/read_file.yaml"),
@@ -222,7 +223,7 @@ fn thin_spec(name: &str) -> String {
     .unwrap();
     let (head, rest) = clean.split_once("description: >-").unwrap();
     let (_, tail) = rest.split_once("\neffect:").unwrap();
-    format!("{head}description: Read a file.\neffect:{tail}")
+    format!("{head}description: Demonstrates how a file is read.\neffect:{tail}")
         .replace("name: read_file", &format!("name: {name}"))
 }
 
@@ -243,10 +244,13 @@ fn lint_project(lint: &str) -> (i32, Vec<(String, String, String)>) {
     );
     let (code, stdout, stderr) = toolgate(dir.path(), &["lint", "--format", "json"]);
     let doc: Value = serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("{e}: {stderr}"));
+    // The two specs are one tool under two names, which TGN010 rightly reports; this is about
+    // how the project file configures the other findings.
     let found = doc["diagnostics"]
         .as_array()
         .unwrap()
         .iter()
+        .filter(|d| d["code"] != "TGN010")
         .map(|d| {
             (
                 d["location"]["file"].as_str().unwrap().to_owned(),

@@ -3,8 +3,8 @@
 //! Every lint rule against its fixtures: `tests/fixtures/lint/<CODE>_bad*` must make the rule
 //! fire and `<CODE>_good*` must not. A fixture is a spec file (`.yaml`), a folder with a
 //! toolgate.yaml and specs, or an imported tool list (`.openai.json`, `.anthropic.json`,
-//! `.mcp.json`). The findings of each bad fixture are snapshotted as the human report (plain
-//! miette) and as SARIF results.
+//! `.gemini.json`, `.mcp.json`). The findings of each bad fixture are snapshotted as the human
+//! report (plain miette) and as SARIF results.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -26,6 +26,7 @@ fn lint_fixture(path: &Path) -> CheckedProject {
     for (suffix, format) in [
         (".openai.json", ImportFormat::Openai),
         (".anthropic.json", ImportFormat::Anthropic),
+        (".gemini.json", ImportFormat::Gemini),
         (".mcp.json", ImportFormat::Mcp),
     ] {
         if name.ends_with(suffix) {

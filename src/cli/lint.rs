@@ -41,6 +41,8 @@ pub enum FromArg {
     Openai,
     /// Anthropic Messages tools.
     Anthropic,
+    /// Gemini function declarations.
+    Gemini,
     /// MCP `tools/list`.
     Mcp,
 }
@@ -79,6 +81,7 @@ pub fn run(a: LintArgs) -> miette::Result<u8> {
             let format = match f {
                 FromArg::Openai => ImportFormat::Openai,
                 FromArg::Anthropic => ImportFormat::Anthropic,
+                FromArg::Gemini => ImportFormat::Gemini,
                 FromArg::Mcp => ImportFormat::Mcp,
             };
             check::check_imported(&a.paths, &cwd, format)

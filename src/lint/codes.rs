@@ -102,6 +102,10 @@ registry! {
     UnguardedReaderAllow => rules::effect::unguarded_reader_allow::META,
     RepeatedDenyGlobs => rules::policy::repeated_deny_globs::META,
     DefaultProtectionExempted => rules::policy::default_protection_exempted::META,
+    // Lint judgment on real tool lists.
+    UndeclaredResultSchema => rules::schema::undeclared_result_schema::META,
+    ConstraintOnlyInProse => rules::schema::constraint_only_in_prose::META,
+    DestructiveWithoutSignal => rules::effect::destructive_without_signal::META,
 }
 
 impl Rule {

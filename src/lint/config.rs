@@ -15,7 +15,7 @@ use crate::spec::source::SourceId;
 pub struct LintOptions {
     /// Most tools one toolset should expose.
     pub max_tools: usize,
-    /// Fewest words a tool description should have.
+    /// Fewest words a tool description should have (0: no floor, the default).
     pub description_min_words: usize,
     /// Most characters a description may have.
     pub description_max_chars: usize,
@@ -27,7 +27,7 @@ impl Default for LintOptions {
     fn default() -> Self {
         LintOptions {
             max_tools: 20,
-            description_min_words: 8,
+            description_min_words: 0,
             description_max_chars: 1024,
             cel_cost_budget: crate::cel::DEFAULT_COST_BUDGET,
         }

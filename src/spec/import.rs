@@ -1,11 +1,13 @@
-//! Reading tool lists that teams already ship (OpenAI, Anthropic, MCP) as spec ASTs, so every
+//! Reading tool lists that teams already ship (OpenAI, Anthropic, Gemini, MCP) as spec ASTs, so every
 //! rule that needs no toolgate-only key can judge them, with spans into the JSON file.
 //!
 //! JSON is parsed by the same YAML loader (JSON is YAML's flow syntax), which keeps a span on
 //! every key and value. MCP annotations, where present, imply an effect for the effect rules.
 //! Provider-defined tools (Anthropic's `{type: bash_20250124, name: bash}`, OpenAI's
 //! `{type: web_search}`) are recognised by their `type`: the provider supplies their description
-//! and schema, so no rule judges them (see [`ImportedTool::native`]).
+//! and schema, so no rule judges them (see [`ImportedTool::native`]). Gemini's schema dialect
+//! (OpenAPI's, with upper-case type names such as `STRING`) is read as JSON Schema with the type
+//! names lower-cased, so the same rules apply.
 
 use std::path::Path;
 
@@ -26,14 +28,19 @@ pub enum ImportFormat {
     /// MCP tools (`{name, title, description, inputSchema, outputSchema, annotations}`), as a
     /// `tools/list` result, a JSON-RPC response holding one, or a bare list.
     Mcp,
+    /// Gemini function declarations (`{name, description, parameters | parametersJsonSchema,
+    /// response | responseJsonSchema}`), as `{functionDeclarations: [...]}`, a list of such tools,
+    /// a request's `{tools: [...]}`, or a bare list.
+    Gemini,
 }
 
 impl ImportFormat {
-    /// Parses `openai`, `anthropic`, `mcp`.
+    /// Parses `openai`, `anthropic`, `gemini`, `mcp`.
     pub fn parse(s: &str) -> Option<Self> {
         match s {
             "openai" => Some(ImportFormat::Openai),
             "anthropic" => Some(ImportFormat::Anthropic),
+            "gemini" => Some(ImportFormat::Gemini),
             "mcp" => Some(ImportFormat::Mcp),
             _ => None,
         }
@@ -81,7 +88,7 @@ fn native_type(item: &Node, format: ImportFormat) -> Option<String> {
         ImportFormat::Openai => {
             !matches!(t, "function" | "custom") && item.get("function").is_none()
         }
-        ImportFormat::Mcp => false,
+        ImportFormat::Mcp | ImportFormat::Gemini => false,
     };
     native.then(|| t.to_owned())
 }
@@ -124,12 +131,24 @@ pub fn import_list(
     root: &Node,
     format: ImportFormat,
 ) -> Result<(Vec<Spanned<ToolSpec>>, Vec<ImportedTool>), Diagnostic> {
-    let list = find_list(root).ok_or_else(|| {
+    let found = match format {
+        ImportFormat::Gemini => gemini_declarations(root),
+        _ => find_list(root).map(|l| l.iter().collect()),
+    };
+    let list: Vec<&Node> = found.ok_or_else(|| {
+        let expected = match format {
+            ImportFormat::Gemini => {
+                "no function declarations found: expected `{\"functionDeclarations\": [...]}`, a list of such tools, `{\"tools\": [...]}`, or a JSON array of declarations"
+            }
+            _ => {
+                "no tool list found: expected a JSON array of tools, `{\"tools\": [...]}`, or a JSON-RPC `tools/list` response"
+            }
+        };
         Diagnostic::new(
             None,
             Severity::Error,
             Span::new(id, root.range.start as usize, 0),
-            "no tool list found: expected a JSON array of tools, `{\"tools\": [...]}`, or a JSON-RPC `tools/list` response",
+            expected,
         )
     })?;
     let mut tools = Vec::new();
@@ -146,7 +165,7 @@ pub fn import_list(
                 ),
             ));
         };
-        let (mut spec, mut m) = convert(t, item.range);
+        let (mut spec, mut m) = convert(t, item.range, format);
         m.native = native_type(item, format);
         if let Some(native) = &m.native
             && spec.name.as_ref().is_none_or(|n| n.value.is_empty())
@@ -158,6 +177,38 @@ pub fn import_list(
         meta.push(m);
     }
     Ok((tools, meta))
+}
+
+/// Gemini's function declarations: under `functionDeclarations` (or `function_declarations`) of
+/// one tool, of each tool of a list or of a request's `tools`, or a bare list of declarations.
+fn gemini_declarations(root: &Node) -> Option<Vec<&Node>> {
+    match &root.value {
+        NodeValue::Seq(items) => Some(gemini_list(items)),
+        NodeValue::Map(_) => {
+            gemini_tool(root).or_else(|| match root.get("tools").map(|t| &t.value) {
+                Some(NodeValue::Seq(items)) => Some(gemini_list(items)),
+                _ => None,
+            })
+        }
+        _ => None,
+    }
+}
+
+/// The declarations of one Gemini tool (`{functionDeclarations: [...]}`).
+fn gemini_tool(t: &Node) -> Option<Vec<&Node>> {
+    let d = t
+        .get("functionDeclarations")
+        .or_else(|| t.get("function_declarations"))?;
+    matches!(d.value, NodeValue::Seq(_)).then(|| d.items().iter().collect())
+}
+
+/// A list of Gemini tools (their declarations, in order), or a bare list of declarations.
+fn gemini_list(items: &[Node]) -> Vec<&Node> {
+    if items.iter().any(|i| gemini_tool(i).is_some()) {
+        items.iter().filter_map(gemini_tool).flatten().collect()
+    } else {
+        items.iter().collect()
+    }
 }
 
 fn find_list(root: &Node) -> Option<&[Node]> {
@@ -191,20 +242,27 @@ fn string(n: Option<&Node>) -> Option<Spanned<String>> {
     n.and_then(|n| n.as_str().map(|s| Spanned::new(s.to_owned(), n.range)))
 }
 
-fn convert(t: &Node, whole: TextRange) -> (ToolSpec, ImportedTool) {
-    let parameters = [
+fn convert(t: &Node, whole: TextRange, format: ImportFormat) -> (ToolSpec, ImportedTool) {
+    let mut parameters = [
         "inputSchema",
         "input_schema",
-        "parameters",
         "parametersJsonSchema",
+        "parameters",
     ]
     .iter()
     .find_map(|k| t.get(k))
     .cloned();
-    let result = ["outputSchema", "output_schema"]
-        .iter()
-        .find_map(|k| t.get(k))
-        .cloned();
+    // `response` means a result schema only in Gemini's declarations.
+    let result_keys: &[&str] = match format {
+        ImportFormat::Gemini => &["responseJsonSchema", "response"],
+        _ => &["outputSchema", "output_schema"],
+    };
+    let mut result = result_keys.iter().find_map(|k| t.get(k)).cloned();
+    if format == ImportFormat::Gemini {
+        for schema in [&mut parameters, &mut result].into_iter().flatten() {
+            lower_type_names(schema, 0);
+        }
+    }
     let annotations = t.get("annotations").filter(|a| a.is_map());
     let (effect, idempotent) = annotations.map(infer_effect).unwrap_or((None, false));
     let spec = ToolSpec {
@@ -228,6 +286,40 @@ fn convert(t: &Node, whole: TextRange) -> (ToolSpec, ImportedTool) {
         native: None,
     };
     (spec, meta)
+}
+
+/// Deepest schema nesting rewritten (the loader caps YAML depth; this bounds the recursion too).
+const MAX_SCHEMA_DEPTH: usize = 64;
+
+/// Gemini's OpenAPI-style type names (`STRING`, `OBJECT`) as JSON Schema's (`string`,
+/// `object`), everywhere in a schema; other values are left as written.
+fn lower_type_names(node: &mut Node, depth: usize) {
+    if depth > MAX_SCHEMA_DEPTH {
+        return;
+    }
+    const GEMINI_TYPES: &[&str] = &[
+        "STRING", "NUMBER", "INTEGER", "BOOLEAN", "ARRAY", "OBJECT", "NULL",
+    ];
+    match &mut node.value {
+        NodeValue::Map(entries) => {
+            for (k, v) in entries.iter_mut() {
+                if k.name == "type"
+                    && let NodeValue::String(t) = &mut v.value
+                    && GEMINI_TYPES.contains(&t.as_str())
+                {
+                    *t = t.to_ascii_lowercase();
+                    continue;
+                }
+                lower_type_names(v, depth + 1);
+            }
+        }
+        NodeValue::Seq(items) => {
+            for i in items.iter_mut() {
+                lower_type_names(i, depth + 1);
+            }
+        }
+        _ => {}
+    }
 }
 
 /// The effect MCP annotations imply, if they say enough, with the span of the deciding hint.
@@ -297,6 +389,32 @@ mod tests {
         let t = import(anthropic, ImportFormat::Anthropic);
         assert!(t[0].0.effect.is_none());
         assert_eq!(t[0].1.native, None);
+    }
+
+    #[test]
+    fn reads_gemini_declarations() {
+        let one = r#"{"functionDeclarations": [{"name": "get_weather", "description": "Weather.", "parameters": {"type": "OBJECT", "properties": {"city": {"type": "STRING"}}}, "response": {"type": "OBJECT", "properties": {"temp": {"type": "NUMBER"}}}}]}"#;
+        let t = import(one, ImportFormat::Gemini);
+        assert_eq!(t.len(), 1);
+        let p = t[0].0.parameters.as_ref().unwrap();
+        assert_eq!(p.get("type").and_then(Node::as_str), Some("object"));
+        assert_eq!(
+            p.at_pointer("/properties/city/type").and_then(Node::as_str),
+            Some("string")
+        );
+        assert!(t[0].0.result.is_some());
+
+        let request = r#"{"tools": [{"functionDeclarations": [{"name": "a"}, {"name": "b"}]}, {"googleSearch": {}}]}"#;
+        let names: Vec<String> = import(request, ImportFormat::Gemini)
+            .into_iter()
+            .map(|(s, _)| s.name.unwrap().value)
+            .collect();
+        assert_eq!(names, ["a", "b"]);
+
+        let bare = r#"[{"name": "c", "parametersJsonSchema": {"type": "object"}}]"#;
+        let t = import(bare, ImportFormat::Gemini);
+        assert_eq!(t[0].0.name.as_ref().unwrap().value, "c");
+        assert!(t[0].0.parameters.is_some());
     }
 
     #[test]

@@ -249,7 +249,7 @@ pub struct LintOptionsAst {
     /// Most tools one toolset should expose.
     #[serde(default)]
     pub max_tools: Option<Spanned<usize>>,
-    /// Fewest words a tool description should have.
+    /// Fewest words a tool description should have (0, the default: no floor).
     #[serde(default)]
     pub description_min_words: Option<Spanned<usize>>,
     /// Most characters a description may have.

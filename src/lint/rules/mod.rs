@@ -39,6 +39,10 @@ pub(crate) const TOOL_CHECKS: &[(Rule, ToolCheck)] = &[
     ),
     (Rule::RetryUnsafe, effect::retry_unsafe::check),
     (
+        Rule::DestructiveWithoutSignal,
+        effect::destructive_without_signal::check,
+    ),
+    (
         Rule::EffectIdempotencyContradiction,
         effect::effect_idempotency_contradiction::check,
     ),
@@ -82,6 +86,10 @@ pub(crate) const TOOL_CHECKS: &[(Rule, ToolCheck)] = &[
     (
         Rule::UnstableResultShape,
         schema::unstable_result_shape::check,
+    ),
+    (
+        Rule::UndeclaredResultSchema,
+        schema::undeclared_result_schema::check,
     ),
     (
         Rule::MutuallyExclusiveParameters,
@@ -152,6 +160,10 @@ pub(crate) const SCHEMA_CHECKS: &[(Rule, SchemaCheck)] = &[
         schema::delimited_string_list::check,
     ),
     (
+        Rule::ConstraintOnlyInProse,
+        schema::constraint_only_in_prose::check,
+    ),
+    (
         Rule::ParameterDescriptionMissing,
         naming::parameter_description_missing::check,
     ),
@@ -164,8 +176,8 @@ pub(crate) const SET_CHECKS: &[(Rule, SetCheck)] = &[
         effect::destructive_without_approval::check,
     ),
     (
-        Rule::UnstableResultShape,
-        schema::unstable_result_shape::check_list,
+        Rule::UndeclaredResultSchema,
+        schema::undeclared_result_schema::check_list,
     ),
     (Rule::TooManyTools, provider::too_many_tools::check),
     (

@@ -17,7 +17,9 @@ pub const META: RuleMeta = RuleMeta {
     severity: Severity::Error,
     applies: Applies::Everywhere,
     purpose: "Finds destructive tools whose calls can run with no person approving them.",
-    explanation: r#"## What it does
+    explanation: r#"Smell: none (whether a person approves destructive calls; a tool that says it is destructive has its signal — TGE011 reports those that do not).
+
+## What it does
 For a spec with `effect: destructive`, works out whether a call can be allowed without anyone
 being asked:
 

@@ -2,6 +2,7 @@
 
 pub mod bypassable_path_policy;
 pub mod destructive_without_approval;
+pub mod destructive_without_signal;
 pub mod effect_idempotency_contradiction;
 pub mod effect_verb_mismatch;
 pub(crate) mod names;

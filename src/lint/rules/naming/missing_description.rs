@@ -13,7 +13,9 @@ pub const META: RuleMeta = RuleMeta {
     severity: Severity::Error,
     applies: Applies::Everywhere,
     purpose: "Finds tools without a description.",
-    explanation: r#"## What it does
+    explanation: r#"Smell: vague description.
+
+## What it does
 Reports a tool whose `description` is missing or blank.
 
 Provider-defined tools in an imported list (Anthropic's `{type: bash_20250124, name: bash}`,

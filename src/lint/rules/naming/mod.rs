@@ -14,6 +14,7 @@ pub mod thin_description;
 pub mod tool_name_collision;
 pub mod tool_name_invalid;
 
+pub(crate) mod overlap_index;
 pub(crate) mod words;
 
 use crate::lint::rules::schema::shape;

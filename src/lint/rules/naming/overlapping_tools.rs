@@ -3,8 +3,11 @@
 use crate::diagnostic::Severity;
 use crate::lint::context::{LintContext, ToolView};
 use crate::lint::rule::{Applies, Group, RuleMeta};
+use crate::lint::rules::naming::overlap_index::{
+    Groups, declared_overlaps, fingerprints, may_overlap,
+};
 use crate::lint::rules::naming::words::{
-    is_stop_word, singular, split_identifier, synonyms, tokens,
+    is_stop_word, is_verb, singular, split_identifier, synonyms, tokens,
 };
 
 /// Metadata.
@@ -14,12 +17,22 @@ pub const META: RuleMeta = RuleMeta {
     group: Group::Naming,
     severity: Severity::Warning,
     applies: Applies::Everywhere,
-    purpose: "Finds pairs of tools a model cannot tell apart by name and description.",
-    explanation: r#"## What it does
-Compares every pair of tools in the set and finds a pair overlapping when
-- their descriptions are near-duplicates (at least 70% of their content words shared), or
-- their names differ only by a synonymous verb (`get`/`fetch`/`read`, `list`/`search`/`find`,
-  `delete`/`remove` …) and they take largely the same parameters, or
+    purpose: "Finds tools a model cannot tell apart by name, description and schema: duplicates, deprecated aliases, variants, and modes that repeat another tool.",
+    explanation: r#"Smell: ambiguous sibling.
+
+## What it does
+Compares the tools of a set and finds two overlapping when
+- they have the same name;
+- one is marked deprecated in favour of the other ("DEPRECATED: use fetch_page instead"), yet
+  both are listed;
+- one does what one value of the other's switch does, with a subset of its parameters (`view`
+  beside `editor(command: view)`);
+- their names differ only by a word that makes a synchronous or asynchronous variant (`async`,
+  `sync`, `background`, `blocking`) and they take largely the same parameters;
+- their descriptions are near-duplicates (at least 70% of their content words shared);
+- their names differ only by a synonymous word — a verb (`get`/`fetch`/`read`,
+  `list`/`search`/`find`, `delete`/`remove` …) or a listing form (`list`/`ls`/`tree`), in any
+  order — and they take largely the same parameters;
 - one name extends the other (`read_file`, `read_text_file`), the parameters of one are all
   parameters of the other, and most of the shorter description's words recur in the longer one.
 Descriptions that differ exactly in the words that tell the names apart (`delete_entities`,
@@ -29,9 +42,8 @@ its description nor a parameter): `double_click_mouse` beside `click_mouse`. A l
 takes more parameters than the shorter one still overlaps it: it can do the shorter one's job
 (`list_directory_with_sizes` beside `list_directory`).
 
-Overlapping tools are reported as groups: tools linked by overlapping pairs form one group and
-one finding, on the group's last tool; for three tools or more, each other member is labelled
-with the tool it overlaps and why.
+Overlapping tools form groups (tools linked by overlapping pairs); every member of a group gets
+its own finding, naming the tool it overlaps and why, and the other members.
 
 ## Why is this bad?
 "Too many tools or overlapping tools can also distract agents" (Anthropic). When two tools could
@@ -59,28 +71,43 @@ tools:
 };
 
 /// Share of content words two descriptions must have in common to count as duplicates.
-const DUPLICATE_DESCRIPTIONS: f64 = 0.7;
+pub(super) const DUPLICATE_DESCRIPTIONS: f64 = 0.7;
 /// Share of parameters two synonym-named tools must have in common.
 const SHARED_PARAMETERS: f64 = 0.5;
+/// Fewest shared parameters for two schemas to count as the same.
+pub(super) const SAME_SCHEMA_PARAMETERS: usize = 3;
+/// Share of parameters two schemas must have in common to count as the same.
+const SAME_SCHEMA: f64 = 0.8;
 /// Share of the shorter description that must recur in the longer for an extending name to count.
 const SHARED_DESCRIPTION: f64 = 0.6;
+/// Name words that make a variant of the same operation (`-async`, `_sync`).
+const VARIANT_WORDS: &[&str] = &[
+    "async",
+    "asynchronous",
+    "sync",
+    "synchronous",
+    "blocking",
+    "nonblocking",
+    "background",
+];
+
 /// Fewest content words a description needs to be compared at all.
-const MIN_CONTENT_WORDS: usize = 5;
+pub(super) const MIN_CONTENT_WORDS: usize = 5;
 
 /// Most other members a group's finding names and labels (the rest are counted).
 const MAX_NAMED: usize = 10;
 
 /// What one tool looks like to the comparison.
-struct Profile {
+pub(super) struct Profile {
     name: String,
     /// Name words, in order.
-    words: Vec<String>,
+    pub(super) words: Vec<String>,
     /// Name words, singular (as description words are compared).
     name_words: Vec<String>,
     /// Content words of the description: singular, sorted, deduplicated.
-    content: Vec<String>,
+    pub(super) content: Vec<String>,
     /// Parameter names, sorted.
-    params: Vec<String>,
+    pub(super) params: Vec<String>,
     /// The words of the parameter names: singular, sorted, deduplicated.
     param_words: Vec<String>,
 }
@@ -178,6 +205,57 @@ fn overlap(a: &Profile, b: &Profile) -> Option<String> {
             ));
         }
     }
+    // Synchronous and asynchronous variants of one operation.
+    let plain = |p: &Profile| -> Vec<String> {
+        p.words
+            .iter()
+            .filter(|w| !VARIANT_WORDS.contains(&w.as_str()))
+            .cloned()
+            .collect()
+    };
+    if plain(a) == plain(b)
+        && a.words != b.words
+        && !plain(a).is_empty()
+        && jaccard(&a.params, &b.params) >= SHARED_PARAMETERS
+    {
+        let (base, variant) = if a.words.len() <= b.words.len() {
+            (a, b)
+        } else {
+            (b, a)
+        };
+        return Some(format!(
+            "`{}` is a synchronous/asynchronous variant of `{}` and takes the same parameters; nothing in the schema says when to use which",
+            variant.name, base.name
+        ));
+    }
+    // One schema all but equal to the other's, under names that share a word that is not a verb
+    // (`list_accounts` and `list_alerts` share only what they do): nothing but the names tells
+    // them apart.
+    let shared = common(&a.params, &b.params);
+    if shared >= SAME_SCHEMA_PARAMETERS
+        && jaccard(&a.params, &b.params) >= SAME_SCHEMA
+        && a.words
+            .iter()
+            .any(|w| !is_stop_word(w) && !is_verb(w) && w.len() > 2 && b.words.contains(w))
+    {
+        return Some(format!(
+            "they take the same {shared} parameters and their names share a word; nothing but the names tells them apart"
+        ));
+    }
+    // The same words but one, in any order, where that one is a synonym (`list_directory`,
+    // `directory_tree`).
+    if a.words.len() == b.words.len() && a.words.len() > 1 {
+        let only_a: Vec<&String> = a.words.iter().filter(|w| !b.words.contains(w)).collect();
+        let only_b: Vec<&String> = b.words.iter().filter(|w| !a.words.contains(w)).collect();
+        if let ([x], [y]) = (only_a.as_slice(), only_b.as_slice())
+            && synonyms(x, y)
+            && jaccard(&a.params, &b.params) >= SHARED_PARAMETERS
+        {
+            return Some(format!(
+                "their names differ only by `{x}`/`{y}` and they take largely the same parameters"
+            ));
+        }
+    }
     let (short, long) = if a.words.len() < b.words.len() {
         (a, b)
     } else {
@@ -255,162 +333,16 @@ fn containment(a: &[String], b: &[String]) -> f64 {
     common(a, b) as f64 / min as f64
 }
 
-/// A compact view of a [`Profile`] for the pairwise pre-check: the rule compares every pair of
-/// tools, so the common case (no overlap) must cost a few machine words.
-struct Fingerprint {
-    /// Name words in order, hashed.
-    words: Vec<u64>,
-    /// Name words, hashed and sorted.
-    words_sorted: Vec<u64>,
-    /// Content words as a bit set over the vocabulary of all descriptions.
-    content: Vec<u64>,
-    /// Number of content words.
-    content_len: usize,
-}
-
-fn hash(s: &str) -> u64 {
-    // FNV-1a: stable and fast; a collision can only cause an extra exact comparison.
-    s.bytes().fold(0xcbf2_9ce4_8422_2325, |h, b| {
-        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
-    })
-}
-
-fn fingerprints(profiles: &[Profile]) -> Vec<Fingerprint> {
-    let mut vocabulary: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
-    for p in profiles {
-        for w in &p.content {
-            let next = vocabulary.len();
-            vocabulary.entry(w.as_str()).or_insert(next);
-        }
-    }
-    let blocks = vocabulary.len().div_ceil(64);
-    profiles
-        .iter()
-        .map(|p| {
-            let words: Vec<u64> = p.words.iter().map(|w| hash(w)).collect();
-            let mut words_sorted = words.clone();
-            words_sorted.sort_unstable();
-            let mut content = vec![0u64; blocks];
-            for w in &p.content {
-                if let Some(&i) = vocabulary.get(w.as_str()) {
-                    content[i / 64] |= 1 << (i % 64);
-                }
-            }
-            Fingerprint {
-                words,
-                words_sorted,
-                content,
-                content_len: p.content.len(),
-            }
-        })
-        .collect()
-}
-
-fn common_hashed(a: &[u64], b: &[u64]) -> usize {
-    let (mut i, mut j, mut n) = (0, 0, 0);
-    while i < a.len() && j < b.len() {
-        match a[i].cmp(&b[j]) {
-            std::cmp::Ordering::Less => i += 1,
-            std::cmp::Ordering::Greater => j += 1,
-            std::cmp::Ordering::Equal => {
-                n += 1;
-                i += 1;
-                j += 1;
-            }
-        }
-    }
-    n
-}
-
-/// Whether [`overlap`] can possibly find something: a necessary condition of each of its tests.
-fn may_overlap(a: &Fingerprint, b: &Fingerprint) -> bool {
-    let (lo, hi) = (
-        a.content_len.min(b.content_len),
-        a.content_len.max(b.content_len),
-    );
-    if lo >= MIN_CONTENT_WORDS && (lo as f64) >= DUPLICATE_DESCRIPTIONS * hi as f64 {
-        let inter: usize = a
-            .content
-            .iter()
-            .zip(&b.content)
-            .map(|(x, y)| (x & y).count_ones() as usize)
-            .sum();
-        if inter as f64 >= DUPLICATE_DESCRIPTIONS * (a.content_len + b.content_len - inter) as f64 {
-            return true;
-        }
-    }
-    // Names differing in exactly one position (synonym verbs).
-    if a.words.len() == b.words.len()
-        && a.words.iter().zip(&b.words).filter(|(x, y)| x != y).count() == 1
-    {
-        return true;
-    }
-    // One name's words all in the other's (an extending name).
-    let (short, long) = if a.words.len() < b.words.len() {
-        (a, b)
-    } else {
-        (b, a)
-    };
-    short.words.len() < long.words.len()
-        && common_hashed(&short.words_sorted, &long.words_sorted) == short.words_sorted.len()
-}
-
-/// Groups of overlapping tools, joined as pairs are found (union-find).
-struct Groups {
-    parent: Vec<usize>,
-    /// Overlapping pairs found, `(earlier, later, why)`, in the order found.
-    pairs: Vec<(usize, usize, String)>,
-}
-
-impl Groups {
-    fn new(n: usize) -> Groups {
-        Groups {
-            parent: (0..n).collect(),
-            pairs: Vec::new(),
-        }
-    }
-
-    fn root(&mut self, mut i: usize) -> usize {
-        while self.parent[i] != i {
-            self.parent[i] = self.parent[self.parent[i]];
-            i = self.parent[i];
-        }
-        i
-    }
-
-    fn join(&mut self, i: usize, j: usize, why: String) {
-        let (ri, rj) = (self.root(i), self.root(j));
-        self.parent[ri.max(rj)] = ri.min(rj);
-        self.pairs.push((i, j, why));
-    }
-
-    /// Each group of two tools or more: its members in tool order.
-    fn members(&mut self) -> Vec<Vec<usize>> {
-        let mut by_root: std::collections::BTreeMap<usize, Vec<usize>> = Default::default();
-        for i in 0..self.parent.len() {
-            let r = self.root(i);
-            by_root.entry(r).or_default().push(i);
-        }
-        by_root.into_values().filter(|m| m.len() > 1).collect()
-    }
-
-    /// The first pair found that involves tool `i`: the other tool and why.
-    fn first_pair(&self, i: usize) -> Option<(usize, &str)> {
-        self.pairs
-            .iter()
-            .find_map(|(a, b, why)| match (*a == i, *b == i) {
-                (true, _) => Some((*b, why.as_str())),
-                (_, true) => Some((*a, why.as_str())),
-                _ => None,
-            })
-    }
-}
-
 /// Reports each group of overlapping tools once.
 pub(crate) fn check(ctx: &mut LintContext, tools: &[ToolView]) {
     let profiles: Vec<Profile> = tools.iter().map(profile).collect();
     let prints = fingerprints(&profiles);
     let mut groups = Groups::new(tools.len());
+    for (i, j, why) in declared_overlaps(tools, &profiles) {
+        if groups.root(i) != groups.root(j) {
+            groups.join(i, j, why);
+        }
+    }
     for (j, b) in tools.iter().enumerate() {
         for (i, a) in tools.iter().enumerate().take(j) {
             if a.name == b.name
@@ -436,63 +368,44 @@ pub(crate) fn check(ctx: &mut LintContext, tools: &[ToolView]) {
     }
 }
 
-/// One finding for a group, on its last tool.
+/// One finding for every member of a group, each naming the tool it overlaps.
 fn report(ctx: &mut LintContext, tools: &[ToolView], groups: &Groups, members: &[usize]) {
-    let Some((&last, others)) = members.split_last() else {
-        return;
-    };
-    let Some((partner, why)) = groups.first_pair(last) else {
-        return;
-    };
-    let (z, p) = (&tools[last], &tools[partner]);
-    if let [only] = others {
-        let a = &tools[*only];
-        ctx.report(
-            z.name_span(),
-            format!("`{}` overlaps with `{}`: {why}", z.name, a.name),
-        )
-        .label(a.name_span(), format!("`{}` is defined here", a.name))
-        .help(
-            "merge the two tools, or make each description say when to use it instead of the other",
-        );
-        return;
-    }
-    let mut names: Vec<String> = others
-        .iter()
-        .take(MAX_NAMED)
-        .map(|&i| format!("`{}`", tools[i].name))
-        .collect();
-    if others.len() > MAX_NAMED {
-        names.push(format!("{} more", others.len() - MAX_NAMED));
-    }
-    let d = ctx.report(
-        z.name_span(),
-        format!(
-            "`{}` is one of {} overlapping tools (with {}): with `{}`, {why}",
-            z.name,
-            members.len(),
-            names.join(", "),
-            p.name
-        ),
-    );
-    // The pair in the message is not repeated; every other member shows where it is defined
-    // and, when it is the later tool of a pair, which tool it overlaps and why.
-    let stated = (partner.min(last), partner.max(last));
-    for &m in others.iter().take(MAX_NAMED) {
-        let pair = groups
-            .pairs
+    let others_of = |m: usize| -> Vec<String> {
+        members
             .iter()
-            .find(|(a, b, _)| *b == m && (*a, *b) != stated);
-        let text = match pair {
-            Some((a, _, why)) => format!(
-                "`{}` overlaps with `{}`: {why}",
-                tools[m].name, tools[*a].name
-            ),
-            None => format!("`{}` is defined here", tools[m].name),
+            .filter(|&&o| o != m)
+            .take(MAX_NAMED)
+            .map(|&o| format!("`{}`", tools[o].name))
+            .collect()
+    };
+    for &m in members {
+        let Some((partner, why)) = groups.first_pair(m) else {
+            continue;
         };
-        d.label(tools[m].name_span(), text);
+        let (z, p) = (&tools[m], &tools[partner]);
+        let message = if members.len() == 2 {
+            format!("`{}` overlaps with `{}`: {why}", z.name, p.name)
+        } else {
+            let mut names = others_of(m);
+            if members.len() - 1 > MAX_NAMED {
+                names.push(format!("{} more", members.len() - 1 - MAX_NAMED));
+            }
+            format!(
+                "`{}` is one of {} overlapping tools (with {}): with `{}`, {why}",
+                z.name,
+                members.len(),
+                names.join(", "),
+                p.name
+            )
+        };
+        ctx.report(z.name_span(), message)
+            .label(p.name_span(), format!("`{}` is defined here", p.name))
+            .help(if members.len() == 2 {
+                "merge the two tools, or make each description say when to use it instead of the other"
+            } else {
+                "merge these tools, or make each description say when to use it instead of the others"
+            });
     }
-    d.help("merge these tools, or make each description say when to use it instead of the others");
 }
 
 #[cfg(test)]
@@ -651,34 +564,59 @@ mod tests {
             ),
             None
         );
-        assert_eq!(
+    }
+
+    /// Synchronous and asynchronous variants of one operation overlap, whatever their
+    /// descriptions say: nothing in the schema tells a model which to call.
+    #[test]
+    fn sync_and_async_variants() {
+        assert!(
             overlap(
+                &p("export_report", "Export a report as PDF.", &["id", "pages"]),
                 &p(
-                    "trigger-sampling-request",
-                    "Trigger a Request from the Server for LLM Sampling",
-                    &["prompt", "maxTokens"]
-                ),
-                &p(
-                    "trigger-sampling-request-async",
-                    "Trigger an async sampling request that the CLIENT executes as a background \
-                     task. Demonstrates bidirectional MCP tasks where the server sends a request \
-                     and the client executes it asynchronously.",
-                    &["prompt", "maxTokens"]
+                    "export_report_async",
+                    "Export a report as PDF in the background; poll for the file later.",
+                    &["id", "pages"]
                 )
-            ),
-            None
+            )
+            .is_some()
+        );
+        assert!(
+            overlap(
+                &p("export_report", "Export a report as PDF.", &["id"]),
+                &p("export_chart_async", "Export a chart.", &["id"])
+            )
+            .is_none()
         );
     }
 
     #[test]
-    fn groups_join_pairs_and_remember_why() {
-        let mut g = Groups::new(5);
-        g.join(0, 2, "a".into());
-        g.join(2, 4, "b".into());
-        g.join(1, 3, "c".into());
-        assert_eq!(g.members(), vec![vec![0, 2, 4], vec![1, 3]]);
-        assert_eq!(g.first_pair(4), Some((2, "b")));
-        assert_eq!(g.first_pair(2), Some((0, "a")));
-        assert_eq!(g.root(4), g.root(0));
+    fn same_schemas_under_names_that_share_only_a_verb() {
+        let params = &["cursor", "limit", "query"];
+        assert!(
+            overlap(
+                &p("list_accounts", "Accounts of the team.", params),
+                &p("list_alerts", "Open alerts.", params)
+            )
+            .is_none()
+        );
+        assert!(
+            overlap(
+                &p("note_editor", "", &["command", "path", "text"]),
+                &p("note_edit_tool", "", &["command", "path", "text"])
+            )
+            .is_some()
+        );
+    }
+
+    #[test]
+    fn listing_forms_in_any_order() {
+        assert!(
+            overlap(
+                &p("list_folder", "Entries of a folder.", &["path"]),
+                &p("folder_tree", "A nested view.", &["path", "exclude"])
+            )
+            .is_some()
+        );
     }
 }

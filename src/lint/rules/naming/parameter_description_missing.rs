@@ -3,6 +3,7 @@
 use crate::diagnostic::Severity;
 use crate::lint::context::{LintContext, SchemaNode, SchemaRole, ToolView};
 use crate::lint::rule::{Applies, Group, RuleMeta};
+use crate::lint::rules::naming::words::{self, expand, singular, split_identifier, tokens};
 use crate::lint::rules::schema::shape::{self, Position};
 use crate::spec::yaml::Node;
 
@@ -13,10 +14,13 @@ pub const META: RuleMeta = RuleMeta {
     group: Group::Naming,
     severity: Severity::Warning,
     applies: Applies::Everywhere,
-    purpose: "Finds parameters without a description.",
-    explanation: r#"## What it does
+    purpose: "Finds parameters without a description, or whose description only repeats their name.",
+    explanation: r#"Smell: none (parameter descriptions; the vague-description smell is about the tool's own description, TGN005).
+
+## What it does
 Reports every property in `parameters` — nested object properties included — with no
-`description` (a `title` does not count; a `$ref` counts when the referenced schema has one).
+`description` (a `title` does not count; a `$ref` counts when the referenced schema has one), or
+whose description only repeats the parameter's name (`branch_id: "Branch identifier"`).
 Result properties, and properties re-stated as constraints in `if`/`then`, `allOf` or untyped
 `oneOf`/`anyOf` branches, are not checked.
 
@@ -53,6 +57,17 @@ pub(crate) fn check(ctx: &mut LintContext, tool: &ToolView, node: &SchemaNode) {
     let Some((key, _)) = node.property else {
         return;
     };
+    if let Some(d) = node.node.get("description")
+        && let Some(text) = d.as_str()
+        && repeats_name(&key.name, text)
+    {
+        ctx.report(
+            tool.span(d.range),
+            format!("the description of `{}` only repeats its name", key.name),
+        )
+        .help("say what the value means: its format, unit, allowed range, or an example");
+        return;
+    }
     if described(node.node) {
         return;
     }
@@ -80,4 +95,34 @@ fn described(n: &Node) -> bool {
     n.get("description")
         .and_then(Node::as_str)
         .is_some_and(|d| !d.trim().is_empty())
+}
+
+/// Whether every content word of a description is a word of the name.
+fn repeats_name(name: &str, desc: &str) -> bool {
+    let norm = |w: &str| singular(expand(w)).to_owned();
+    let name_words: Vec<String> = split_identifier(name).iter().map(|w| norm(w)).collect();
+    let content: Vec<String> = tokens(desc)
+        .iter()
+        .filter(|w| !words::is_stop_word(w))
+        .map(|w| norm(w))
+        .collect();
+    !content.is_empty() && content.iter().all(|w| name_words.contains(w))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn name_repetitions() {
+        assert!(repeats_name("branchId", "Branch identifier"));
+        assert!(repeats_name("repo", "The repository."));
+        assert!(repeats_name("file_path", "Path of the file"));
+        assert!(!repeats_name("owner", "Repository owner"));
+        assert!(!repeats_name(
+            "path",
+            "Workspace-relative path, e.g. src/main.rs"
+        ));
+        assert!(!repeats_name("path", ""));
+    }
 }

@@ -183,6 +183,7 @@ pub(crate) fn is_verb(word: &str) -> bool {
 const SYNONYMS: &[&[&str]] = &[
     &["fetch", "get", "load", "obtain", "read", "retrieve"],
     &["find", "list", "lookup", "query", "search"],
+    &["list", "ls", "tree"],
     &["delete", "destroy", "erase", "remove"],
     &["add", "create", "make", "new"],
     &["change", "edit", "modify", "patch", "update"],
@@ -190,7 +191,8 @@ const SYNONYMS: &[&[&str]] = &[
     &["exec", "execute", "invoke", "run"],
 ];
 
-/// Whether two different lowercased words are synonymous verbs.
+/// Whether two different lowercased words are synonymous verbs (or listing forms: `list`, `ls`,
+/// `tree`).
 pub(crate) fn synonyms(a: &str, b: &str) -> bool {
     a != b && SYNONYMS.iter().any(|g| g.contains(&a) && g.contains(&b))
 }

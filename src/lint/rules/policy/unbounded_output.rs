@@ -15,7 +15,9 @@ pub const META: RuleMeta = RuleMeta {
     severity: Severity::Warning,
     applies: Applies::SpecsOnly,
     purpose: "Finds process, network and search tools with no chosen output limit or artifact policy.",
-    explanation: r#"## What it does
+    explanation: r#"Smell: unbounded output.
+
+## What it does
 Reports a tool whose output can be large — it runs a process (`exec: command` or effect
 `process_execution`), reads from the network (`network_read`), or lists or searches (`list_*`,
 `search_*`, `find_*`, `grep`, `glob`, `query`) — when its `output` sets none of `max_bytes`,

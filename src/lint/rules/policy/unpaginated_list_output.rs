@@ -4,6 +4,10 @@ use crate::diagnostic::Severity;
 use crate::lint::context::{LintContext, ToolView};
 use crate::lint::rule::{Applies, Group, RuleMeta};
 use crate::lint::rules::effect::names::{VerbClass, is_page_bound, is_search_like, tool_verb};
+use crate::lint::rules::naming::words::split_identifier;
+use crate::lint::rules::schema::free_form_exec_parameter::executable;
+use crate::lint::rules::schema::prose::{self, sentences};
+use crate::lint::rules::schema::unstable_result_shape::quote;
 use crate::spec::yaml::Node;
 
 /// Metadata.
@@ -13,17 +17,25 @@ pub const META: RuleMeta = RuleMeta {
     group: Group::Policy,
     severity: Severity::Info,
     applies: Applies::Everywhere,
-    purpose: "Finds list and search tools whose results cannot be bounded or paged.",
-    explanation: r#"## What it does
-Reports a tool that returns a list — its name is built around `list`, `search`, `find`,
-`grep`, `glob` or `query`, or its `result` is an array or has a list field (`items`,
-`results`, `matches`, `entries` ...) — when no parameter bounds or pages it (`limit`,
-`max_*`, `page`, `per_page`, `cursor`, `offset`, `head` ...), the description states no cap
-("only the first 100 results", "output may be truncated"), and the spec (or toolgate.yaml's
-`defaults.output`) sets no output limit. A result list is not enough on its own for a tool that
-writes (`add_*`, `create_*`): what it returns is bounded by what it was given. Tools without
-parameters are not reported: they list one fixed scope (the open windows, the folders a server
-may use), and whether that can grow large is not visible in the contract.
+    purpose: "Finds list, search and read tools whose output nothing bounds: no limit, page, range or size parameter and no stated cap.",
+    explanation: r#"Smell: unbounded output.
+
+## What it does
+Reports a tool whose output can grow without bound — its name is built around `list`, `search`,
+`find`, `grep`, `glob`, `query`, `ls` or `tree`; its `result` is an array or has a list field
+(`items`, `results`, `matches` …); or its name or description reads or returns content that grows
+with use (a file, a page, a diff, logs, console output, a graph, a map: "Read the entire knowledge
+graph", "View the current diff", "Returns all console messages") — when no parameter bounds or
+narrows it (`limit`, `max_*`, `page`, `per_page`, `cursor`, `offset`, `head`, `tail`, a line range,
+`depth`, `part` …), the description states no cap ("only the first 100 results", "output may be
+truncated", "reads are capped"), and the spec (or toolgate.yaml's `defaults.output`) sets no output
+limit.
+
+What does not count: free-form exec tools (what a command prints is what the command asks for:
+TGS002); a tool that writes (`add_*`, `create_*`), whose output is bounded by its input; metadata,
+status and handles (`get_file_info`, a resource link); a listing without parameters, which covers
+one fixed scope (the open windows, the folders a server may use) — content read whole without
+parameters still counts, since it grows with use.
 
 ## Why is this bad?
 A search that matches 40,000 lines either floods the context or is cut at an arbitrary byte,
@@ -80,9 +92,17 @@ fn returns_list(result: &Node) -> bool {
 /// "Output may be truncated", "returns the top results").
 fn states_bound(description: &str) -> bool {
     let d = description.to_lowercase();
-    if ["truncat", "paginat", "top results", "limited to"]
-        .iter()
-        .any(|c| d.contains(c))
+    if [
+        "truncat",
+        "paginat",
+        "top results",
+        "limited to",
+        "capped",
+        "clipped",
+        "page through",
+    ]
+    .iter()
+    .any(|c| d.contains(c))
     {
         return true;
     }
@@ -107,21 +127,182 @@ fn states_bound(description: &str) -> bool {
     })
 }
 
+/// Verbs that lead a sentence about reading or returning content.
+const READ_VERBS: &[&str] = &[
+    "read",
+    "reads",
+    "get",
+    "gets",
+    "fetch",
+    "fetches",
+    "view",
+    "views",
+    "show",
+    "shows",
+    "print",
+    "prints",
+    "return",
+    "returns",
+    "retrieve",
+    "retrieves",
+    "load",
+    "loads",
+    "dump",
+    "dumps",
+    "display",
+    "displays",
+    "download",
+    "downloads",
+    "cat",
+];
+/// Nouns for content whose size grows with use: files, pages, diffs, logs, graphs.
+const CONTENT_NOUNS: &[&str] = &[
+    "body", "code", "console", "content", "contents", "diff", "document", "file", "files", "graph",
+    "history", "log", "logs", "map", "memory", "messages", "output", "page", "payload", "requests",
+    "resource", "snippets", "text", "tree", "webpage", "website",
+];
+/// Words after a content noun that make it a small handle to the content, not the content.
+const HANDLES: &[&str] = &[
+    "id",
+    "ids",
+    "info",
+    "link",
+    "links",
+    "metadata",
+    "name",
+    "names",
+    "path",
+    "paths",
+    "reference",
+    "references",
+    "size",
+    "status",
+    "type",
+    "uri",
+    "url",
+];
+
+/// Words for facts about content rather than the content itself.
+const FACTS: &[&str] = &[
+    "count",
+    "length",
+    "number",
+    "owner",
+    "permissions",
+    "schema",
+    "time",
+    "times",
+    "title",
+    "titles",
+];
+
+/// The sentence of a description that says the tool reads or returns content whose size grows
+/// with use ("Read the entire knowledge graph", "View the current diff", "Returns all console
+/// messages"), if one does.
+fn dumps_content(name: &str, desc: &str) -> Option<String> {
+    let mut texts = vec![name.replace(['_', '-', '.'], " ")];
+    texts.extend(sentences(desc));
+    for (i, s) in texts.iter().enumerate() {
+        let l = s.to_ascii_lowercase();
+        let toks: Vec<&str> = l
+            .split(|c: char| !c.is_ascii_alphanumeric())
+            .filter(|w| !w.is_empty())
+            .collect();
+        let Some(verb_at) = toks.iter().position(|w| READ_VERBS.contains(w)) else {
+            // A name built around content read by default (`git_diff`, `activity_log`).
+            if i == 0
+                && let Some(w) = toks
+                    .iter()
+                    .find(|w| matches!(**w, "diff" | "log" | "logs" | "tree"))
+            {
+                return Some(format!(
+                    "its name says it returns a {}",
+                    w.trim_end_matches('s')
+                ));
+            }
+            continue;
+        };
+        if [
+            "metadata",
+            "information about",
+            "info about",
+            "details about",
+            "status",
+        ]
+        .iter()
+        .any(|c| l.contains(c))
+        {
+            continue;
+        }
+        // "Get the size and modification time of a file" reads facts about the file, not the file.
+        let found = toks.iter().enumerate().skip(verb_at + 1).any(|(j, w)| {
+            CONTENT_NOUNS.contains(w)
+                && !toks.get(j + 1).is_some_and(|n| HANDLES.contains(n))
+                && !toks[verb_at + 1..j]
+                    .iter()
+                    .any(|b| HANDLES.contains(b) || FACTS.contains(b))
+        });
+        if found {
+            return Some(if i == 0 {
+                format!("its name, `{name}`")
+            } else {
+                format!("\"{}\"", quote(s))
+            });
+        }
+    }
+    None
+}
+
+/// Whether a parameter bounds or narrows how much comes back: a page bound, a range, a depth, a
+/// part.
+fn bounds_output(name: &str) -> bool {
+    if is_page_bound(name) {
+        return true;
+    }
+    let w = split_identifier(name);
+    let has = |x: &str| w.iter().any(|y| y == x);
+    has("range")
+        || has("depth")
+        || has("part")
+        || (has("line") && (has("start") || has("end") || has("from") || has("to")))
+}
+
 /// Reports a list-returning tool without bounds.
 pub(crate) fn check(ctx: &mut LintContext, tool: &ToolView) {
     let t = &tool.spec.value;
-    let by_name = is_search_like(tool.name);
+    let params = tool.properties();
+    // What a command prints is what the command asks for; free-form exec is TGS002's.
+    if params
+        .iter()
+        .any(|(k, n, _)| executable(&k.name, n).is_some())
+    {
+        return;
+    }
+    let by_name = is_search_like(tool.name)
+        || split_identifier(tool.name)
+            .iter()
+            .any(|w| matches!(w.as_str(), "tree" | "ls"));
     // A tool that changes things and returns a list returns what it was given: bounded by its input.
     let reads =
         tool_verb(tool.name).is_none_or(|v| matches!(v.class, VerbClass::Read | VerbClass::Other));
     let lists_by_result = reads && t.result.as_ref().is_some_and(returns_list);
-    if !(by_name || lists_by_result) {
+    let dumps = if reads {
+        dumps_content(tool.name, tool.description())
+    } else {
+        None
+    };
+    if !(by_name || lists_by_result || dumps.is_some()) {
         return;
     }
-    let params = tool.properties();
-    // Without parameters a tool lists one fixed scope (the open windows, the allowed folders).
-    if params.is_empty()
-        || params.iter().any(|(k, _, _)| is_page_bound(&k.name))
+    // Without parameters (or with only one that must be empty) a listing covers one fixed scope
+    // (the open windows, the allowed folders); content read whole still grows with use.
+    let meaningful = params.iter().any(|(_, n, _)| {
+        !n.get("description")
+            .and_then(crate::spec::yaml::Node::as_str)
+            .is_some_and(prose::fixed_empty)
+    });
+    if (!meaningful && dumps.is_none())
+        || params.iter().any(|(k, _, _)| bounds_output(&k.name))
         || states_bound(tool.description())
     {
         return;
@@ -145,19 +326,21 @@ pub(crate) fn check(ctx: &mut LintContext, tool: &ToolView) {
         return;
     }
     let what = if by_name {
-        "lists or searches"
+        "lists or searches".to_owned()
+    } else if let Some(evidence) = &dumps {
+        format!("returns content whose size grows with use ({evidence})")
     } else {
-        "returns a list"
+        "returns a list".to_owned()
     };
     let help = if tool.is_spec() {
-        "add a `limit` (with a `default` and a `maximum`) and a `cursor` or `offset` for the next page, or set `output.max_bytes` with an `artifact_threshold` so long results are cut and kept"
+        "add a `limit` (with a `default` and a `maximum`) and a `cursor` or `offset` for the next page (for content: a line range or `max_bytes`), or set `output.max_bytes` with an `artifact_threshold` so long results are cut and kept"
     } else {
-        "add a `limit` (with a default and a maximum) and a `cursor` or `offset` parameter for the next page"
+        "add a `limit` (with a default and a maximum) and a `cursor` or `offset` for the next page — for content, a line range or a size limit — or say in the description where the output is cut"
     };
     ctx.report(
         tool.name_span(),
         format!(
-            "`{}` {what} but has no limit, page or cursor parameter",
+            "`{}` {what} but has no limit, page, range or size parameter and states no cap",
             tool.name
         ),
     )

@@ -6,6 +6,7 @@ use crate::lint::rule::{Applies, Group, RuleMeta};
 use crate::lint::rules::naming::words::split_identifier;
 use crate::lint::rules::schema::prose;
 use crate::lint::rules::schema::shape::{self, Position};
+use crate::spec::yaml::Node;
 
 /// Metadata.
 pub const META: RuleMeta = RuleMeta {
@@ -15,7 +16,9 @@ pub const META: RuleMeta = RuleMeta {
     severity: Severity::Warning,
     applies: Applies::Everywhere,
     purpose: "Finds string parameters that carry a list (comma-separated, JSON-encoded, or named in the plural).",
-    explanation: r#"## What it does
+    explanation: r#"Smell: missing constraints.
+
+## What it does
 Reports string parameters whose description says they hold several values — "comma-separated",
 "space-separated", "one per line", "JSON string", "JSON array", "list of …" — or whose name is a
 plural of a countable thing (`paths`, `files`, `ids`, `tags`, `names`, `labels`, `keys`, `globs` …).
@@ -103,12 +106,47 @@ pub(crate) fn check(ctx: &mut LintContext, tool: &ToolView, node: &SchemaNode) {
     let Some((key, _)) = node.property else {
         return;
     };
+    let union_with_string = shape::single_type(n).is_none()
+        && ["anyOf", "oneOf"]
+            .iter()
+            .filter_map(|k| n.get(k))
+            .flat_map(Node::items)
+            .any(|b| shape::single_type(b) == Some("string"));
+    if union_with_string {
+        // `anyOf: [string, array]` described as "Deserialized using json.loads": the string
+        // branch is the list packed as JSON.
+        if let Some((key, _)) = node.property
+            && prose::delimited(node.description()) == Some("JSON-encoded")
+        {
+            ctx.report(
+                tool.span(key.range),
+                format!("`{}` accepts its value packed as JSON in a string", key.name),
+            )
+            .help("drop the string form and keep the structured one (`type: array` or `type: object`), so the schema checks every value");
+        }
+        return;
+    }
     if shape::single_type(n) != Some("string") || shape::has_any(n, &["enum", "const", "format"]) {
         return;
     }
     let span = tool.span(key.range);
     let help = "make it `type: array` with `items: {type: string}` and a `maxItems`, so each value is validated on its own";
-    if let Some(how) = prose::delimited(node.description()) {
+    // A tool's one parameter, described only by the tool: "Input should be a json string with two
+    // keys".
+    let only_string = node.depth == 1
+        && node.description().is_empty()
+        && tool
+            .properties()
+            .iter()
+            .filter(|(_, p, _)| shape::single_type(p) == Some("string"))
+            .count()
+            == 1;
+    let described = if only_string {
+        prose::delimited_input(tool.description())
+    } else {
+        prose::delimited(node.description())
+    };
+    if let Some(how) = described {
         let (what, help) = match how {
             "a list" => ("a list".to_owned(), help.to_owned()),
             "JSON-encoded" => (

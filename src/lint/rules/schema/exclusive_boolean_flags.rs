@@ -16,7 +16,9 @@ pub const META: RuleMeta = RuleMeta {
     severity: Severity::Warning,
     applies: Applies::Everywhere,
     purpose: "Finds pairs of boolean parameters that encode one choice, so both can be set to true.",
-    explanation: r#"## What it does
+    explanation: r#"Smell: mutually exclusive parameters.
+
+## What it does
 Reports two boolean parameters whose names are opposites — `on`/`off`, `enable`/`disable`,
 `include_x`/`exclude_x`, `show_x`/`hide_x`, `recursive`/`non_recursive`, `verbose`/`quiet`,
 `ascending`/`descending`, `x`/`no_x` — and pairs of booleans a `validate` rule forbids to be true

@@ -16,10 +16,16 @@ pub const META: RuleMeta = RuleMeta {
     severity: Severity::Warning,
     applies: Applies::Everywhere,
     purpose: "Finds parameters that take a shell command, script, code or SQL as free text without a sandbox, timeout and permission rule to compensate.",
-    explanation: r#"## What it does
+    explanation: r#"Smell: free-form exec.
+
+## What it does
 Finds string parameters (or lists of strings) that carry something to execute: named `command`,
-`cmd`, `script`, `shell`, `bash`, `sql` or `eval`, or named `code`, `query`, `expression`,
-`function` and described as shell, Python, JavaScript or SQL. In a toolgate spec it then checks the
+`cmd`, `script`, `shell`, `bash`, `sql` or `eval`; named `code`, `query`, `expression`,
+`function` and described as shell, Python, JavaScript or SQL; named for a language and a payload
+(`sql_query`, `python_code`, `bash_script`); described as code to run ("shell command", "valid
+python", "code to evaluate"); or the one free string parameter of a tool whose description says it
+runs code ("A Python shell", "Execute a SQL query"). Search patterns, URLs, keys to press and
+natural-language queries are not code. In a toolgate spec it then checks the
 compensations such a parameter needs: a `sandbox` profile, an explicit `timeout`, and a permission
 rule whose expression reads the parameter. It reports what is missing (and, as detail, a missing
 `maxLength`). An imported tool list cannot declare any of these, so there it reports that the
@@ -108,6 +114,21 @@ const EXEC_PHRASES: &[&str] = &[
     "javascript function",
     "sql query",
     "sql statement",
+    "sql statements",
+    "python command",
+    "python commands",
+    "valid python",
+    "python expression",
+    "javascript expression",
+    "js expression",
+    "js code",
+    "typescript code",
+    "shell commands",
+    "bash commands",
+    "terminal commands",
+    "cypher query",
+    "graphql query",
+    "code to evaluate",
     "code to execute",
     "code to run",
     "command to execute",
@@ -134,8 +155,27 @@ pub(crate) fn check(ctx: &mut LintContext, tool: &ToolView) {
     let Some(props) = tool.parameters().and_then(|p| p.get("properties")) else {
         return;
     };
+    // A tool whose description says it runs code, with one free string parameter: that parameter
+    // is the code ("A Python shell. Input should be a valid python command.").
+    let free_strings: Vec<&str> = props
+        .entries()
+        .iter()
+        .filter(|(_, n)| {
+            shape::single_type(n) == Some("string") && !shape::has_any(n, &["enum", "const"])
+        })
+        .map(|(k, _)| k.name.as_str())
+        .collect();
+    let by_tool = match free_strings.as_slice() {
+        [only] => tool_runs_code(tool.description()).map(|kind| (*only, kind)),
+        _ => None,
+    };
     for (key, node) in props.entries() {
-        let Some((what, strings)) = executable(&key.name, node) else {
+        let found = executable(&key.name, node).or_else(|| {
+            by_tool
+                .filter(|(name, _)| *name == key.name)
+                .map(|(_, kind)| (kind, node))
+        });
+        let Some((what, strings)) = found else {
             continue;
         };
         let bounded = shape::has_any(strings, &["maxLength"]);
@@ -200,6 +240,40 @@ pub(crate) fn check(ctx: &mut LintContext, tool: &ToolView) {
     }
 }
 
+/// What a tool runs, when its description says it executes code: "Execute a SQL query", "A
+/// Python shell", "Run shell commands".
+fn tool_runs_code(desc: &str) -> Option<&'static str> {
+    let l = desc.to_ascii_lowercase();
+    if EXEC_PHRASES.iter().any(|p| l.contains(p))
+        || [
+            "python shell",
+            "python repl",
+            "execute python",
+            "run python",
+            "execute javascript",
+            "run javascript",
+        ]
+        .iter()
+        .any(|p| l.contains(p))
+    {
+        let kind = if ["sql", "cypher", "graphql", "sparql"]
+            .iter()
+            .any(|w| crate::lint::rules::schema::prose::contains_words(&l, w))
+        {
+            "a query"
+        } else if ["python", "javascript", "typescript", "code"]
+            .iter()
+            .any(|w| crate::lint::rules::schema::prose::contains_words(&l, w))
+        {
+            "code"
+        } else {
+            "a shell command"
+        };
+        return Some(kind);
+    }
+    None
+}
+
 /// The items of an array of strings.
 fn string_items(node: &Node) -> Option<&Node> {
     let items = shape::non_null(node).get("items")?;
@@ -254,6 +328,51 @@ pub(crate) fn executable<'n>(name: &str, node: &'n Node) -> Option<(&'static str
     };
     if EXEC_NAMES.contains(&last) {
         return Some((if last == "sql" { "a query" } else { kind }, strings));
+    }
+    // `sql_query`, `python_code`, `bash_script`: a language before a payload word.
+    if words.len() > 1
+        && matches!(
+            last,
+            "query"
+                | "code"
+                | "script"
+                | "statement"
+                | "snippet"
+                | "source"
+                | "expression"
+                | "input"
+        )
+        && words[..words.len() - 1].iter().any(|w| {
+            matches!(
+                w.as_str(),
+                "sql"
+                    | "python"
+                    | "py"
+                    | "javascript"
+                    | "js"
+                    | "typescript"
+                    | "ts"
+                    | "bash"
+                    | "shell"
+                    | "sh"
+                    | "cypher"
+                    | "graphql"
+                    | "sparql"
+                    | "powershell"
+            )
+        })
+    {
+        return Some((
+            if words
+                .iter()
+                .any(|w| matches!(w.as_str(), "sql" | "cypher" | "graphql" | "sparql"))
+            {
+                "a query"
+            } else {
+                kind
+            },
+            strings,
+        ));
     }
     if MAYBE_EXEC_NAMES.contains(&last) {
         let needs: &[&str] = match last {
@@ -339,6 +458,15 @@ mod tests {
             ),
             Some("a shell command")
         );
+        assert_eq!(kind("sql_query", "{type: string}"), Some("a query"));
+        assert_eq!(kind("python_code", "{type: string}"), Some("code"));
+        assert_eq!(
+            kind(
+                "text",
+                "{type: string, description: Input should be a valid python command.}"
+            ),
+            Some("code")
+        );
     }
 
     #[test]
@@ -359,6 +487,7 @@ mod tests {
             None
         );
         assert_eq!(kind("command_id", "{type: string}"), None);
+        assert_eq!(kind("sql_dialect", "{type: string}"), None);
         assert_eq!(
             kind(
                 "justification",
@@ -388,6 +517,19 @@ mod tests {
             ),
             Some("code")
         );
+    }
+
+    #[test]
+    fn tools_that_run_code() {
+        assert_eq!(
+            tool_runs_code("A Python shell. Use this to execute python commands."),
+            Some("code")
+        );
+        assert_eq!(
+            tool_runs_code("Execute a SQL query against the warehouse."),
+            Some("a query")
+        );
+        assert_eq!(tool_runs_code("Search the web for a query."), None);
     }
 
     #[test]

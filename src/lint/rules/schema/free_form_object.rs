@@ -13,7 +13,9 @@ pub const META: RuleMeta = RuleMeta {
     severity: Severity::Warning,
     applies: Applies::Everywhere,
     purpose: "Finds parameters that accept an object of anything, or any value at all.",
-    explanation: r#"## What it does
+    explanation: r#"Smell: missing constraints.
+
+## What it does
 Reports parameters (below the root) that are `type: object` with no `properties` and no typed
 `additionalProperties` or `patternProperties` — a map of anything — and parameters whose schema
 sets no type-defining keyword at all (`{}` or only a `description`), which accept any JSON value.

@@ -15,7 +15,9 @@ pub const META: RuleMeta = RuleMeta {
     severity: Severity::Warning,
     applies: Applies::Everywhere,
     purpose: "Finds free string parameters whose description lists their values or whose name denotes a closed set.",
-    explanation: r#"## What it does
+    explanation: r#"Smell: missing constraints.
+
+## What it does
 Reports string parameters without `enum`, `const`, `pattern` or `format` when their description
 lists the accepted values ("one of json, text", "'asc' or 'desc'", "a|b|c", "Possible values: …"),
 or when their name denotes a closed set: `mode`, `sort`, `order`, `direction`, `unit`, `format`,

@@ -4,6 +4,7 @@
 //! `shape` answers questions about schema nodes, `prose` reads what descriptions say that
 //! keywords should say, and `forbidden_pairs` finds arguments a `validate` rule forbids together.
 
+pub mod constraint_only_in_prose;
 pub mod delimited_string_list;
 pub mod exclusive_boolean_flags;
 pub mod free_form_exec_parameter;
@@ -14,10 +15,12 @@ pub mod mutually_exclusive_parameters;
 pub mod open_object;
 pub mod unbounded_array;
 pub mod unbounded_string;
+pub mod undeclared_result_schema;
 pub mod unknown_schema_keyword;
 pub mod unpredictable_default;
 pub mod unstable_result_shape;
 
 pub(crate) mod forbidden_pairs;
+pub(crate) mod hidden_operations;
 pub(crate) mod prose;
 pub(crate) mod shape;

@@ -3,10 +3,10 @@
 use crate::diagnostic::Severity;
 use crate::lint::context::{LintContext, ToolView};
 use crate::lint::rule::{Applies, Group, RuleMeta};
-use crate::lint::rules::naming::words::{is_verb, singular, split_identifier};
-use crate::lint::rules::schema::{prose, shape};
+use crate::lint::rules::naming::words::{is_stop_word, is_verb, singular, split_identifier};
+use crate::lint::rules::schema::{hidden_operations, prose, shape};
 use crate::spec::source::Span;
-use crate::spec::yaml::Node;
+use crate::spec::yaml::{Key, Node};
 
 /// Metadata.
 pub const META: RuleMeta = RuleMeta {
@@ -15,18 +15,39 @@ pub const META: RuleMeta = RuleMeta {
     group: Group::Schema,
     severity: Severity::Warning,
     applies: Applies::Everywhere,
-    purpose: "Finds an action/command/mode parameter that switches one tool between different operations.",
-    explanation: r#"## What it does
-Looks for a parameter that selects what the tool does: a string with an `enum` (or a `oneOf` of
-`const` values) that is named like a switch (`action`, `command`, `method`, `mode`, `operation`,
-`kind`) or whose values are different verbs, or a string named like a switch whose description
-lists its values (`"slice" for simple ranges or "indentation" to expand around a line`). It reports the parameter when its values are
-different operations (`read`, `write`, `delete`), when other parameters are required only for some
-values (`if: {properties: {action: {const: write}}}, then: {required: [content]}`, or `oneOf`
-branches keyed by a `const`), or when other parameters' descriptions say they apply only to one
-value ("Required for `create` command", "only used when mode is …"), or an object parameter
-is named after one value (`mode: indentation` reads the options in `indentation: {...}`). A
-switch whose values come from prose is reported only with such per-value parameters.
+    purpose: "Finds tools that do several different operations, chosen by a switch parameter, a boolean, a special value, which parameters are set, or a small language.",
+    explanation: r#"Smell: multi-action.
+
+## What it does
+Finds a tool that performs two or more different operations — different verbs, effects or kinds
+of result — and lets each call choose among them:
+
+- **A switch parameter**: a string with an `enum` (or a `oneOf` of `const` values) that is named
+  like a switch (`action`, `command`, `method`, `mode`, `operation`, `kind`) or whose values are
+  different verbs, or a string named like a switch whose description lists its values
+  (`"slice" for simple ranges or "indentation" to expand around a line`). It is reported when its
+  values are different operations (`read`, `write`, `delete`), or when other parameters belong to
+  some values only: required by an `if`/`then` or a `oneOf` branch keyed by a `const`, described
+  so ("Required for `create` command", "only used when mode is …"), an object named after one
+  value, or an optional parameter named after one value (`scroll_amount` beside `action: scroll`).
+  A switch whose values come from prose is reported only with such per-value parameters.
+- **A boolean that turns the call into another operation**: named `dry_run`, `preview`,
+  `append`, `restart` (and the like), or described as doing one thing "instead of" or "rather
+  than" doing another ("… rather than waiting for a response"), or as sending "input to the
+  running process". A string enum of `"true"`/`"false"` counts as a boolean.
+- **A special value**: an empty or missing value with its own meaning ("may be empty to poll",
+  "empty string to view more logs", "If omitted, the file chooser is cancelled").
+- **Which parameters are set**: the description says "Provide `insert_line` to insert …
+  Otherwise, …", "When provided, … inserts instead of replacing", "To append, set `start` and
+  `end` to -1", or an edit tool "creates the file if it does not exist".
+- **A small language**: a patch format whose sections add, update, delete or move files, or a
+  code parameter whose description spells out five or more functions, one per line
+  (`goto(url)`, `click(id)`, …).
+
+What does not count: options that refine one operation (filters, output format, recursion, a
+double instead of a single click, "instead of returning it", which is a result that varies:
+TGS003), a general interpreter (a shell or Python parameter: TGS002), one operation whose scope
+varies.
 
 ## Why is this bad?
 The model must choose the tool, then the action, then guess which of the other parameters that
@@ -94,14 +115,28 @@ const GENERIC: &[&str] = &[
     "util",
 ];
 
-/// Reports switching parameters among the top-level properties.
-pub(crate) fn check(ctx: &mut LintContext, tool: &ToolView) {
+/// A parameter that selects what the tool does, with the evidence gathered for it.
+pub(crate) struct Switch<'a> {
+    /// The selecting parameter.
+    pub key: &'a Key,
+    /// Its values (from `enum`/`const`, or from prose).
+    pub values: Vec<String>,
+    /// Whether its values are different operations (different verbs).
+    pub operations: bool,
+    /// Parameters that belong to some values only: where, and why.
+    pub per_value: Vec<(Span, String, String)>,
+}
+
+/// The switches among a tool's top-level properties that this rule reports.
+pub(crate) fn switches<'a>(tool: &'a ToolView) -> Vec<Switch<'a>> {
+    let mut out = Vec::new();
     let Some(params) = tool.parameters() else {
-        return;
+        return out;
     };
     let Some(props) = params.get("properties") else {
-        return;
+        return out;
     };
+    let required = shape::required(params);
     for (key, node) in props.entries() {
         if shape::single_type(node).is_some_and(|t| t != "string") {
             continue;
@@ -134,10 +169,18 @@ pub(crate) fn check(ctx: &mut LintContext, tool: &ToolView) {
         if !named && verbs.len() < 2 {
             continue;
         }
-        let mut labels: Vec<(Span, String)> = Vec::new();
+        let mut labels: Vec<(Span, String, String)> = Vec::new();
         for (value, at) in per_value_required(params, &key.name) {
+            let names = at
+                .items()
+                .iter()
+                .filter_map(Node::as_str)
+                .filter(|n| *n != key.name)
+                .collect::<Vec<_>>()
+                .join(", ");
             labels.push((
                 tool.span(at.extent()),
+                names,
                 format!("required only when `{}` is `{value}`", key.name),
             ));
         }
@@ -154,24 +197,38 @@ pub(crate) fn check(ctx: &mut LintContext, tool: &ToolView) {
             {
                 labels.push((
                     tool.span(other.range),
+                    other.name.clone(),
                     format!("options of `{}` `{v}` only", key.name),
                 ));
                 continue;
             }
-            let Some(desc) = onode.get("description") else {
-                continue;
-            };
-            let Some(text) = desc.as_str() else { continue };
-            if let Some(v) = values
-                .iter()
-                .find(|v| prose::documents_value(text, v, &key.name, &values))
+            if let Some(text) = onode.get("description").and_then(Node::as_str)
+                && let Some(v) = values
+                    .iter()
+                    .find(|v| prose::documents_value(text, v, &key.name, &values))
+                && let Some(desc) = onode.get("description")
             {
                 labels.push((
                     tool.span(desc.range),
+                    other.name.clone(),
                     format!(
                         "only some `{}` values use `{}` (see `{v}`)",
                         key.name, other.name
                     ),
+                ));
+                continue;
+            }
+            // `scroll_amount` beside `action: [click, scroll, type]`: a parameter named after
+            // one operation (and optional, so the others go without it).
+            if named
+                && !from_prose
+                && !required.contains(&other.name.as_str())
+                && let Some(v) = named_after_value(&other.name, &values)
+            {
+                labels.push((
+                    tool.span(other.range),
+                    other.name.clone(),
+                    format!("named after `{}` `{v}`", key.name),
                 ));
             }
         }
@@ -181,28 +238,81 @@ pub(crate) fn check(ctx: &mut LintContext, tool: &ToolView) {
         if !switches_operations && !names_operations && labels.is_empty() {
             continue;
         }
-        let shown = show_values(&values);
-        let message = if switches_operations || names_operations {
+        out.push(Switch {
+            key,
+            values,
+            operations: switches_operations || names_operations,
+            per_value: labels,
+        });
+    }
+    out
+}
+
+/// The value of a switch that a parameter is named after (`scroll_amount` and `scroll`), when the
+/// shared word belongs to some values only.
+fn named_after_value<'v>(param: &str, values: &'v [String]) -> Option<&'v String> {
+    let words: Vec<String> = split_identifier(param)
+        .iter()
+        .map(|w| singular(w).to_owned())
+        .collect();
+    let value_words: Vec<Vec<String>> = values
+        .iter()
+        .map(|v| {
+            split_identifier(v)
+                .iter()
+                .map(|w| singular(w).to_owned())
+                .collect()
+        })
+        .collect();
+    for w in &words {
+        if w.len() < 3 || is_stop_word(w) {
+            continue;
+        }
+        let holders: Vec<usize> = value_words
+            .iter()
+            .enumerate()
+            .filter(|(_, vw)| vw.contains(w))
+            .map(|(i, _)| i)
+            .collect();
+        if let Some(&first) = holders.first()
+            && holders.len() < values.len()
+        {
+            return values.get(first);
+        }
+    }
+    None
+}
+
+/// Reports switching parameters among the top-level properties, and operations chosen without
+/// one: by a boolean, by a special value, by which parameters are set, or in a small language.
+pub(crate) fn check(ctx: &mut LintContext, tool: &ToolView) {
+    let found = switches(tool);
+    for sw in &found {
+        let shown = show_values(&sw.values);
+        let message = if sw.operations {
             format!(
                 "`{}` switches `{}` between {} operations ({shown})",
-                key.name,
+                sw.key.name,
                 tool.name,
-                values.len()
+                sw.values.len()
             )
         } else {
             format!(
                 "`{}` switches `{}` between behaviours that take different parameters ({shown})",
-                key.name, tool.name
+                sw.key.name, tool.name
             )
         };
-        let suggestions = suggest_names(tool.name, &values);
-        let d = ctx.report(tool.span(key.range), message);
+        let suggestions = suggest_names(tool.name, &sw.values);
+        let d = ctx.report(tool.span(sw.key.range), message);
         d.help(format!(
             "split it into one tool per value (e.g. {suggestions}), each with only the parameters and the effect of that operation"
         ));
-        for (span, msg) in labels.into_iter().take(3) {
-            d.label(span, msg);
+        for (span, _, msg) in sw.per_value.iter().take(3) {
+            d.label(*span, msg.clone());
         }
+    }
+    if found.is_empty() {
+        hidden_operations::check(ctx, tool);
     }
 }
 

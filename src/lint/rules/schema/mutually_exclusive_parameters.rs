@@ -4,7 +4,8 @@ use crate::diagnostic::Severity;
 use crate::lint::context::{LintContext, ToolView};
 use crate::lint::rule::{Applies, Group, RuleMeta};
 use crate::lint::rules::schema::forbidden_pairs::{Atom, forbidden_pairs};
-use crate::lint::rules::schema::multi_action_tool::is_selector_name;
+use crate::lint::rules::schema::multi_action_tool::{is_selector_name, switches};
+use crate::lint::rules::schema::unstable_result_shape::quote;
 use crate::lint::rules::schema::{prose, shape};
 use crate::spec::source::Span;
 use crate::spec::yaml::Node;
@@ -16,17 +17,30 @@ pub const META: RuleMeta = RuleMeta {
     group: Group::Schema,
     severity: Severity::Warning,
     applies: Applies::Everywhere,
-    purpose: "Finds parameters that must not (or must) be given together, which the model has to learn from prose or rejections.",
-    explanation: r#"## What it does
+    purpose: "Finds parameters that must not (or must) be given together, or only with some value of another, which the model has to learn from prose or rejections.",
+    explanation: r#"Smell: mutually exclusive parameters.
+
+## What it does
 Finds parameter combinations the schema's shape does not express: `not: {required: [a, b]}`, a
-root `oneOf`/`anyOf` of bare `required` lists, `dependentRequired` and `dependentSchemas`,
+root `oneOf`/`anyOf` of bare `required` lists, `dependentRequired` and `dependentSchemas`;
 descriptions that say "either … or", "mutually exclusive", "cannot be used with", "only one of",
-"instead of" about a sibling parameter, descriptions that make a parameter depend on a sibling
-("if provided, 'orderBy' also needs to be provided", "required when state_reason is …"), tool
-descriptions that offer groups of optional parameters as alternatives ("only one of display or
-window_title", "by replacing text (old_str/new_str) or applying a diff"), and `validate` rules
-such as `!(has(args.a) && has(args.b))`. A dependency on a switch (`action`, `method`, `mode`)
-is left to TGS001.
+"instead of", "omit this when …" about a sibling parameter; descriptions that make a parameter
+depend on a sibling ("if provided, 'orderBy' also needs to be provided", "required when
+state_reason is …", "Only set if visibility is …", "If provided with repo, …"),
+including what the tool's description says about a parameter in a list such as
+"- closeReason: If isFinal is true, …" (names match across `snake_case` and `camelCase`);
+tool descriptions that offer groups of optional parameters as alternatives ("only one of display
+or window_title", "by replacing text (old_str/new_str) or applying a diff", "use the 'head'
+parameter …, or the 'tail' parameter …"); two optional parameters described alike but for
+opposites, each keeping "only the first …" and "only the last …"; a tool whose parameters are
+all optional while its first sentence offers some of them as alternatives ("Wait for text to
+appear or a specified time to pass"); the per-operation parameters of a multi-action tool
+(parameters that belong to some values of its switch only, as TGS001 finds them); and `validate`
+rules such as `!(has(args.a) && has(args.b))`.
+
+What does not count: independent optional filters; plain "a or b" in prose without a cue ("the
+`start` or `end` value"); a parameter whose meaning depends on state rather than on another
+parameter.
 
 ## Why is this bad?
 Models fill parameters independently; a rule that two of them exclude each other is learnt only by
@@ -191,16 +205,29 @@ pub(crate) fn check(ctx: &mut LintContext, tool: &ToolView) {
         }
     }
 
-    // Descriptions that say so about a sibling.
+    // Descriptions that say so about a sibling: each parameter's own, and what the tool's
+    // description says about it in a list such as "- closeReason: If isFinal is true, …".
     let props: Vec<(&crate::spec::yaml::Key, &Node)> = params
         .get("properties")
         .map(|p| p.entries().iter().map(|(k, v)| (k, v)).collect())
         .unwrap_or_default();
+    let required = shape::required(params);
+    let mut described: Vec<(&crate::spec::yaml::Key, String, Span)> = Vec::new();
     for (key, node) in &props {
-        let Some(desc) = node.get("description") else {
-            continue;
-        };
-        let Some(text) = desc.as_str() else { continue };
+        if let Some(desc) = node.get("description")
+            && let Some(text) = desc.as_str()
+        {
+            described.push((key, text.to_owned(), tool.span(desc.range)));
+        }
+    }
+    if let Some(d) = &tool.spec.value.description {
+        for (name, text) in prose::parameter_lines(&d.value) {
+            if let Some((key, _)) = props.iter().find(|(k, _)| prose::same_name(&k.name, &name)) {
+                described.push((key, text, tool.span(d.range)));
+            }
+        }
+    }
+    for (key, text, at) in &described {
         for (sentence, cue) in prose::exclusion_sentences(text) {
             // "x instead of y", "cannot be used with y", "either y or z": the other parameter
             // comes after the cue; "y and z are mutually exclusive" may name it before.
@@ -213,7 +240,7 @@ pub(crate) fn check(ctx: &mut LintContext, tool: &ToolView) {
             let others: Vec<&crate::spec::yaml::Key> = props
                 .iter()
                 .map(|(k, _)| *k)
-                .filter(|k| k.name != key.name && prose::contains_words(after, &k.name))
+                .filter(|k| k.name != key.name && prose::mentions(after, &k.name))
                 .collect();
             let fresh: Vec<&crate::spec::yaml::Key> = others
                 .into_iter()
@@ -224,7 +251,7 @@ pub(crate) fn check(ctx: &mut LintContext, tool: &ToolView) {
             }
             let names: Vec<&str> = fresh.iter().map(|k| k.name.as_str()).collect();
             let d = ctx.report(
-                tool.span(desc.range),
+                *at,
                 format!(
                     "`{}` excludes {}, as its description says (\"{cue}\")",
                     key.name,
@@ -239,11 +266,7 @@ pub(crate) fn check(ctx: &mut LintContext, tool: &ToolView) {
     }
 
     // Descriptions that make a parameter depend on a sibling ("also needs to be provided").
-    for (key, node) in &props {
-        let Some(desc) = node.get("description") else {
-            continue;
-        };
-        let Some(text) = desc.as_str() else { continue };
+    for (key, text, at) in &described {
         for (sentence, cue) in prose::dependency_sentences(text) {
             let after = if prose::DEPENDENCY_ANYWHERE.contains(&cue) {
                 sentence.as_str()
@@ -257,7 +280,7 @@ pub(crate) fn check(ctx: &mut LintContext, tool: &ToolView) {
                 .filter(|k| {
                     k.name != key.name
                         && !is_selector_name(&k.name)
-                        && prose::contains_words(after, &k.name)
+                        && prose::mentions(after, &k.name)
                 })
                 .filter(|k| first(&key.name, &k.name))
                 .collect();
@@ -266,7 +289,7 @@ pub(crate) fn check(ctx: &mut LintContext, tool: &ToolView) {
             }
             let names: Vec<&str> = fresh.iter().map(|k| k.name.as_str()).collect();
             let d = ctx.report(
-                tool.span(desc.range),
+                *at,
                 format!(
                     "`{}` depends on {}, as its description says (\"{cue}\")",
                     key.name,
@@ -280,9 +303,39 @@ pub(crate) fn check(ctx: &mut LintContext, tool: &ToolView) {
         }
     }
 
+    // A description that starts with a condition on a sibling: "If is_final is true, the reason
+    // it closes".
+    for (key, text, at) in &described {
+        for sentence in prose::sentences(text) {
+            let Some(other) = props
+                .iter()
+                .map(|(k, _)| *k)
+                .find(|k| k.name != key.name && prose::conditioned_on(&sentence, &k.name))
+            else {
+                continue;
+            };
+            if !first(&key.name, &other.name) {
+                continue;
+            }
+            let d = ctx.report(
+                *at,
+                format!(
+                    "`{}` depends on `{}`, as its description says (\"{}\")",
+                    key.name,
+                    other.name,
+                    quote(&sentence)
+                ),
+            );
+            d.help(dependent_help);
+            d.label(
+                tool.span(other.range),
+                format!("`{}` is declared here", other.name),
+            );
+        }
+    }
+
     // The tool's description offering groups of optional parameters as alternatives.
     if let Some(desc) = &tool.spec.value.description {
-        let required = shape::required(params);
         let optional: Vec<&str> = props
             .iter()
             .map(|(k, _)| k.name.as_str())
@@ -321,6 +374,96 @@ pub(crate) fn check(ctx: &mut LintContext, tool: &ToolView) {
                     d.label(tool.span(k.range), format!("`{name}` is declared here"));
                 }
             }
+        }
+    }
+
+    // Two optional parameters described alike but for a pair of opposites, each restricting the
+    // result ("returns only the first N lines" / "only the last N lines"): one excludes the other.
+    let optional: Vec<(&crate::spec::yaml::Key, &str)> = props
+        .iter()
+        .filter(|(k, _)| !required.contains(&k.name.as_str()))
+        .filter_map(|(k, n)| Some((*k, n.get("description")?.as_str()?)))
+        .collect();
+    for (i, (a, da)) in optional.iter().enumerate() {
+        for (b, db) in optional.iter().skip(i + 1) {
+            if let Some((x, y)) = prose::opposite_restrictions(da, db)
+                && first(&a.name, &b.name)
+            {
+                let d = ctx.report(
+                    tool.span(b.range),
+                    format!(
+                        "`{}` and `{}` exclude each other: one keeps \"only the {x}\", the other \"only the {y}\"",
+                        a.name, b.name
+                    ),
+                );
+                d.help(help);
+                d.label(tool.span(a.range), format!("`{}` is declared here", a.name));
+            }
+        }
+    }
+
+    // A tool whose parameters are all optional, described as needing one of them: "Wait for
+    // text to appear or a specified time to pass".
+    if required.is_empty()
+        && props.len() >= 2
+        && let Some(d) = &tool.spec.value.description
+        && let Some(group) = prose::offered_group(
+            &d.value,
+            &props
+                .iter()
+                .map(|(k, _)| k.name.as_str())
+                .collect::<Vec<_>>(),
+        )
+        && group.len() >= 2
+        && first(&group[0], &group[1])
+    {
+        let names: Vec<&str> = group.iter().map(String::as_str).collect();
+        ctx.report(
+            tool.span(d.range),
+            format!(
+                "`{}` needs one of {}, as its description offers them as alternatives, but the schema requires none",
+                tool.name,
+                list(&names)
+            ),
+        )
+        .help("make the alternatives one required parameter whose shape carries the choice (an enum plus a value, or a tagged `oneOf`), or split the tool");
+    }
+
+    // Parameters that belong to some values of a switch only (the switch itself is TGS001's).
+    for sw in switches(tool) {
+        let mut names: Vec<&str> = Vec::new();
+        for (_, n, _) in &sw.per_value {
+            for part in n.split(", ") {
+                if !part.is_empty() && !names.contains(&part) {
+                    names.push(part);
+                }
+            }
+        }
+        if names.is_empty() || !first(&sw.key.name, "") {
+            continue;
+        }
+        let shown: Vec<&str> = names.iter().take(5).copied().collect();
+        let more = if names.len() > 5 {
+            format!(" and {} more", names.len() - 5)
+        } else {
+            String::new()
+        };
+        let (verb, them) = if names.len() == 1 {
+            ("applies", "it")
+        } else {
+            ("apply", "them")
+        };
+        let d = ctx.report(
+            tool.span(sw.key.range),
+            format!(
+                "{}{more} {verb} only to some values of `{}`: the schema accepts {them} with every value",
+                list(&shown),
+                sw.key.name
+            ),
+        );
+        d.help("split the tool per value, or make the parameters a `oneOf` keyed by a `const` on the switch, so each value takes only its own parameters");
+        for (span, _, msg) in sw.per_value.iter().take(3) {
+            d.label(*span, msg.clone());
         }
     }
 

@@ -1,7 +1,7 @@
 //! TGS009 open-object.
 
 use crate::diagnostic::Severity;
-use crate::lint::context::{LintContext, SchemaNode, SchemaRole, ToolView};
+use crate::lint::context::{ImportFormat, LintContext, SchemaNode, SchemaRole, ToolView};
 use crate::lint::rule::{Applies, Group, RuleMeta};
 use crate::lint::rules::schema::shape::{self, Position};
 
@@ -17,7 +17,8 @@ pub const META: RuleMeta = RuleMeta {
 Reports objects in `parameters` — the root included — that declare their properties but not
 `additionalProperties: false` (or `unevaluatedProperties: false`). Objects whose extra properties
 are typed on purpose (`additionalProperties: {type: string}`, `patternProperties`) and `allOf`
-branches (where closing one branch would reject the others' properties) are not reported.
+branches (where closing one branch would reject the others' properties) are not reported, nor are
+Gemini function declarations, whose schema dialect has no `additionalProperties`.
 
 ## Why is this bad?
 A misspelt or invented argument (`pth`, `force: true`) passes validation silently and is ignored,
@@ -51,6 +52,10 @@ parameters:
 pub(crate) fn check(ctx: &mut LintContext, tool: &ToolView, node: &SchemaNode) {
     let n = node.node;
     if node.role != SchemaRole::Parameters || shape::position_of(tool, node) != Position::Data {
+        return;
+    }
+    // Gemini's schema dialect has no `additionalProperties` to add: the advice cannot be followed.
+    if tool.is_imported_from(ImportFormat::Gemini) {
         return;
     }
     let types = node.types();

@@ -13,7 +13,9 @@ pub const META: RuleMeta = RuleMeta {
     severity: Severity::Warning,
     applies: Applies::Everywhere,
     purpose: "Finds array parameters without `maxItems`.",
-    explanation: r#"## What it does
+    explanation: r#"Smell: none (a size the description does not state is a policy choice, not a missing constraint; TGS015 reports stated ones).
+
+## What it does
 Reports every array in `parameters` (top-level, nested, or the items of another array) that has no
 `maxItems`. Arrays of distinct enum values (`uniqueItems: true` with an `enum` on the items) and
 closed tuples (`prefixItems` with `items: false`) are bounded already and not reported. Results are

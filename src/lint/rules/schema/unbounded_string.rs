@@ -13,7 +13,9 @@ pub const META: RuleMeta = RuleMeta {
     severity: Severity::Info,
     applies: Applies::SpecsOnly,
     purpose: "Finds string parameters with no `maxLength`, `enum`, `const`, `pattern` or `format`.",
-    explanation: r#"## What it does
+    explanation: r#"Smell: none (a size the description does not state is a policy choice, not a missing constraint; TGS015 reports stated ones).
+
+## What it does
 Reports every string in `parameters` (properties, array items, union branches) that nothing
 bounds: no `maxLength`, and no `enum`, `const`, `pattern` or `format` that would close or shape it.
 Imported tool lists (`--from`) are not checked: the reasons below are toolgate's own enforcement,

@@ -15,7 +15,9 @@ pub const META: RuleMeta = RuleMeta {
     severity: Severity::Warning,
     applies: Applies::Everywhere,
     purpose: "Finds parameter defaults that only prose states, that never apply, that the schema rejects, or that depend on the environment.",
-    explanation: r#"## What it does
+    explanation: r#"Smell: none (a default stated only in prose is not one of the nine smells).
+
+## What it does
 For each parameter it checks that the default is a fact of the schema:
 - the description says "defaults to X" or "(default: X)" but there is no `default` keyword;
 - the description and the `default` keyword disagree;

@@ -1,11 +1,10 @@
 //! TGS003 unstable-result-shape.
 
 use crate::diagnostic::Severity;
-use crate::lint::codes::Rule;
-use crate::lint::context::{ImportFormat, LintContext, ToolView};
+use crate::lint::context::{LintContext, ToolView};
 use crate::lint::rule::{Applies, Group, RuleMeta};
-use crate::lint::rules::schema::shape;
-use crate::spec::source::{SourceId, TextRange};
+use crate::lint::rules::schema::{prose, shape};
+use crate::spec::source::TextRange;
 use crate::spec::yaml::Node;
 
 /// Metadata.
@@ -15,22 +14,37 @@ pub const META: RuleMeta = RuleMeta {
     group: Group::Schema,
     severity: Severity::Warning,
     applies: Applies::Everywhere,
-    purpose: "Finds tools whose result has no schema or more than one shape.",
-    explanation: r#"## What it does
-Reports a toolgate spec without a `result` schema, and any result schema (an imported tool's
-`outputSchema` included) whose root allows several shapes: several types (`type: [object, string]`),
-an `anyOf`/`oneOf` that mixes objects with strings or numbers, a union of objects with no `const`
-property telling them apart, or an object or empty schema that declares no properties at all.
+    purpose: "Finds tools whose result changes kind or shape with the arguments or with state.",
+    explanation: r#"Smell: unstable result.
 
-An imported MCP list gets one info per file naming its tools without an `outputSchema`: MCP can
-declare a result shape (and clients validate `structuredContent` against it), so a tool without
-one returns free text whose shape nothing pins down. OpenAI and Anthropic tool lists have no place
-for a result schema, so they are not reported.
+## What it does
+Reports a tool whose result is not one stable shape, from three kinds of evidence:
+
+- **The result schema** (a spec's `result`, an MCP `outputSchema`) allows several shapes:
+  several types (`type: [object, string]`), an `anyOf`/`oneOf` that mixes objects with strings
+  or numbers, a union of objects with no `const` property telling them apart, or an object or
+  empty schema that declares no properties at all.
+- **The tool's description** says what comes back changes kind: a file's content or a directory
+  listing ("Read the contents of a file or list a directory", "If `path` is a file … if `path`
+  is a directory …"); two kinds of value offered as alternatives around a return verb
+  ("returning output or a session ID", "for incremental logs or completion"); a result that
+  "depending on the output type" is one thing or another; different media ("text or image
+  files"; "image files are returned as image content; any other file is returned as an embedded
+  resource").
+- **A parameter's description** changes what comes back: a file name that saves the result
+  "instead of returning it" (or "if not provided, … returned as text"), a switch that "returns
+  actual log content instead of URLs", runs the work "in the background", or includes an image.
+
+What does not count: a result whose length varies, an error instead of a result (every tool can
+fail), "or" between two things of one kind ("the content or the text"), a tool that declares no
+result schema at all (that is TGS014, a different and milder finding), and the different results
+of a multi-action tool's different actions (TGS001), unless one action itself varies.
 
 ## Why is this bad?
-A tool that sometimes returns a string, sometimes a mapping and sometimes nothing makes every
-consumer branch: the runtime's normalization, the projection the model reads, generated types
-and tests. One stable shape — with status and error fields in it — is what makes results
+A tool that sometimes returns a string, sometimes a mapping, sometimes a path to a file and
+sometimes a handle makes every consumer branch: the runtime's normalization, the projection the
+model reads, generated types and tests. The model cannot plan its next call before it sees which
+kind it got. One stable shape — with status and error fields in it — is what makes results
 comparable across calls and retries.
 
 ## Example
@@ -41,6 +55,7 @@ parameters:
   type: object
   properties:
     city: {type: string, maxLength: 100}
+    save_to: {type: string, description: Save the report to this file instead of returning it.}
   required: [city]
 result:
   type: [object, string]
@@ -48,7 +63,7 @@ result:
     temperature_c: {type: number}
 ```
 
-Use instead:
+Use instead: one shape for every outcome, and saving left to another tool.
 ```yaml
 result:
   type: object
@@ -62,87 +77,64 @@ result:
 "#,
 };
 
-/// Reports missing and unstable result schemas.
+/// Reports unstable result schemas and descriptions that say the result changes kind.
 pub(crate) fn check(ctx: &mut LintContext, tool: &ToolView) {
-    let Some(result) = &tool.spec.value.result else {
-        if tool.is_spec() {
-            ctx.report(tool.name_span(), format!("`{}` declares no `result` schema", tool.name))
-                .help("add `result:` with one object shape that every outcome fills (status and error fields included)");
-        }
-        return;
-    };
-    if let Some((at, message, help)) = problem(result) {
+    if let Some(result) = &tool.spec.value.result
+        && let Some((at, message, help)) = problem(result)
+    {
         ctx.report(
             tool.span(at),
             format!("the result of `{}` {message}", tool.name),
         )
         .help(help);
+        return;
+    }
+    if let Some(d) = &tool.spec.value.description
+        && let Some((sentence, how)) = prose::result_varies_in_description(&d.value)
+    {
+        ctx.report(
+            tool.span(d.range),
+            format!(
+                "the result of `{}` changes kind, {}: \"{}\"",
+                tool.name,
+                how.what(),
+                quote(&sentence)
+            ),
+        )
+        .help(how.fix());
+        return;
+    }
+    for (key, node, _) in tool.properties() {
+        let Some(desc) = node.get("description").and_then(Node::as_str) else {
+            continue;
+        };
+        let boolean = shape::single_type(node) == Some("boolean");
+        if let Some((sentence, how)) = prose::result_varies_by_parameter(desc, boolean) {
+            ctx.report(
+                tool.span(key.range),
+                format!(
+                    "`{}` changes what `{}` returns, {}: \"{}\"",
+                    key.name,
+                    tool.name,
+                    how.what(),
+                    quote(&sentence)
+                ),
+            )
+            .help(how.fix());
+            return;
+        }
     }
 }
 
-/// Reports, once per imported MCP list, the tools that declare no `outputSchema`.
-pub(crate) fn check_list(ctx: &mut LintContext, tools: &[ToolView]) {
-    let mut files: Vec<(SourceId, usize, Vec<&ToolView>)> = Vec::new();
-    for tool in tools {
-        if !tool.is_imported_from(ImportFormat::Mcp)
-            || ctx
-                .settings
-                .ignored_for(Rule::UnstableResultShape, &tool.file.display_path())
-        {
-            continue;
-        }
-        let at = match files.iter().position(|(s, _, _)| *s == tool.source) {
-            Some(i) => i,
-            None => {
-                files.push((tool.source, 0, Vec::new()));
-                files.len() - 1
-            }
-        };
-        let (_, total, missing) = &mut files[at];
-        *total += 1;
-        if tool.spec.value.result.is_none() {
-            missing.push(tool);
-        }
+/// A sentence short enough to quote in a message.
+pub(crate) fn quote(sentence: &str) -> String {
+    let one_line = sentence.split_whitespace().collect::<Vec<_>>().join(" ");
+    if one_line.chars().count() <= 160 {
+        return one_line;
     }
-    for (_, total, missing) in files {
-        let Some(first) = missing.first() else {
-            continue;
-        };
-        let mut shown: Vec<String> = missing
-            .iter()
-            .take(SHOWN)
-            .map(|t| format!("`{}`", t.name))
-            .collect();
-        if missing.len() > SHOWN {
-            shown.push(format!("and {} more", missing.len() - SHOWN));
-        }
-        let message = match (missing.len(), total) {
-            (1, 1) => format!(
-                "`{}` declares no `outputSchema`: its result is free text whose shape nothing pins down",
-                first.name
-            ),
-            (1, _) => format!(
-                "`{}` declares no `outputSchema` (1 of {total} tools): its result is free text whose shape nothing pins down",
-                first.name
-            ),
-            (n, _) => format!(
-                "{n} of {total} tools declare no `outputSchema` ({}): their results are free text whose shape nothing pins down",
-                shown.join(", ")
-            ),
-        };
-        let d = ctx.report(first.name_span(), message);
-        // A list without result schemas is the MCP norm, not a defect: worth knowing, no more.
-        d.severity = d.severity.min(Severity::Info);
-        // The first tool is the finding's own span; the others get labels.
-        for t in missing.iter().skip(1).take(SHOWN - 1) {
-            d.label(t.name_span(), "no `outputSchema`");
-        }
-        d.help("declare an `outputSchema` (one object shape, status and error fields included) and return it as `structuredContent`, starting with the tools whose results other tools or code consume");
-    }
+    let cut: String = one_line.chars().take(157).collect();
+    format!("{cut}…")
 }
-
-/// How many tools the list finding names and labels.
-const SHOWN: usize = 5;
 
 /// What is unstable about a result schema: where, what, how to fix.
 fn problem(result: &Node) -> Option<(TextRange, String, &'static str)> {

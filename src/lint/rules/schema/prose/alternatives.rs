@@ -46,7 +46,7 @@ pub(crate) fn alternatives(desc: &str, params: &[&str]) -> Vec<Alternatives> {
             let right = clause_after(&lower[at + 4..]);
             let cue = match cue {
                 Some(c) => c,
-                None if two_ways(left, right) => "or",
+                None if two_ways(left, right) || parallel(right, params) => "or",
                 None => continue,
             };
             let named = |seg: &str| -> Vec<String> {
@@ -72,15 +72,79 @@ pub(crate) fn alternatives(desc: &str, params: &[&str]) -> Vec<Alternatives> {
     out
 }
 
-/// The clause an "or" continues: from the cue, or from the last comma, colon or semicolon.
+/// The clause an "or" continues: from the cue, or from the last comma, colon or semicolon (a
+/// comma right before the "or" ends the clause, it does not start it).
 fn clause_before<'t>(text: &'t str, cue: Option<&str>) -> &'t str {
     if let Some(c) = cue
         && let Some(i) = text.rfind(c)
     {
         return &text[i..];
     }
+    let text = text.trim_end().trim_end_matches(',');
     let start = text.rfind([',', ':']).map(|i| i + 1).unwrap_or(0);
     &text[start..]
+}
+
+/// Whether the alternative after an "or" is another parameter used the same way: "use the 'head'
+/// parameter to …, or the 'tail' parameter to …".
+fn parallel(right: &str, params: &[&str]) -> bool {
+    let r = right.trim_start();
+    let r = r.strip_prefix("the ").unwrap_or(r);
+    let r = r.trim_start_matches(['\'', '"', '`']);
+    params.iter().any(|p| {
+        let p = p.to_ascii_lowercase();
+        r.strip_prefix(p.as_str()).is_some_and(|rest| {
+            let rest = rest.trim_start_matches(['\'', '"', '`']);
+            rest.starts_with(" parameter")
+                || rest.starts_with(" to ")
+                || rest.starts_with(" for ")
+                || rest.starts_with(" argument")
+        })
+    })
+}
+
+/// The parameters a tool description's first sentence offers as alternatives ("Wait for text to
+/// appear or a specified time to pass" names `text` and `time`), in the order written; `None`
+/// when it names fewer than two or no "or" separates them.
+pub(crate) fn offered_group(desc: &str, params: &[&str]) -> Option<Vec<String>> {
+    let first = super::sentences(desc).into_iter().next()?;
+    let lower = first.to_ascii_lowercase();
+    // "…, optionally only the staged ones or only some paths": none is needed.
+    if [
+        "optional",
+        "optionally",
+        "by default",
+        "if given",
+        "if provided",
+        "or all",
+    ]
+    .iter()
+    .any(|w| lower.contains(w))
+    {
+        return None;
+    }
+    let mut found: Vec<(usize, String)> = params
+        .iter()
+        .filter_map(|p| {
+            let pl = p.to_ascii_lowercase();
+            lower
+                .match_indices(pl.as_str())
+                .find(|(i, _)| {
+                    let before = lower[..*i].chars().next_back();
+                    let after = lower[i + pl.len()..].chars().next();
+                    let word =
+                        |c: Option<char>| c.is_some_and(|c| c.is_ascii_alphanumeric() || c == '_');
+                    !word(before) && !word(after)
+                })
+                .map(|(i, _)| (i, (*p).to_owned()))
+        })
+        .collect();
+    found.sort();
+    let first_at = found.first()?.0;
+    if found.len() < 2 || !lower[first_at..].contains(" or ") {
+        return None;
+    }
+    Some(found.into_iter().map(|(_, p)| p).collect())
 }
 
 /// The alternative after an "or", up to the end of its clause.
@@ -136,6 +200,64 @@ mod tests {
                 &["diff", "new_str", "old_str"]
             ),
             [(v(&["new_str", "old_str"]), v(&["diff"]), "or")]
+        );
+    }
+
+    #[test]
+    fn parallel_parameters_and_offered_groups() {
+        assert_eq!(
+            groups(
+                "Reads a log. Use the 'first' parameter to read only the first N lines, or the 'last' parameter to read only the last N lines.",
+                &["first", "last"]
+            ),
+            [(v(&["first"]), v(&["last"]), "or")]
+        );
+        assert_eq!(
+            offered_group(
+                "Pause until a selector matches or a delay passes. Returns what happened.",
+                &["selector", "delay", "frame"]
+            ),
+            Some(v(&["selector", "delay"]))
+        );
+        assert_eq!(
+            offered_group(
+                "Pause for the given delay. Returns when done.",
+                &["delay", "frame"]
+            ),
+            None
+        );
+        assert_eq!(
+            offered_group(
+                "List issues with a label and a milestone.",
+                &["label", "milestone"]
+            ),
+            None
+        );
+        assert_eq!(
+            offered_group(
+                "Show the changes, optionally only the staged ones or only some paths.",
+                &["staged", "paths"]
+            ),
+            None
+        );
+    }
+
+    /// The patterns the issue names, in its own (invented) words.
+    #[test]
+    fn the_issues_examples() {
+        assert_eq!(
+            groups(
+                "Read a file: use head for the first N lines, or tail for the last N.",
+                &["head", "tail"]
+            ),
+            [(v(&["head"]), v(&["tail"]), "or")]
+        );
+        assert_eq!(
+            offered_group(
+                "Wait for a time, for text to appear, or for text to disappear.",
+                &["time", "text", "text_gone"]
+            ),
+            Some(v(&["time", "text"]))
         );
     }
 

@@ -160,6 +160,9 @@ const EXCLUSION_CUES: &[&str] = &[
     "are ignored if",
     "cannot be specified with",
     "cannot be set with",
+    "omit this when",
+    "omit it when",
+    "omit when",
 ];
 
 /// The sentences of a description that state an exclusion, each with the cue it uses.
@@ -200,6 +203,17 @@ const DEPENDENCY_CUES: &[&str] = &[
     "only valid when",
     "must be used with",
     "must be combined with",
+    "only set if",
+    "only set when",
+    "only used if",
+    "only used when",
+    "only applies if",
+    "only applies when",
+    "only valid if",
+    "if provided with",
+    "when provided with",
+    "only if",
+    "only when",
 ];
 
 /// Dependency cues whose sentence may name the other parameter before the cue ("If provided, the
@@ -236,6 +250,128 @@ pub(crate) fn dependency_sentences(desc: &str) -> Vec<(String, &'static str)> {
         .collect()
 }
 
+/// Whether `text` names the parameter `name`, as written or in snake case (`isFinal` as
+/// `is_final`).
+pub(crate) fn mentions(text: &str, name: &str) -> bool {
+    if contains_words(text, name) {
+        return true;
+    }
+    let snake = crate::lint::rules::naming::words::split_identifier(name).join("_");
+    snake != name.to_ascii_lowercase() && contains_words(text, &snake)
+}
+
+/// Whether a sentence starts with a condition on the parameter `name`: "If is_final is
+/// true, …", "When `mode` is …".
+pub(crate) fn conditioned_on(sentence: &str, name: &str) -> bool {
+    let l = sentence.trim_start().to_ascii_lowercase();
+    let Some(rest) = l
+        .strip_prefix("if ")
+        .or_else(|| l.strip_prefix("when "))
+        .or_else(|| l.strip_prefix("only if "))
+        .or_else(|| l.strip_prefix("only when "))
+    else {
+        return false;
+    };
+    let rest = rest.trim_start_matches(['`', '\'', '"']);
+    let mut spellings = vec![name.to_ascii_lowercase()];
+    let snake = crate::lint::rules::naming::words::split_identifier(name).join("_");
+    if !spellings.contains(&snake) {
+        spellings.push(snake);
+    }
+    spellings.iter().any(|n| {
+        rest.strip_prefix(n.as_str()).is_some_and(|after| {
+            let after = after.trim_start_matches(['`', '\'', '"']);
+            [
+                " is ",
+                " are ",
+                " was ",
+                " equals ",
+                " ==",
+                " = ",
+                " is set",
+                " is given",
+            ]
+            .iter()
+            .any(|c| after.starts_with(c))
+        })
+    })
+}
+
+/// Whether two spellings name the same parameter (`is_final`, `isFinal`).
+pub(crate) fn same_name(a: &str, b: &str) -> bool {
+    let norm = |s: &str| crate::lint::rules::naming::words::split_identifier(s).concat();
+    !a.is_empty() && norm(a) == norm(b)
+}
+
+/// Lines of a tool description that describe one parameter: `- name: text`, `* name: text`,
+/// `` `name`: text ``.
+pub(crate) fn parameter_lines(desc: &str) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    for line in desc.lines() {
+        let t = line
+            .trim_start()
+            .trim_start_matches(['-', '*', '•'])
+            .trim_start();
+        let Some((name, text)) = t.split_once(':') else {
+            continue;
+        };
+        let name = name.trim().trim_matches('`');
+        if name.is_empty()
+            || name.len() > 64
+            || !name
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+        {
+            continue;
+        }
+        let text = text.trim();
+        if !text.is_empty() {
+            out.push((name.to_owned(), text.to_owned()));
+        }
+    }
+    out
+}
+
+/// Pairs of opposites that make two restrictions exclusive ("only the first", "only the last").
+const OPPOSITES: &[(&str, &str)] = &[
+    ("first", "last"),
+    ("head", "tail"),
+    ("top", "bottom"),
+    ("beginning", "end"),
+    ("oldest", "newest"),
+    ("earliest", "latest"),
+    ("leading", "trailing"),
+];
+
+/// Two descriptions that restrict the result to opposite parts and are otherwise alike: "If
+/// provided, returns only the first N lines" and "... only the last N lines". Returns what each
+/// keeps (`first n lines`, `last n lines`).
+pub(crate) fn opposite_restrictions(a: &str, b: &str) -> Option<(String, String)> {
+    let wa = crate::lint::rules::naming::words::tokens(a);
+    let wb = crate::lint::rules::naming::words::tokens(b);
+    if wa.len() != wb.len() || !wa.iter().any(|w| w == "only") {
+        return None;
+    }
+    let diffs: Vec<usize> = (0..wa.len()).filter(|&i| wa[i] != wb[i]).collect();
+    let [i] = diffs.as_slice() else { return None };
+    let (x, y) = (wa[*i].as_str(), wb[*i].as_str());
+    if !OPPOSITES
+        .iter()
+        .any(|(p, q)| (*p == x && *q == y) || (*p == y && *q == x))
+    {
+        return None;
+    }
+    let tail = |w: &[String]| {
+        w[*i..]
+            .iter()
+            .take(3)
+            .cloned()
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    Some((tail(&wa), tail(&wb)))
+}
+
 /// Whether `text` contains `word` (an identifier) as a whole word.
 pub(crate) fn contains_words(text: &str, word: &str) -> bool {
     let lower = text.to_ascii_lowercase();
@@ -256,6 +392,14 @@ pub(crate) fn contains_words(text: &str, word: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn conditions_on_a_sibling() {
+        assert!(conditioned_on("If is_final is true, the reason", "isFinal"));
+        assert!(conditioned_on("When `mode` is `fast`, the budget", "mode"));
+        assert!(!conditioned_on("If provided, the reason", "provided"));
+        assert!(!conditioned_on("If the path is a file, its lines", "path"));
+    }
 
     #[test]
     fn per_value_documentation() {

@@ -82,6 +82,23 @@ pub(crate) fn listed_values(desc: &str, exclude: &[&str]) -> Vec<String> {
                 }
             }
         }
+        // `Set to "x" to …; defaults to "y"`: the value to set and the default are the two values.
+        if lower.contains("set to ")
+            && let Some(i) = lower.find("set to ")
+            && let Some(set) = quoted_tokens(&sentence[i..]).first().copied()
+        {
+            let whole = desc.to_ascii_lowercase();
+            for cue in ["defaults to ", "default is ", "default: "] {
+                if let Some(j) = whole.find(cue)
+                    && let Some(default) = quoted_tokens(&desc[j..]).first().copied()
+                    && default != set
+                    && whole[j + cue.len()..].starts_with(['"', '\'', '`'])
+                {
+                    push(set, true, &mut out);
+                    push(default, true, &mut out);
+                }
+            }
+        }
         // `'a' or 'b'`: two quoted values and a word that makes them alternatives.
         let quoted = quoted_tokens(&sentence);
         if quoted.len() >= 2
@@ -213,6 +230,30 @@ pub(crate) fn delimited(desc: &str) -> Option<&'static str> {
     (start.starts_with("list of ") || start.starts_with("array of ")).then_some("a list")
 }
 
+/// How a tool description says its one input packs several values, if it does: "Input should be
+/// a json string with two keys", "Input is a comma-separated list of names".
+pub(crate) fn delimited_input(desc: &str) -> Option<&'static str> {
+    let lower = desc.to_ascii_lowercase();
+    let about_input = [
+        "input should be",
+        "input is",
+        "input must be",
+        "the input should",
+    ]
+    .iter()
+    .filter_map(|c| lower.find(c).map(|i| &lower[i..]))
+    .next()?;
+    // The clause about the input only: "Input is an empty string, output is a comma-separated
+    // list" says nothing about the input's shape.
+    let end = about_input
+        .find([',', ';'])
+        .into_iter()
+        .chain(about_input.find(". "))
+        .min()
+        .unwrap_or(about_input.len());
+    delimited(&about_input[..end]).filter(|w| *w != "a list")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -245,6 +286,18 @@ mod tests {
     }
 
     #[test]
+    fn set_to_and_default_values() {
+        assert_eq!(
+            listed_values(
+                "Access level. Set to \"admin\" to manage members; defaults to \"member\".",
+                &[]
+            ),
+            ["admin", "member"]
+        );
+        assert!(listed_values("Set to \"admin\" to manage members.", &[]).is_empty());
+    }
+
+    #[test]
     fn listed_values_ignore_examples_and_prose() {
         assert!(listed_values("The glob pattern (e.g., \"*.js\", \"src/*.ts\")", &[]).is_empty());
         assert!(
@@ -274,6 +327,30 @@ mod tests {
                 &[]
             )
             .is_empty()
+        );
+    }
+
+    #[test]
+    fn delimited_inputs() {
+        assert_eq!(
+            delimited_input(
+                "Posts a form. Input should be a json string with two keys: \"url\" and \"data\"."
+            ),
+            Some("JSON-encoded")
+        );
+        assert_eq!(
+            delimited_input("Input is a comma-separated list of tags; output is the count."),
+            Some("comma-separated")
+        );
+        assert_eq!(
+            delimited_input("Returns a JSON string of the results."),
+            None
+        );
+        assert_eq!(
+            delimited_input(
+                "Input is an empty string, output is a comma-separated list of tables."
+            ),
+            None
         );
     }
 
