@@ -217,11 +217,11 @@ validate:
     hint: Write tags such as {t}.
 permissions:
   rules:
-    - id: no-secrets
-      deny: "path.matches_glob(args.{a}, ['**/.env', '**/*.pem', '.git/**'])"
-      reason: Secrets and repository internals are off limits.
+    - id: no-repository-internals
+      deny: "path.in_git_dir(args.{a})"
+      reason: Repository internals are off limits (secrets are protected by toolgate.yaml).
     - id: data-folder
-      {decision}: "!path.matches_glob(args.{a}, ['**/.env', '**/*.pem', '.git/**'])"
+      {decision}: "!path.in_git_dir(args.{a})"
       reason: Everything else in the workspace is {noun} data.
   examples:
     - {{args: {{{a}: data/{noun}.json}}, expect: {decision}}}

@@ -1,11 +1,12 @@
 //! TGE009 bypassable-path-policy.
 
+use std::collections::{BTreeSet, HashMap};
+
 use crate::diagnostic::Severity;
 use crate::ir::{ExecSpec, ToolDefinition};
 use crate::lint::context::{LintContext, ToolView};
 use crate::lint::rule::{Applies, Group, RuleMeta};
-use crate::lint::rules::policy::globs::{DenyGlobs, covered, deny_globs, normalize};
-use crate::policy::ProtectedSet;
+use crate::lint::rules::policy::globs::{Coverage, DenyGlobs, deny_globs, normalize};
 use crate::policy::arguments::path_params;
 use crate::spec::resolve::CelRole;
 
@@ -66,54 +67,74 @@ fn reach(def: &ToolDefinition, tool: &ToolView) -> Option<&'static str> {
     tree.then_some("reads the workspace tree")
 }
 
-/// Reports a deny rule's globs that a tool sharing a toolset can get around.
+/// Reports a deny rule's globs that a tool sharing a toolset can get around. Everything asked
+/// per pair of tools is computed once per tool first: with a thousand tools in one set the pairs
+/// are a million.
 pub(crate) fn check(ctx: &mut LintContext, tools: &[ToolView]) {
-    let protected = ProtectedSet::new(&ctx.project.protect)
-        .unwrap_or_else(|_| (*crate::policy::protect::default_set()).clone());
-    let toolsets: Vec<(String, Vec<String>)> = if ctx.project.toolsets.is_empty() {
-        vec![(
-            "(all tools)".to_owned(),
-            tools.iter().map(|t| t.name.to_owned()).collect(),
-        )]
+    let coverage = Coverage::of(&ctx.project);
+    let index: HashMap<&str, usize> = tools.iter().enumerate().map(|(i, t)| (t.name, i)).collect();
+    // Toolsets as labels and member indices; all tools together when none is defined.
+    let toolsets: Vec<(String, Vec<usize>)> = if ctx.project.toolsets.is_empty() {
+        vec![("(all tools)".to_owned(), (0..tools.len()).collect())]
     } else {
         ctx.project
             .toolsets
             .iter()
-            .map(|(n, s)| (format!("`{n}`"), s.tools.clone()))
+            .map(|(n, s)| {
+                let members = s
+                    .tools
+                    .iter()
+                    .filter_map(|m| index.get(m.as_str()).copied());
+                (format!("`{n}`"), members.collect())
+            })
             .collect()
     };
+    let mut sets_of: Vec<Vec<usize>> = vec![Vec::new(); tools.len()];
+    for (s, (_, members)) in toolsets.iter().enumerate() {
+        for &m in members {
+            if sets_of[m].last() != Some(&s) {
+                sets_of[m].push(s);
+            }
+        }
+    }
+    let reaches: Vec<Option<&'static str>> = tools
+        .iter()
+        .map(|t| t.def.and_then(|d| reach(d, t)))
+        .collect();
     let denies: Vec<Vec<DenyGlobs>> = tools.iter().map(deny_globs).collect();
+    let keys: Vec<Vec<BTreeSet<String>>> = denies
+        .iter()
+        .map(|ds| ds.iter().map(DenyGlobs::key).collect())
+        .collect();
+    // `seen[j] == stamp`: tool j was already judged for the deny rule at hand.
+    let mut seen = vec![0usize; tools.len()];
+    let mut stamp = 0usize;
     for (i, tool) in tools.iter().enumerate() {
         for deny in &denies[i] {
+            stamp += 1;
             let open: Vec<String> = deny
                 .globs
                 .iter()
-                .filter(|g| !covered(g, &protected))
+                .filter(|g| !coverage.covers(g))
                 .cloned()
                 .collect();
             if open.is_empty() {
                 continue;
             }
-            let wanted: std::collections::BTreeSet<String> =
-                open.iter().map(|g| normalize(g)).collect();
+            let wanted: BTreeSet<String> = open.iter().map(|g| normalize(g)).collect();
             let mut around: Vec<String> = Vec::new();
-            for (j, other) in tools.iter().enumerate() {
-                if i == j {
-                    continue;
-                }
-                let Some(def) = other.def else { continue };
-                let Some(how) = reach(def, other) else {
-                    continue;
-                };
-                let Some((set, _)) = toolsets.iter().find(|(_, members)| {
-                    members.iter().any(|m| m == tool.name)
-                        && members.iter().any(|m| m == other.name)
-                }) else {
-                    continue;
-                };
-                let same = denies[j].iter().any(|d| wanted.is_subset(&d.key()));
-                if !same {
-                    around.push(format!("`{}` (toolset {set}; it {how})", other.name));
+            for &s in &sets_of[i] {
+                let (set, members) = &toolsets[s];
+                for &j in members {
+                    // Each other tool once, named with the first toolset the two share.
+                    if j == i || seen[j] == stamp {
+                        continue;
+                    }
+                    seen[j] = stamp;
+                    let Some(how) = reaches[j] else { continue };
+                    if !keys[j].iter().any(|k| wanted.is_subset(k)) {
+                        around.push(format!("`{}` (toolset {set}; it {how})", tools[j].name));
+                    }
                 }
             }
             if around.is_empty() {

@@ -222,25 +222,47 @@ pub(crate) fn normalize(glob: &str) -> String {
     g.to_ascii_lowercase()
 }
 
-/// Whether the protected set covers everything a glob matches: one of its folder or file
-/// components is protected on its own — a literal the set protects (`.ssh` in `**/.ssh/**`),
-/// or a wildcard component written as one of the set's globs (`*.pem` in `**/*.pem`).
-pub(crate) fn covered(glob: &str, set: &ProtectedSet) -> bool {
-    let unanchored: BTreeSet<String> = set
-        .paths()
-        .iter()
-        .filter(|p| !p.glob.starts_with('/'))
-        .map(|p| normalize(&p.glob))
-        .collect();
-    normalize(glob).split('/').any(|c| {
-        if c.is_empty() || c == "**" {
-            false
-        } else if c.contains(['*', '?', '[', '{']) {
-            unanchored.contains(c)
-        } else {
-            set.protects(c).is_some()
-        }
-    })
+/// The project's protected set, in the form [`Coverage::covers`] compares globs with.
+pub(crate) struct Coverage {
+    set: ProtectedSet,
+    /// The set's unanchored globs, normalized.
+    unanchored: BTreeSet<String>,
+}
+
+impl Coverage {
+    /// The project's set (the default set when the project's does not compile; the loader
+    /// reports that).
+    pub(crate) fn of(project: &crate::ir::ProjectConfig) -> Coverage {
+        let set = ProtectedSet::new(&project.protect)
+            .unwrap_or_else(|_| (*crate::policy::protect::default_set()).clone());
+        Coverage::new(set)
+    }
+
+    fn new(set: ProtectedSet) -> Coverage {
+        let unanchored = set
+            .paths()
+            .iter()
+            .filter(|p| !p.glob.starts_with('/'))
+            .map(|p| normalize(&p.glob))
+            .collect();
+        Coverage { set, unanchored }
+    }
+
+    /// Whether the protected set covers everything a glob matches: one of its folder or file
+    /// components is protected on its own — a literal the set protects (`.ssh` in
+    /// `**/.ssh/**`), or a wildcard component written as one of the set's globs (`*.pem` in
+    /// `**/*.pem`).
+    pub(crate) fn covers(&self, glob: &str) -> bool {
+        normalize(glob).split('/').any(|c| {
+            if c.is_empty() || c == "**" {
+                false
+            } else if c.contains(['*', '?', '[', '{']) {
+                self.unanchored.contains(c)
+            } else {
+                self.set.protects(c).is_some()
+            }
+        })
+    }
 }
 
 #[cfg(test)]
@@ -258,7 +280,7 @@ mod tests {
 
     #[test]
     fn the_default_set_covers_the_old_secret_globs_but_not_git() {
-        let set = ProtectedSet::new(&ProtectPolicy::default()).unwrap();
+        let set = Coverage::new(ProtectedSet::new(&ProtectPolicy::default()).unwrap());
         for g in [
             "**/.env",
             "**/.env.*",
@@ -267,10 +289,10 @@ mod tests {
             "config/*.pem",
             "**/.ssh/**",
         ] {
-            assert!(covered(g, &set), "{g}");
+            assert!(set.covers(g), "{g}");
         }
         for g in [".git/**", "**/secrets/**", "**/*.txt", "**/*"] {
-            assert!(!covered(g, &set), "{g}");
+            assert!(!set.covers(g), "{g}");
         }
     }
 

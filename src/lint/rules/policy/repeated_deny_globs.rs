@@ -5,8 +5,7 @@ use std::collections::BTreeMap;
 use crate::diagnostic::Severity;
 use crate::lint::context::{LintContext, ToolView};
 use crate::lint::rule::{Applies, Group, RuleMeta};
-use crate::lint::rules::policy::globs::{DenyGlobs, covered, deny_globs};
-use crate::policy::ProtectedSet;
+use crate::lint::rules::policy::globs::{Coverage, DenyGlobs, deny_globs};
 
 /// Metadata.
 pub const META: RuleMeta = RuleMeta {
@@ -44,8 +43,7 @@ protect:
 
 /// Reports deny glob lists that repeat an earlier tool's.
 pub(crate) fn check(ctx: &mut LintContext, tools: &[ToolView]) {
-    let protected = ProtectedSet::new(&ctx.project.protect)
-        .unwrap_or_else(|_| (*crate::policy::protect::default_set()).clone());
+    let coverage = Coverage::of(&ctx.project);
     // The first tool and rule with each list.
     let mut first: BTreeMap<std::collections::BTreeSet<String>, (String, String)> = BTreeMap::new();
     for tool in tools {
@@ -58,7 +56,7 @@ pub(crate) fn check(ctx: &mut LintContext, tools: &[ToolView]) {
             if owner == tool.name {
                 continue;
             }
-            let all_protected = deny.globs.iter().all(|g| covered(g, &protected));
+            let all_protected = deny.globs.iter().all(|g| coverage.covers(g));
             let (note, help) = if all_protected {
                 (
                     "; every one is protected already, so the rule adds nothing",
