@@ -45,6 +45,7 @@ use crate::cel::{Bindings, Evaluator};
 use crate::ir::{ErrorType, ProjectConfig};
 use crate::runtime::approval::Approver;
 use crate::runtime::artifacts::ArtifactStore;
+use crate::runtime::exec::builtin::Builtin;
 use crate::runtime::exec::{Dispatch, ExecContext, RawOutcome};
 use crate::runtime::hooks::{Annotations, CallView, HookPoint, HookSet};
 use crate::runtime::journal::{
@@ -52,7 +53,7 @@ use crate::runtime::journal::{
 };
 use crate::runtime::metrics::{Metrics, MetricsSnapshot};
 use crate::runtime::permission::{self, AuthorizedCall, PermissionEnv, PermissionRecord};
-use crate::runtime::projection::{self, Projection};
+use crate::runtime::projection::{self, ArtifactAccess, Projection};
 use crate::runtime::registry::Registry;
 use crate::runtime::result::{self, Subject, ToolResult};
 use crate::runtime::scheduler::{Plan, RefusedCall, ScheduleInput};
@@ -553,6 +554,29 @@ impl Inner {
         Ok(Execution { plan, results })
     }
 
+    /// How the session can read the artifacts of a result: the tool it sees that reads them,
+    /// and MCP resources when its client has them.
+    fn artifact_access(&self, session: &Session, r: &ToolResult) -> ArtifactAccess {
+        if r.artifacts().is_empty() {
+            return ArtifactAccess::default();
+        }
+        let registry = &self.registry;
+        let tool = registry
+            .names()
+            .iter()
+            .find(|n| {
+                registry
+                    .get(n)
+                    .is_some_and(|t| t.builtin == Some(Builtin::ReadArtifact))
+                    && session.sees(registry, n)
+            })
+            .cloned();
+        ArtifactAccess {
+            tool,
+            resources: session.artifact_resources(),
+        }
+    }
+
     /// Projection, trace and metrics for a result; hooks around the projection.
     pub(crate) fn finish(
         &self,
@@ -566,8 +590,9 @@ impl Inner {
             self.hook(HookPoint::OnError, meta, session, permission, 0, Some(&r));
         }
         r.set_duration(meta.started.elapsed());
+        let access = self.artifact_access(session, &r);
         let projection: Projection = if self.hooks.is_empty() {
-            projection::project(&r, &Default::default())
+            projection::project(&r, &Default::default(), &access)
         } else {
             self.hook(
                 HookPoint::BeforeProject,
@@ -591,7 +616,7 @@ impl Inner {
                 projection: None,
             };
             let redactions = self.hooks.redactions(&view);
-            let p = projection::project(&r, &redactions);
+            let p = projection::project(&r, &redactions, &access);
             let after = CallView {
                 point: HookPoint::AfterProject,
                 projection: Some(&p.text),
