@@ -102,6 +102,8 @@ registry! {
     UnguardedReaderAllow => rules::effect::unguarded_reader_allow::META,
     RepeatedDenyGlobs => rules::policy::repeated_deny_globs::META,
     DefaultProtectionExempted => rules::policy::default_protection_exempted::META,
+    // Nothing cut is lost (appended likewise).
+    UnreadableCutOutput => rules::policy::unreadable_cut_output::META,
 }
 
 impl Rule {
