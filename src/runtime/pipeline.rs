@@ -45,7 +45,6 @@ use crate::cel::{Bindings, Evaluator};
 use crate::ir::{ErrorType, ProjectConfig};
 use crate::runtime::approval::Approver;
 use crate::runtime::artifacts::ArtifactStore;
-use crate::runtime::exec::builtin::Builtin;
 use crate::runtime::exec::{Dispatch, ExecContext, RawOutcome};
 use crate::runtime::hooks::{Annotations, CallView, HookPoint, HookSet};
 use crate::runtime::journal::{
@@ -554,29 +553,6 @@ impl Inner {
         Ok(Execution { plan, results })
     }
 
-    /// How the session can read the artifacts of a result: the tool it sees that reads them,
-    /// and MCP resources when its client has them.
-    fn artifact_access(&self, session: &Session, r: &ToolResult) -> ArtifactAccess {
-        if r.artifacts().is_empty() {
-            return ArtifactAccess::default();
-        }
-        let registry = &self.registry;
-        let tool = registry
-            .names()
-            .iter()
-            .find(|n| {
-                registry
-                    .get(n)
-                    .is_some_and(|t| t.builtin == Some(Builtin::ReadArtifact))
-                    && session.sees(registry, n)
-            })
-            .cloned();
-        ArtifactAccess {
-            tool,
-            resources: session.artifact_resources(),
-        }
-    }
-
     /// Projection, trace and metrics for a result; hooks around the projection.
     pub(crate) fn finish(
         &self,
@@ -590,7 +566,10 @@ impl Inner {
             self.hook(HookPoint::OnError, meta, session, permission, 0, Some(&r));
         }
         r.set_duration(meta.started.elapsed());
-        let access = self.artifact_access(session, &r);
+        let access = match r.artifacts() {
+            [] => ArtifactAccess::default(),
+            _ => ArtifactAccess::of(session, &self.registry),
+        };
         let projection: Projection = if self.hooks.is_empty() {
             projection::project(&r, &Default::default(), &access)
         } else {

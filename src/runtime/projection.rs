@@ -11,8 +11,11 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::ir::Status;
+use crate::runtime::Session;
 use crate::runtime::artifacts::{artifact_uri, size_exact};
+use crate::runtime::exec::builtin::Builtin;
 use crate::runtime::hooks::Redactions;
+use crate::runtime::registry::Registry;
 use crate::runtime::result::ToolResult;
 
 /// How the model's side can read an artifact in a session.
@@ -23,6 +26,27 @@ pub struct ArtifactAccess {
     /// Whether the session is served over MCP, whose client can read the artifacts of its own
     /// connection as resources (`resources/read` of a `toolgate-artifact:` URI).
     pub resources: bool,
+}
+
+impl ArtifactAccess {
+    /// The ways a session can read artifacts: the first tool it sees that reads them, and MCP
+    /// resources when its client has them.
+    pub fn of(session: &Session, registry: &Registry) -> ArtifactAccess {
+        let tool = registry
+            .names()
+            .iter()
+            .find(|n| {
+                registry
+                    .get(n)
+                    .is_some_and(|t| t.builtin == Some(Builtin::ReadArtifact))
+                    && session.sees(registry, n)
+            })
+            .cloned();
+        ArtifactAccess {
+            tool,
+            resources: session.artifact_resources(),
+        }
+    }
 }
 
 /// What the model reads.
