@@ -50,6 +50,9 @@ toolsets:
 "#,
 };
 
+/// Tools a finding names before it counts the rest.
+const MAX_NAMED: usize = 5;
+
 /// Builtins that never produce more than their output limits show: they page themselves.
 const SELF_PAGING: &[&str] = &["read_file", "read_artifact"];
 
@@ -111,6 +114,14 @@ pub(crate) fn check(ctx: &mut LintContext, tools: &[ToolView]) {
     for (name, names, span, first) in found {
         let (list, whose) = match names.as_slice() {
             [one] => (one.clone(), "whose output"),
+            many if many.len() > MAX_NAMED => (
+                format!(
+                    "{} and {} more tools",
+                    many[..MAX_NAMED].join(", "),
+                    many.len() - MAX_NAMED
+                ),
+                "whose outputs",
+            ),
             [init @ .., last] => (format!("{} and {last}", init.join(", ")), "whose outputs"),
             [] => continue,
         };
