@@ -218,7 +218,7 @@ pub fn default_hint(error: ErrorType) -> &'static str {
             "The state changed since you read it. Read it again and rebuild the call from the new state."
         }
         ErrorType::OutputLimit => {
-            "The output was too large. Narrow the request, or read the artifact in parts."
+            "It was too large to work on whole. Narrow the request (a smaller range, path or pattern), or use a tool that reads it in parts."
         }
         ErrorType::SchedulingConflict => {
             "The call conflicted with another; call it again after that one finished."
