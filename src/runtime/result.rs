@@ -8,9 +8,9 @@
 //! turn it into a result: status and error type, output bounded by the output policy (whenever
 //! that, or the formatter, cuts it, the full output is kept as an artifact within the budgets;
 //! above `artifact_threshold` it is kept even when shown whole), redaction, the structured
-//! result checked
-//! against the tool's `result` schema, and the hint — the spec's `errors` entry for the error
-//! type, else a default. The text the model reads is the separate [`Projection`].
+//! result checked against the tool's `result` schema, and the hint — the spec's `errors` entry
+//! for the error type, else a default. The text the model reads is the separate
+//! [`Projection`].
 
 use std::time::Duration;
 
