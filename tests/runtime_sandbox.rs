@@ -188,9 +188,10 @@ async fn exp8_build_log_becomes_summary_plus_artifact() {
     assert!(text.contains("[100000/100000] Compiling unit_100000 v0.1.0\n"));
     assert!(text.contains(" lines ("), "an omitted-lines marker: {text}");
     assert!(text.contains(&format!(
-        "Full output: artifact {} ({} bytes, 100000 lines); read parts of it with read_artifact.",
+        "Full stdout: artifact {} ({} bytes, 100000 lines).\nRead it in parts with read_artifact, e.g. {{\"artifact_id\": \"{}\", \"start_line\": 1}}",
         a.id,
-        expected.len()
+        expected.len(),
+        a.id
     )));
     let page = run1(
         &rt,

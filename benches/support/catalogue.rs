@@ -425,10 +425,12 @@ permissions:
     s
 }
 
-/// The project file: one toolset per domain.
+/// The project file: one toolset per domain. Each toolset already holds the 20 tools TGV005
+/// allows, so none lists read_artifact, and TGP012 (unreadable-cut-output) is off: the project
+/// is built and linted, never served to a model.
 pub fn project() -> String {
     let mut s = String::from(
-        "# A generated project of 1,000 tools (benches/support/catalogue.rs).\nspecs: [\"tool-specs/*.yaml\"]\ntoolsets:\n",
+        "# A generated project of 1,000 tools (benches/support/catalogue.rs).\nspecs: [\"tool-specs/*.yaml\"]\nlint: {ignore: [TGP012]}\ntoolsets:\n",
     );
     for n in DOMAINS {
         let tools: Vec<String> = OPERATIONS

@@ -3,8 +3,9 @@
 //! Shared by the example (`examples/login_timeout.rs`) and its test
 //! (`tests/examples_login_timeout.rs`): [`run`] copies the project into a temporary git
 //! repository, builds the runtime from `tool-specs/` + `toolgate.yaml` (toolset
-//! `login-timeout`: search_files, read_file, apply_patch, run_tests), plays the script turn by
-//! turn, printing what the model would see, and returns a [`Report`] of what happened.
+//! `login-timeout`: search_files, read_file, apply_patch, run_tests, read_artifact), plays the
+//! script turn by turn, printing what the model would see, and returns a [`Report`] of what
+//! happened.
 //!
 //! # The script (`model.jsonl`)
 //!

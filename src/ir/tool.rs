@@ -227,7 +227,8 @@ pub struct OutputPolicy {
     pub max_lines: u64,
     /// Which part of long output is kept.
     pub keep: OutputKeep,
-    /// Output larger than this is stored whole as an artifact.
+    /// Output larger than this is kept whole as an artifact even when it is shown in full
+    /// (output the limits cut is always kept, within the artifact budgets).
     pub artifact_threshold: u64,
     /// Extra regular expressions whose matches are redacted from what the model sees.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]

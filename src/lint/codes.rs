@@ -106,6 +106,8 @@ registry! {
     UndeclaredResultSchema => rules::schema::undeclared_result_schema::META,
     ConstraintOnlyInProse => rules::schema::constraint_only_in_prose::META,
     DestructiveWithoutSignal => rules::effect::destructive_without_signal::META,
+    // Nothing cut is lost (appended likewise).
+    UnreadableCutOutput => rules::policy::unreadable_cut_output::META,
 }
 
 impl Rule {

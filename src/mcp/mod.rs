@@ -8,7 +8,8 @@
 //! scheduling, the journal, execution under timeout and cancellation, output policy and
 //! projection. Tool failures — and calls of tools the server does not serve — are `isError`
 //! results carrying the projection the model reads; only a malformed request is a JSON-RPC
-//! error.
+//! error. Output a result cuts is kept as an artifact, which the connection's client can read
+//! as an MCP resource ([`resources`]).
 //!
 //! ```no_run
 //! # async fn demo(builder: toolgate::runtime::RuntimeBuilder) -> Result<(), Box<dyn std::error::Error>> {
@@ -27,6 +28,7 @@
 //! backend, [`crate::runtime::exec::mcp`].
 
 pub mod approval;
+pub mod resources;
 pub mod server;
 pub mod tools;
 

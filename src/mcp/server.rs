@@ -26,8 +26,9 @@ use std::collections::HashMap;
 use std::sync::{Arc, OnceLock};
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, Implementation, ListToolsResult,
-    PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
+    CallToolRequestParams, CallToolResponse, Implementation, ListResourceTemplatesResult,
+    ListResourcesResult, ListToolsResult, PaginatedRequestParams, ReadResourceRequestParams,
+    ReadResourceResponse, ServerCapabilities, ServerConfig, Tool,
 };
 use rmcp::service::{ElicitationMode, RequestContext};
 use rmcp::{ErrorData, Peer, RoleServer, ServerHandler, ServiceExt};
@@ -35,6 +36,7 @@ use serde_json::Value;
 
 use crate::ir::{AskMode, Effect, ExecSpec, ToolDefinition};
 use crate::mcp::approval::ElicitationApprover;
+use crate::mcp::resources::{self, ConnectionArtifacts};
 use crate::mcp::tools::{McpTool, call_result, mcp_tool};
 use crate::runtime::journal::IDEMPOTENCY_KEY_MCP_META;
 use crate::runtime::{Session, ToolCall, ToolRuntime};
@@ -118,6 +120,8 @@ struct Inner {
     connection_id: String,
     session_id: String,
     session: OnceLock<Session>,
+    /// The artifacts this connection's results named (readable as resources).
+    artifacts: ConnectionArtifacts,
 }
 
 impl std::fmt::Debug for ToolgateServer {
@@ -191,13 +195,19 @@ impl ToolgateServer {
             tools.push(m.tool.clone());
             by_name.insert(name, m);
         }
-        let info = ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
-            .with_server_info(Implementation::new("toolgate", env!("CARGO_PKG_VERSION")))
-            .with_instructions(
-                "Tools governed by toolgate: every call is validated, permission-checked, \
+        let info = ServerConfig::new(
+            ServerCapabilities::builder()
+                .enable_tools()
+                .enable_resources()
+                .build(),
+        )
+        .with_server_info(Implementation::new("toolgate", env!("CARGO_PKG_VERSION")))
+        .with_instructions(
+            "Tools governed by toolgate: every call is validated, permission-checked, \
                  scheduled, journaled and bounded by its contract. A failed call returns \
-                 isError with what to do next.",
-            );
+                 isError with what to do next. Output a result cuts is kept whole as an \
+                 artifact, linked as a toolgate-artifact: resource that resources/read reads.",
+        );
         let connection_id = format!("mcp-{}", uuid::Uuid::now_v7());
         let session_id = options
             .session
@@ -215,6 +225,7 @@ impl ToolgateServer {
                 connection_id,
                 session_id,
                 session: OnceLock::new(),
+                artifacts: ConnectionArtifacts::default(),
             }),
         })
     }
@@ -279,7 +290,8 @@ impl ToolgateServer {
                 a.register(&inner.connection_id, peer.clone());
             }
             tracing::info!(session = %inner.session_id, connection = %inner.connection_id, %context, elicits, "MCP session started");
-            let session = Session::new(inner.session_id.clone(), context);
+            let session =
+                Session::new(inner.session_id.clone(), context).with_artifact_resources();
             match &inner.options.exposure {
                 Exposure::Toolset(t) => session.with_toolset(t),
                 Exposure::All => session,
@@ -342,7 +354,44 @@ impl ServerHandler for ToolgateServer {
                 None,
             ));
         };
-        Ok(call_result(result, wraps_result).into())
+        let mut out = call_result(result, wraps_result);
+        out.content.extend(self.inner.artifacts.record(result));
+        Ok(out.into())
+    }
+
+    async fn list_resources(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, ErrorData> {
+        Ok(ListResourcesResult::with_all_items(
+            self.inner.artifacts.list(),
+        ))
+    }
+
+    async fn list_resource_templates(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourceTemplatesResult, ErrorData> {
+        Ok(ListResourceTemplatesResult::with_all_items(vec![
+            resources::template(),
+        ]))
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, ErrorData> {
+        let server = self.clone();
+        let read = tokio::task::spawn_blocking(move || {
+            let store = server.inner.runtime.artifacts();
+            server.inner.artifacts.read(store, &request.uri)
+        })
+        .await
+        .map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
+        Ok(read?.into())
     }
 }
 

@@ -20,6 +20,7 @@
 //! the store looks nearly full, so several processes sharing a store stay near the quota.
 
 mod budget;
+mod read;
 
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
@@ -30,9 +31,19 @@ use serde::{Deserialize, Serialize};
 
 use budget::Ledger;
 pub use budget::{Allowance, ArtifactBudgets, BudgetCut, BudgetLimit, size_exact, size_text};
+pub use read::{ArtifactPart, ArtifactRange, PartError, ReadLimits};
 
 /// The id prefix naming the hash function.
 pub const ID_PREFIX: &str = "blake3:";
+
+/// The URI scheme under which `toolgate serve` offers a connection's artifacts as MCP
+/// resources.
+pub const URI_SCHEME: &str = "toolgate-artifact";
+
+/// The resource URI of an artifact: `toolgate-artifact:blake3:…`.
+pub fn artifact_uri(id: &str) -> String {
+    format!("{URI_SCHEME}:{id}")
+}
 
 /// A reference to a stored artifact, as a result carries it.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -43,8 +54,34 @@ pub struct ArtifactRef {
     pub size: u64,
     /// Number of lines (newline-terminated or final partial line).
     pub lines: u64,
-    /// What the bytes are, e.g. `text/plain`.
+    /// What the bytes are, e.g. `text/plain`, or `text/plain; stream=stdout` for one stream
+    /// of a process.
     pub media_type: String,
+    /// Bytes of the output this artifact does not hold because a budget stopped it (it then
+    /// holds the output's first `size` bytes); 0 when it holds the whole output.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub dropped: u64,
+}
+
+impl ArtifactRef {
+    /// Which part of a call's output it holds: `stdout` or `stderr` for a stream of a
+    /// process, else `output`.
+    pub fn part(&self) -> &str {
+        self.media_type
+            .split(';')
+            .skip(1)
+            .find_map(|p| p.trim().strip_prefix("stream="))
+            .unwrap_or("output")
+    }
+
+    /// Whether it holds the whole output (no budget stopped it).
+    pub fn is_whole(&self) -> bool {
+        self.dropped == 0
+    }
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 /// What the store knows about an artifact beside its bytes.
@@ -145,7 +182,8 @@ impl ArtifactStore {
         bytes: &[u8],
         origin: ArtifactOrigin<'_>,
     ) -> Result<ArtifactRef, ArtifactError> {
-        self.put_object(bytes, origin, "").map(|(r, _)| r)
+        self.put_object(bytes, origin, "", ArtifactRedaction::default())
+            .map(|(r, _)| r)
     }
 
     /// Stores bytes once per content; also says whether they were new.
@@ -154,6 +192,7 @@ impl ArtifactStore {
         bytes: &[u8],
         origin: ArtifactOrigin<'_>,
         session_id: &str,
+        redact: ArtifactRedaction,
     ) -> Result<(ArtifactRef, bool), ArtifactError> {
         let hex = blake3::hash(bytes).to_hex().to_string();
         let reference = ArtifactRef {
@@ -161,6 +200,7 @@ impl ArtifactStore {
             size: bytes.len() as u64,
             lines: count_lines(bytes),
             media_type: origin.media_type.to_owned(),
+            dropped: 0,
         };
         let object = self.object_path(&hex);
         if object.is_file() {
@@ -177,7 +217,7 @@ impl ArtifactStore {
             created_at: humantime::format_rfc3339_millis(SystemTime::now()).to_string(),
             tool: origin.tool.to_owned(),
             call_id: origin.call_id.to_owned(),
-            redact: ArtifactRedaction::default(),
+            redact,
             session_id: session_id.to_owned(),
         };
         self.write_meta(&hex, &meta)?;
@@ -305,6 +345,7 @@ impl ArtifactWriter {
         origin: ArtifactOrigin<'_>,
         redact: ArtifactRedaction,
     ) -> Result<ArtifactRef, ArtifactError> {
+        let whole = content.size;
         let content = self.stopped.take().unwrap_or(content);
         let file = self
             .file
@@ -316,11 +357,13 @@ impl ArtifactWriter {
             size: content.size,
             lines: content.lines,
             media_type: origin.media_type.to_owned(),
+            dropped: whole.saturating_sub(content.size),
         };
         let object = self.store.object_path(&hex);
         if object.is_file() {
             drop(file);
             let _ = std::fs::remove_file(&self.tmp);
+            // The call produced it, so its budgets stay charged; the store holds it once.
             self.allowance.release_stored(self.written);
             return Ok(reference);
         }
@@ -348,9 +391,11 @@ impl ArtifactWriter {
 
 impl Drop for ArtifactWriter {
     fn drop(&mut self) {
+        // Nothing was kept: the bytes count against no budget (normalization may still keep
+        // the same output from memory).
         if self.file.take().is_some() {
             let _ = std::fs::remove_file(&self.tmp);
-            self.allowance.release_stored(self.written);
+            self.allowance.release(self.written);
         }
     }
 }

@@ -56,7 +56,7 @@ use crate::runtime::journal::{
 };
 use crate::runtime::metrics::{Metrics, MetricsSnapshot};
 use crate::runtime::permission::{self, AuthorizedCall, PermissionEnv, PermissionRecord};
-use crate::runtime::projection::{self, Projection};
+use crate::runtime::projection::{self, ArtifactAccess, Projection};
 use crate::runtime::registry::Registry;
 use crate::runtime::result::{self, Subject, ToolResult};
 use crate::runtime::scheduler::admission::AdmissionTable;
@@ -585,8 +585,12 @@ impl Inner {
         if let Some(w) = &meta.wait {
             r.set_queued(Duration::from_micros(w.queued_us));
         }
+        let access = match r.artifacts() {
+            [] => ArtifactAccess::default(),
+            _ => ArtifactAccess::of(session, &self.registry),
+        };
         let projection: Projection = if self.hooks.is_empty() {
-            projection::project(&r, &Default::default())
+            projection::project(&r, &Default::default(), &access)
         } else {
             self.hook(
                 HookPoint::BeforeProject,
@@ -610,7 +614,7 @@ impl Inner {
                 projection: None,
             };
             let redactions = self.hooks.redactions(&view);
-            let p = projection::project(&r, &redactions);
+            let p = projection::project(&r, &redactions, &access);
             let after = CallView {
                 point: HookPoint::AfterProject,
                 projection: Some(&p.text),

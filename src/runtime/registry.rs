@@ -139,6 +139,15 @@ impl Registry {
         self.toolsets.contains_key(name)
     }
 
+    /// Whether a toolset lists a tool this registry has.
+    pub fn toolset_has(&self, toolset: &str, name: &str) -> bool {
+        self.tools.contains_key(name)
+            && self
+                .toolsets
+                .get(toolset)
+                .is_some_and(|members| members.iter().any(|m| m == name))
+    }
+
     /// The lookup stage: the call's tool, or UNKNOWN_TOOL with alternatives from the tools the
     /// session can see.
     pub fn lookup(

@@ -5,10 +5,12 @@
 //! arguments, refused permissions, failures, timeouts and cancellations are results the model
 //! reads, not errors. Its fields are private and it has no public constructor, so neither a
 //! hook nor an executor can forge one; executors report a [`RawOutcome`] and the functions here
-//! turn it into a result: status and error type, output bounded by the output policy (the full
-//! text kept as an artifact above the threshold), redaction, the structured result checked
-//! against the tool's `result` schema, and the hint — the spec's `errors` entry for the error
-//! type, else a default. The text the model reads is the separate [`Projection`].
+//! turn it into a result: status and error type, output bounded by the output policy (whenever
+//! that, or the formatter, cuts it, the full output is kept as an artifact within the budgets;
+//! above `artifact_threshold` it is kept even when shown whole), redaction, the structured
+//! result checked against the tool's `result` schema, and the hint — the spec's `errors` entry
+//! for the error type, else a default. The text the model reads is the separate
+//! [`Projection`].
 
 use std::time::Duration;
 
@@ -16,10 +18,12 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::ir::{ErrorType, Status, ToolDefinition};
-use crate::runtime::artifacts::{ArtifactOrigin, ArtifactRef, ArtifactStore};
-use crate::runtime::exec::RawOutcome;
+use crate::runtime::artifacts::{
+    Allowance, ArtifactOrigin, ArtifactRedaction, ArtifactRef, ArtifactStore,
+};
 use crate::runtime::exec::builtin::Builtin;
 use crate::runtime::exec::sandbox::Protection;
+use crate::runtime::exec::{OutputSource, RawOutcome};
 use crate::runtime::journal::JournaledResult;
 use crate::runtime::output::{Redactor, bound};
 use crate::runtime::projection::Projection;
@@ -229,7 +233,7 @@ pub fn default_hint(error: ErrorType) -> &'static str {
             "The state changed since you read it. Read it again and rebuild the call from the new state."
         }
         ErrorType::OutputLimit => {
-            "The output was too large. Narrow the request, or read the artifact in parts."
+            "It was too large to work on whole. Narrow the request (a smaller range, path or pattern), or use a tool that reads it in parts."
         }
         ErrorType::SchedulingConflict => {
             "The call conflicted with another; call it again after that one finished."
@@ -356,6 +360,46 @@ pub(crate) struct Executed<'a> {
     pub(crate) session_id: &'a str,
 }
 
+/// Keeps output a call's view left out, within the call's allowance.
+struct Keeper<'a> {
+    store: &'a ArtifactStore,
+    allowance: Allowance,
+    tool: &'a str,
+    call_id: &'a str,
+}
+
+impl Keeper<'_> {
+    /// Stores one output as an artifact of the result; what a budget or the disk refused is
+    /// said in the summary, so the projection never promises what was not kept.
+    fn keep(&self, r: &mut ToolResult, bytes: &[u8], media_type: &str, redact: ArtifactRedaction) {
+        let origin = ArtifactOrigin {
+            tool: self.tool,
+            call_id: self.call_id,
+            media_type,
+        };
+        let what = match media_type {
+            m if m.contains("stream=stdout") => "stdout",
+            m if m.contains("stream=stderr") => "stderr",
+            _ => "output",
+        };
+        match self
+            .store
+            .put_within(bytes, origin, &self.allowance, redact)
+        {
+            Ok((a, cut)) => {
+                r.artifacts.extend(a);
+                if let Some(cut) = cut {
+                    r.summary
+                        .push_str(&format!(" (the full {what} could not be kept: {cut})"));
+                }
+            }
+            Err(err) => r
+                .summary
+                .push_str(&format!(" (the full {what} could not be kept: {err})")),
+        }
+    }
+}
+
 /// Normalizes the outcome of the last attempt.
 pub(crate) fn executed(e: Executed<'_>) -> ToolResult {
     let def = &e.tool.definition;
@@ -435,39 +479,56 @@ pub(crate) fn executed(e: Executed<'_>) -> ToolResult {
     r.truncated = raw.truncated;
     r.artifacts = raw.artifacts;
     r.protections = raw.protections;
-    // A process tool already kept its full output (unredacted, owner-only) while it streamed.
-    let kept_whole = !r.artifacts.is_empty();
     if let Some(mut structured) = raw.structured {
         redactor.json(&mut structured);
         r.structured = Some(structured);
     }
+    // Whether the model's view leaves out part of the output: the formatter's cut, or the
+    // output limits below.
+    let mut cut = matches!(raw.source, OutputSource::Streams { left_out: true, .. });
+    let mut whole_text = None;
     if let Some(text) = raw.text.filter(|t| !t.is_empty()) {
         let text = redactor.text(&text);
-        // read_artifact already reads from the store: never store a slice of an artifact again.
-        let reads_artifacts = e.tool.builtin == Some(Builtin::ReadArtifact);
-        if text.len() as u64 > policy.artifact_threshold && !reads_artifacts && !kept_whole {
-            let origin = ArtifactOrigin {
-                tool: &def.name,
-                call_id: e.subject.call_id,
-                media_type: "text/plain",
-            };
-            let allowance = e.artifacts.allowance(e.session_id);
-            match e.artifacts.put_within(text.as_bytes(), origin, &allowance) {
-                Ok((a, cut)) => {
-                    r.artifacts.extend(a);
-                    if let Some(cut) = cut {
-                        r.summary
-                            .push_str(&format!(" (the full output could not be kept: {cut})"));
-                    }
-                }
-                Err(err) => r
-                    .summary
-                    .push_str(&format!(" (the full output could not be kept: {err})")),
-            }
-        }
         let b = bound(&text, policy.max_bytes, policy.max_lines, policy.keep);
+        cut |= b.truncated;
         r.truncated |= b.truncated;
         r.output = Some(b.text);
+        whole_text = Some(text);
+    }
+    // Nothing cut is lost: whatever the view leaves out is kept as an artifact, within the
+    // budgets. read_artifact reads from the store: a part of an artifact is never stored again.
+    if e.tool.builtin != Some(Builtin::ReadArtifact) {
+        let keep = Keeper {
+            store: e.artifacts,
+            allowance: e.artifacts.allowance(e.session_id),
+            tool: &def.name,
+            call_id: e.subject.call_id,
+        };
+        match raw.source {
+            OutputSource::Text => {
+                // Whole output above the threshold is kept even when it was shown in full.
+                if let Some(text) =
+                    whole_text.filter(|t| cut || t.len() as u64 > policy.artifact_threshold)
+                {
+                    // Already redacted: what the model could see of it is what it may read.
+                    keep.keep(
+                        &mut r,
+                        text.as_bytes(),
+                        "text/plain",
+                        ArtifactRedaction::default(),
+                    );
+                }
+            }
+            OutputSource::Streams { held, .. } => {
+                if cut {
+                    for h in held {
+                        keep.keep(&mut r, &h.bytes, h.media_type, h.redact);
+                    }
+                    // stdout before stderr, whichever was kept first.
+                    r.artifacts.sort_by_key(|a| a.part() == "stderr");
+                }
+            }
+        }
     }
     if let Some(t) = error_type {
         r.hint = Some(hint(t, Some(def), None));

@@ -71,6 +71,7 @@ pub struct Session {
     context: Arc<str>,
     toolset: Option<Arc<str>>,
     served: Option<Arc<ServedTools>>,
+    artifact_resources: bool,
     grants: Arc<Mutex<GrantBook>>,
 }
 
@@ -90,6 +91,7 @@ impl Session {
             context: Arc::from(context.into()),
             toolset: None,
             served: None,
+            artifact_resources: false,
             grants: Arc::new(Mutex::new(GrantBook::default())),
         }
     }
@@ -111,6 +113,29 @@ impl Session {
             Some(s) => registry.lookup_among(call, &s.names, &s.label),
             None => registry.lookup(call, self.toolset()),
         }
+    }
+
+    /// Whether a tool is one the session sees.
+    pub fn sees(&self, registry: &Registry, name: &str) -> bool {
+        match &self.served {
+            Some(s) => s.names.iter().any(|n| n == name),
+            None => match self.toolset() {
+                Some(t) => registry.toolset_has(t, name),
+                None => registry.get(name).is_some(),
+            },
+        }
+    }
+
+    /// Marks a session whose client can read the artifacts of its results as resources (an
+    /// MCP connection of `toolgate serve`), so that projections name that way too.
+    pub fn with_artifact_resources(mut self) -> Self {
+        self.artifact_resources = true;
+        self
+    }
+
+    /// Whether the session's client can read artifacts as resources.
+    pub fn artifact_resources(&self) -> bool {
+        self.artifact_resources
     }
 
     /// Limits the tools the session sees to one toolset of toolgate.yaml.

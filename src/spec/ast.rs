@@ -305,7 +305,8 @@ pub struct OutputAst {
     /// `head`, `tail` or `head_tail`.
     #[serde(default)]
     pub keep: Option<Spanned<String>>,
-    /// Output above this size is stored as an artifact.
+    /// Output larger than this is kept whole as an artifact even when it is shown in full
+    /// (output the limits cut is always kept).
     #[serde(default)]
     pub artifact_threshold: Option<Spanned<SizeLit>>,
     /// Regular expressions redacted from what the model sees.

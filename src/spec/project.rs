@@ -28,7 +28,7 @@ pub struct ToolDefaults {
     pub max_bytes: u64,
     /// Most lines the model sees.
     pub max_lines: u64,
-    /// Artifact threshold.
+    /// Size above which whole output is kept as an artifact even when shown in full.
     pub artifact_threshold: u64,
 }
 
@@ -36,7 +36,7 @@ pub struct ToolDefaults {
 pub const DEFAULT_MAX_BYTES: u64 = 32 * 1024;
 /// Lines of output the model sees by default.
 pub const DEFAULT_MAX_LINES: u64 = 400;
-/// Output above this is kept as an artifact by default.
+/// Output above this is kept as an artifact by default, even when shown in full.
 pub const DEFAULT_ARTIFACT_THRESHOLD: u64 = 64 * 1024;
 /// How long an interactive approval waits by default.
 pub const DEFAULT_APPROVAL_TIMEOUT: Duration = Duration::from_secs(120);

@@ -142,7 +142,8 @@ pub struct DefaultOutputAst {
     /// Most lines the model sees.
     #[serde(default)]
     pub max_lines: Option<Spanned<u64>>,
-    /// Artifact threshold.
+    /// Output larger than this is kept whole as an artifact even when it is shown in full
+    /// (output the limits cut is always kept).
     #[serde(default)]
     pub artifact_threshold: Option<Spanned<SizeLit>>,
 }

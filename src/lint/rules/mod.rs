@@ -196,4 +196,8 @@ pub(crate) const SET_CHECKS: &[(Rule, SetCheck)] = &[
         Rule::DefaultProtectionExempted,
         policy::default_protection_exempted::check,
     ),
+    (
+        Rule::UnreadableCutOutput,
+        policy::unreadable_cut_output::check,
+    ),
 ];

@@ -6,7 +6,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::SystemTime;
 
-use super::{ArtifactError, ArtifactOrigin, ArtifactRef, ArtifactStore, ID_PREFIX};
+use super::{
+    ArtifactError, ArtifactOrigin, ArtifactRedaction, ArtifactRef, ArtifactStore, ID_PREFIX,
+};
 
 /// How many artifact bytes calls may write ([`crate::ir::Budgets`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -176,6 +178,19 @@ impl Allowance {
         *stored = Some(used);
     }
 
+    /// Gives back bytes counted against the call, the session and the store that were not
+    /// kept at all (an artifact abandoned before it was finished).
+    pub(super) fn release(&self, bytes: u64) {
+        let give_back = |counter: &AtomicU64| {
+            let _ = counter.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| {
+                Some(n.saturating_sub(bytes))
+            });
+        };
+        give_back(&self.call);
+        give_back(&self.session);
+        self.release_stored(bytes);
+    }
+
     /// Gives back bytes counted against the store that did not stay there (a duplicate).
     pub(super) fn release_stored(&self, bytes: u64) {
         let mut stored = self
@@ -243,13 +258,15 @@ impl ArtifactStore {
         }
     }
 
-    /// Stores what fits of `bytes` within a call's allowance (see [`ArtifactStore::put`]):
-    /// the reference (none when nothing fits) and, when a budget cut it, by how much.
+    /// Stores what fits of `bytes` within a call's allowance (see [`ArtifactStore::put`]),
+    /// with what to redact whenever a part of it is shown: the reference (none when nothing
+    /// fits; its `dropped` says what a budget left out) and, when a budget cut it, by how much.
     pub fn put_within(
         &self,
         bytes: &[u8],
         origin: ArtifactOrigin<'_>,
         allowance: &Allowance,
+        redact: ArtifactRedaction,
     ) -> Result<(Option<ArtifactRef>, Option<BudgetCut>), ArtifactError> {
         allowance.prepare();
         let (grant, limit) = allowance.take(bytes.len() as u64);
@@ -265,10 +282,12 @@ impl ArtifactStore {
         if kept.is_empty() {
             return Ok((None, cut));
         }
-        let (reference, fresh) = self.put_object(kept, origin, &allowance.session_id)?;
+        let (mut reference, fresh) =
+            self.put_object(kept, origin, &allowance.session_id, redact)?;
         if !fresh {
             allowance.release_stored(kept.len() as u64);
         }
+        reference.dropped = cut.map_or(0, |c| c.dropped);
         Ok((Some(reference), cut))
     }
 
@@ -384,10 +403,16 @@ mod tests {
         let (_d, store) = store(10, 100, 1000);
         let a = store.allowance("s1");
         let (r, cut) = store
-            .put_within(b"0123456789abcdefghijklmno", origin(), &a)
+            .put_within(
+                b"0123456789abcdefghijklmno",
+                origin(),
+                &a,
+                Default::default(),
+            )
             .unwrap();
         let r = r.unwrap();
         assert_eq!(store.get(&r.id).unwrap(), b"0123456789");
+        assert_eq!((r.size, r.dropped), (10, 15));
         assert_eq!(
             cut,
             Some(BudgetCut {
@@ -408,17 +433,32 @@ mod tests {
     fn a_session_keeps_at_most_its_budget() {
         let (_d, store) = store(10, 12, 1000);
         let (_, cut) = store
-            .put_within(b"aaaaaaaa", origin(), &store.allowance("s1"))
+            .put_within(
+                b"aaaaaaaa",
+                origin(),
+                &store.allowance("s1"),
+                Default::default(),
+            )
             .unwrap();
         assert_eq!(cut, None);
         let (r, cut) = store
-            .put_within(b"bbbbbbbb", origin(), &store.allowance("s1"))
+            .put_within(
+                b"bbbbbbbb",
+                origin(),
+                &store.allowance("s1"),
+                Default::default(),
+            )
             .unwrap();
         assert_eq!(store.get(&r.unwrap().id).unwrap(), b"bbbb");
         assert_eq!(cut.unwrap().limit, BudgetLimit::Session);
         // Another session has its own budget.
         let (_, cut) = store
-            .put_within(b"cccccccc", origin(), &store.allowance("s2"))
+            .put_within(
+                b"cccccccc",
+                origin(),
+                &store.allowance("s2"),
+                Default::default(),
+            )
             .unwrap();
         assert_eq!(cut, None);
     }
@@ -430,7 +470,12 @@ mod tests {
         let (_d, store) = store(10, 100, 15);
         let put = |bytes: &[u8], session: &str| {
             store
-                .put_within(bytes, origin(), &store.allowance(session))
+                .put_within(
+                    bytes,
+                    origin(),
+                    &store.allowance(session),
+                    Default::default(),
+                )
                 .unwrap()
         };
         let (old, _) = put(b"aaaaaaaaaa", "s1");

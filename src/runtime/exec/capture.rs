@@ -391,7 +391,10 @@ mod tests {
             .finish(content, origin, Default::default())
             .unwrap();
         assert_eq!(store.get(&r.id).unwrap(), text.as_bytes());
-        assert_eq!((r.size, r.lines), (text.len() as u64, 200_000));
+        assert_eq!(
+            (r.size, r.lines, r.dropped),
+            (text.len() as u64, 200_000, 0)
+        );
     }
 
     /// A stream larger than the call's artifact budget: the artifact holds the budget's worth
@@ -442,6 +445,7 @@ mod tests {
             .unwrap();
         let kept = &text.as_bytes()[..200_000];
         assert_eq!(r.id, format!("blake3:{}", blake3::hash(kept).to_hex()));
+        assert_eq!(r.dropped, dropped as u64);
         assert_eq!(store.get(&r.id).unwrap(), kept);
         assert_eq!(r.lines, crate::runtime::artifacts::count_lines(kept));
     }

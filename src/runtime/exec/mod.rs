@@ -33,7 +33,7 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use crate::ir::{ErrorType, ExecSpec};
-use crate::runtime::artifacts::{ArtifactRef, ArtifactStore};
+use crate::runtime::artifacts::{ArtifactRedaction, ArtifactRef, ArtifactStore};
 use crate::runtime::exec::sandbox::Protection;
 use crate::runtime::permission::AuthorizedCall;
 use crate::runtime::workspace::Workspace;
@@ -111,6 +111,36 @@ pub struct RawOutcome {
     pub artifacts: Vec<ArtifactRef>,
     /// The sandbox protections that were in force (process tools).
     pub protections: Vec<Protection>,
+    /// What the whole output is, for normalization to keep when the model's view of it is cut.
+    pub source: OutputSource,
+}
+
+/// What the whole output of an attempt is, beside the text the model reads.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub enum OutputSource {
+    /// `text` is the whole output (builtins, handlers, MCP upstreams).
+    #[default]
+    Text,
+    /// `text` was formatted from a process's streams. A stream too large to hold is already in
+    /// `artifacts` (or could not be kept, as the summary says); `held` are the streams the
+    /// attempt holds whole.
+    Streams {
+        /// Whole streams not stored yet.
+        held: Vec<HeldStream>,
+        /// Whether the formatter left part of the output out of `text`.
+        left_out: bool,
+    },
+}
+
+/// One whole output stream of a process, held in memory.
+#[derive(Clone, Debug, PartialEq)]
+pub struct HeldStream {
+    /// The bytes, as the process wrote them.
+    pub bytes: Vec<u8>,
+    /// Their media type (`text/plain; stream=stdout`).
+    pub media_type: &'static str,
+    /// What is redacted whenever a part of them is shown.
+    pub redact: ArtifactRedaction,
 }
 
 impl RawOutcome {

@@ -4,10 +4,12 @@
 //! network refusal told apart by its message) or the formatter's verdict.
 
 use crate::ir::{ErrorType, OutputPolicy};
-use crate::runtime::exec::RawOutcome;
+use crate::runtime::artifacts::ArtifactRedaction;
 use crate::runtime::exec::command::CommandRequest;
 use crate::runtime::exec::sandbox::{self, Protection, SandboxPlan};
 use crate::runtime::exec::spawn::Spawned;
+use crate::runtime::exec::spawn::{STDERR_MEDIA_TYPE, STDOUT_MEDIA_TYPE};
+use crate::runtime::exec::{HeldStream, OutputSource, RawOutcome};
 use crate::runtime::format::{self, FormatInput};
 use crate::runtime::output::Redactor;
 
@@ -124,11 +126,35 @@ pub(crate) fn outcome(
         ));
     }
     let failure = classify(req, plan, &s, f.failure.clone(), &f.text);
-    let truncated = s.stdout.captured.omitted() + s.stderr.captured.omitted() > 0;
+    let truncated = s.stdout.captured.omitted() + s.stderr.captured.omitted() > 0 || f.left_out;
     let mut summary = f.summary;
     if !notes.is_empty() {
         let base = summary.unwrap_or_else(|| format!("`{}` ran", req.display));
         summary = Some(format!("{base} ({})", notes.join("; ")));
+    }
+    let redact = ArtifactRedaction {
+        secrets: output.redact_secrets,
+        patterns: output.redact.clone(),
+        literals: req.secret_values.clone(),
+    };
+    let mut held = Vec::new();
+    let mut artifacts = Vec::new();
+    for (stream, media_type) in [(s.stdout, STDOUT_MEDIA_TYPE), (s.stderr, STDERR_MEDIA_TYPE)] {
+        let c = stream.captured;
+        match stream.artifact {
+            Some(a) => artifacts.push(a),
+            // Whole in head and tail, and not refused by a budget: kept if the view is cut.
+            None if c.spill_error.is_none() && c.omitted() == 0 && c.total > 0 => {
+                let mut bytes = c.head;
+                bytes.extend_from_slice(&c.tail);
+                held.push(HeldStream {
+                    bytes,
+                    media_type,
+                    redact: redact.clone(),
+                });
+            }
+            None => {}
+        }
     }
     RawOutcome {
         failure,
@@ -137,11 +163,12 @@ pub(crate) fn outcome(
         text: Some(f.text),
         exit_code: s.exit_code,
         truncated,
-        artifacts: [s.stdout.artifact, s.stderr.artifact]
-            .into_iter()
-            .flatten()
-            .collect(),
+        artifacts,
         protections: s.protections,
+        source: OutputSource::Streams {
+            held,
+            left_out: f.left_out,
+        },
     }
 }
 

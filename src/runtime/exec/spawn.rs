@@ -36,6 +36,11 @@ pub const SHIM_EXIT_MARGIN_MS: u64 = 1_000;
 /// pipes normally close at once; this bounds the wait if something escaped.
 pub const OUTPUT_DRAIN_TIMEOUT_MS: u64 = 1_000;
 
+/// The media type of a process's stdout artifact.
+pub const STDOUT_MEDIA_TYPE: &str = "text/plain; stream=stdout";
+/// The media type of a process's stderr artifact.
+pub const STDERR_MEDIA_TYPE: &str = "text/plain; stream=stderr";
+
 /// Where the output goes besides head and tail.
 #[derive(Clone, Debug)]
 pub struct OutputSink {
@@ -54,7 +59,8 @@ pub struct OutputSink {
 pub struct StreamOutput {
     /// Head and tail.
     pub captured: Captured,
-    /// The artifact holding the whole stream (above the threshold).
+    /// The artifact holding the whole stream (above the threshold, or larger than head and
+    /// tail).
     pub artifact: Option<ArtifactRef>,
 }
 
@@ -263,8 +269,8 @@ pub async fn spawn(req: SpawnRequest<'_>) -> Spawned {
     let forks_refused = cgroups.forks_refused();
     // Removal waits (briefly) for the kernel to empty the cgroups: not on an async worker.
     let _ = tokio::task::spawn_blocking(move || cgroups.remove()).await;
-    let stdout = finish_artifact(stdout, req.output, "text/plain").await;
-    let stderr = finish_artifact(stderr, req.output, "text/plain; stream=stderr").await;
+    let stdout = finish_artifact(stdout, req.output, STDOUT_MEDIA_TYPE).await;
+    let stderr = finish_artifact(stderr, req.output, STDERR_MEDIA_TYPE).await;
 
     let Some(report) = report else {
         let mut s = failed(
@@ -313,9 +319,11 @@ async fn join_capture(task: Option<tokio::task::JoinHandle<Captured>>) -> Captur
     }
 }
 
-/// Finishes a spilled stream as an artifact when it is above the threshold.
+/// Finishes a spilled stream as an artifact when it is above the threshold or larger than head
+/// and tail hold. A smaller one is whole in head and tail, and normalization keeps it from
+/// there if the model's view of the output is cut.
 async fn finish_artifact(mut c: Captured, sink: &OutputSink, media: &'static str) -> StreamOutput {
-    let above = sink.spill.as_ref().is_some_and(|s| c.total > s.threshold);
+    let above = sink.spill.as_ref().is_some_and(|s| c.total > s.threshold) || c.omitted() > 0;
     let Some(writer) = c.spilled.take() else {
         return StreamOutput {
             captured: c,

@@ -26,6 +26,7 @@ pub fn format(input: &FormatInput<'_>) -> Formatted {
         })),
         text: all,
         failure: input.exit_failure(),
+        left_out: false,
     }
 }
 

@@ -86,6 +86,7 @@ pub fn diff(input: &FormatInput<'_>) -> Formatted {
         })),
         text: input.combined(),
         failure: input.exit_failure(),
+        left_out: false,
     }
 }
 
@@ -111,6 +112,7 @@ pub fn status(input: &FormatInput<'_>) -> Formatted {
         structured: Some(json!({"branch": branch, "changes": changes})),
         text: input.combined(),
         failure: input.exit_failure(),
+        left_out: false,
     }
 }
 

@@ -60,6 +60,7 @@ pub fn format(input: &FormatInput<'_>) -> Formatted {
         })),
         text: input.combined(),
         failure,
+        left_out: false,
     }
 }
 

@@ -102,6 +102,9 @@ pub struct Formatted {
     pub text: String,
     /// `Some(message)` when the outcome is a failure.
     pub failure: Option<String>,
+    /// Whether `text` leaves part of the output out (the formatter cut it, not the limits
+    /// applied later): the full output is then kept as an artifact.
+    pub left_out: bool,
 }
 
 /// Formats a process's output with the tool's formatter.
@@ -122,6 +125,7 @@ pub fn format(kind: FormatterKind, input: &FormatInput<'_>) -> Formatted {
             text: input.combined(),
             failure: input.exit_failure(),
             summary: None,
+            left_out: false,
         },
         FormatterKind::Text => Formatted {
             text: input.combined(),

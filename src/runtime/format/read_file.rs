@@ -39,7 +39,7 @@ pub fn format(input: &FormatInput<'_>) -> Formatted {
     text.push_str(&format!("[{range}; content_hash {}]\n", input.stdout_hash));
     if truncated {
         text.push_str(&format!(
-            "[truncated: lines {}-{total} not shown; the full output is kept as an artifact]\n",
+            "[truncated: lines {}-{total} not shown]\n",
             end + 1
         ));
     }
@@ -55,6 +55,7 @@ pub fn format(input: &FormatInput<'_>) -> Formatted {
         })),
         text,
         failure: input.exit_failure(),
+        left_out: truncated,
     }
 }
 
@@ -83,7 +84,7 @@ mod tests {
         );
         assert_eq!(
             f.text,
-            "     1\ta\n     2\tb\n[lines 1-2 of 3; content_hash h]\n[truncated: lines 3-3 not shown; the full output is kept as an artifact]\n"
+            "     1\ta\n     2\tb\n[lines 1-2 of 3; content_hash h]\n[truncated: lines 3-3 not shown]\n"
         );
     }
 }

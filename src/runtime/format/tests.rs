@@ -147,6 +147,7 @@ pub fn format(input: &FormatInput<'_>) -> Formatted {
         })),
         text,
         failure,
+        left_out: false,
     }
 }
 

@@ -71,7 +71,7 @@ fn reach(def: &ToolDefinition, tool: &ToolView) -> Option<&'static str> {
 /// per pair of tools is computed once per tool first: with a thousand tools in one set the pairs
 /// are a million.
 pub(crate) fn check(ctx: &mut LintContext, tools: &[ToolView]) {
-    let coverage = Coverage::of(&ctx.project);
+    let coverage = Coverage::of(ctx.project);
     let index: HashMap<&str, usize> = tools.iter().enumerate().map(|(i, t)| (t.name, i)).collect();
     // Toolsets as labels and member indices; all tools together when none is defined.
     let toolsets: Vec<(String, Vec<usize>)> = if ctx.project.toolsets.is_empty() {

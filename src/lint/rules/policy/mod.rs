@@ -10,5 +10,6 @@ pub mod unactionable_validation_message;
 pub mod unbounded_output;
 pub mod undeclared_resources;
 pub mod unpaginated_list_output;
+pub mod unreadable_cut_output;
 pub mod untested_permission_rule;
 pub mod unused_suppression;

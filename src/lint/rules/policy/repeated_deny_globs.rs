@@ -43,7 +43,7 @@ protect:
 
 /// Reports deny glob lists that repeat an earlier tool's.
 pub(crate) fn check(ctx: &mut LintContext, tools: &[ToolView]) {
-    let coverage = Coverage::of(&ctx.project);
+    let coverage = Coverage::of(ctx.project);
     // The first tool and rule with each list.
     let mut first: BTreeMap<std::collections::BTreeSet<String>, (String, String)> = BTreeMap::new();
     for tool in tools {

@@ -26,6 +26,9 @@ use crate::runtime::workspace::AccessError;
 const MAX_RANGE_LINES: u64 = 2000;
 /// Room left under the byte limit for the footer the model reads.
 const FOOTER_RESERVE: u64 = 512;
+/// Lines left under the line limit for the footer (the range and hash, a long-line note, the
+/// truncation note), so that the output policy never cuts it off.
+const FOOTER_LINES: u64 = 3;
 
 #[derive(Deserialize)]
 struct Args {
@@ -61,7 +64,7 @@ pub(super) fn run(args: &Value, cx: &BuiltinContext) -> Step<RawOutcome> {
         ));
     }
     let start = a.start_line.unwrap_or(1).max(1);
-    let max_lines = MAX_RANGE_LINES.min(cx.output.max_lines.max(1));
+    let max_lines = MAX_RANGE_LINES.min(cx.output.max_lines.saturating_sub(FOOTER_LINES).max(1));
     let last_wanted = a
         .end_line
         .unwrap_or(u64::MAX)
