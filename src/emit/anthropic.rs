@@ -54,7 +54,7 @@ pub(crate) fn tool_param(tool: &ToolDefinition) -> Result<Value, EmitError> {
     }
     Ok(json!({
         "name": tool.name,
-        "description": tool.description,
+        "description": tool.model_description(),
         "input_schema": schema,
     }))
 }

@@ -101,7 +101,7 @@ pub(crate) fn declaration(tool: &ToolDefinition, form: GeminiForm) -> Result<Val
     }
     let mut decl = Map::new();
     decl.insert("name".into(), json!(tool.name));
-    decl.insert("description".into(), json!(tool.description));
+    decl.insert("description".into(), json!(tool.model_description()));
     let has_params = tool
         .parameters
         .get("properties")

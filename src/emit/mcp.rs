@@ -41,7 +41,7 @@ pub fn tool_object(tool: &ToolDefinition) -> Result<Value, EmitError> {
     if let Some(title) = &tool.title {
         obj.insert("title".into(), json!(title));
     }
-    obj.insert("description".into(), json!(tool.description));
+    obj.insert("description".into(), json!(tool.model_description()));
     obj.insert("inputSchema".into(), schema_for_mcp(&tool.parameters));
     if let Some(result) = &tool.result
         && result.get("type").and_then(Value::as_str) == Some("object")

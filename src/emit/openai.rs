@@ -130,7 +130,7 @@ pub(crate) fn function(tool: &ToolDefinition, strict: bool) -> Result<Function, 
             rule: "^[a-zA-Z0-9_-]{1,64}$",
         });
     }
-    let description = truncate_chars(&tool.description, MAX_DESCRIPTION);
+    let description = truncate_chars(&tool.model_description(), MAX_DESCRIPTION);
     let (parameters, strict) = if strict {
         match strict_parameters(&tool.parameters) {
             Ok(p) => (p, true),

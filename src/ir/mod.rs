@@ -14,8 +14,8 @@ pub use project::{
     ResourceLimits, SandboxProfile, ServeConfig, Target, Toolset,
 };
 pub use tool::{
-    ArgvElement, Backoff, CommandSpec, ConcurrencyGroup, EnvSpec, ExecSpec, OutputKeep,
-    OutputPolicy, PermissionExample, PermissionPolicy, PermissionRule, ResourceSets, RetryPolicy,
-    ToolDefinition, ValidationRule,
+    ArgvElement, Backoff, CommandSpec, ConcurrencyGroup, Deprecation, EnvSpec, ExecSpec,
+    OutputKeep, OutputPolicy, PermissionExample, PermissionPolicy, PermissionRule, ResourceSets,
+    RetryPolicy, ToolDefinition, ValidationRule,
 };
 pub use vocab::{Decision, Effect, ErrorType, FormatterKind, Idempotency, Status};

@@ -30,6 +30,13 @@ pub struct ToolDefinition {
     pub name: String,
     /// Bumped on every breaking change of the contract.
     pub version: u32,
+    /// Former names that still reach this tool: the runtime maps them to it, and the trace
+    /// records the name the call used.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub aliases: Vec<String>,
+    /// Set when the tool is on its way out: since when, and what to use instead.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub deprecated: Option<Deprecation>,
     /// A display name.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub title: Option<String>,
@@ -72,6 +79,34 @@ pub struct ToolDefinition {
     pub sandbox: Option<String>,
     /// How the tool runs.
     pub exec: ExecSpec,
+}
+
+/// A tool on its way out (`deprecated: {since, use}`).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct Deprecation {
+    /// Since when: a tool version, a project version or a date, as written.
+    pub since: String,
+    /// The tool to call instead.
+    #[serde(rename = "use", default, skip_serializing_if = "Option::is_none")]
+    pub successor: Option<String>,
+}
+
+impl ToolDefinition {
+    /// The description models read: the spec's, with a deprecation note when the tool is
+    /// deprecated.
+    pub fn model_description(&self) -> std::borrow::Cow<'_, str> {
+        let Some(d) = &self.deprecated else {
+            return std::borrow::Cow::Borrowed(&self.description);
+        };
+        let note = match &d.successor {
+            Some(s) => format!("Deprecated since {}: use `{s}` instead.", d.since),
+            None => format!("Deprecated since {}.", d.since),
+        };
+        if self.description.is_empty() {
+            return std::borrow::Cow::Owned(note);
+        }
+        std::borrow::Cow::Owned(format!("{}\n\n{note}", self.description.trim_end()))
+    }
 }
 
 /// A semantic rule over the arguments.

@@ -108,6 +108,8 @@ registry! {
     DestructiveWithoutSignal => rules::effect::destructive_without_signal::META,
     // Nothing cut is lost (appended likewise).
     UnreadableCutOutput => rules::policy::unreadable_cut_output::META,
+    // Stable names (appended likewise).
+    DeprecatedToolBesideSuccessor => rules::naming::deprecated_tool_beside_successor::META,
 }
 
 impl Rule {

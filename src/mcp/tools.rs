@@ -43,7 +43,11 @@ pub fn mcp_tool(def: &ToolDefinition) -> McpTool {
         Value::Object(m) => m,
         _ => JsonObject::new(),
     };
-    let mut tool = Tool::new(def.name.clone(), def.description.clone(), Arc::new(input));
+    let mut tool = Tool::new(
+        def.name.clone(),
+        def.model_description().into_owned(),
+        Arc::new(input),
+    );
     if let Some(t) = &def.title {
         tool = tool.with_title(t.clone());
     }

@@ -139,6 +139,8 @@ pub(crate) struct CallMeta {
     pub(crate) index: usize,
     pub(crate) call_id: String,
     pub(crate) tool: String,
+    /// The former name (an alias) the call used, when it used one; `tool` is then the current.
+    pub(crate) called_as: Option<String>,
     /// The arguments as the model sent them; from validation on, with workspace paths resolved
     /// (for hooks, and the trace of refused calls).
     pub(crate) arguments: Value,
@@ -298,6 +300,7 @@ impl Inner {
             index,
             call_id: call.call_id.clone(),
             tool: call.name.clone(),
+            called_as: None,
             arguments: call.arguments.clone(),
             started: Instant::now(),
             start_time: SystemTime::now(),
@@ -363,6 +366,10 @@ impl Inner {
         };
         let tool = resolved.tool.clone();
         let def = &tool.definition;
+        if def.name != meta.tool {
+            // Called by an alias: the stages from here on (hooks included) see the current name.
+            meta.called_as = Some(std::mem::replace(&mut meta.tool, def.name.clone()));
+        }
         let call_id = meta.call_id.clone();
         let subject = Subject {
             call_id: &call_id,

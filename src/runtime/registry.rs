@@ -91,6 +91,8 @@ pub struct UnknownTool {
 pub struct Registry {
     tools: HashMap<String, Arc<CompiledTool>>,
     names: Vec<String>,
+    /// Former names (`aliases`) and the tool each reaches.
+    aliases: HashMap<String, String>,
     toolsets: IndexMap<String, Vec<String>>,
 }
 
@@ -100,6 +102,7 @@ impl Registry {
     pub fn build(bundle: &Bundle, workspace: &str) -> Result<Registry, ToolLoadError> {
         let mut tools = HashMap::new();
         let mut names = Vec::new();
+        let mut aliases = HashMap::new();
         // Policy tests judge paths against the project's protected set, as lint does.
         let protected = ProtectedSet::new(&bundle.project.protect)
             .map(Arc::new)
@@ -108,6 +111,9 @@ impl Registry {
             let compiled = compile_tool(def)?;
             run_examples(&compiled, workspace, &protected)?;
             names.push(def.name.clone());
+            for alias in &def.aliases {
+                aliases.insert(alias.clone(), def.name.clone());
+            }
             tools.insert(def.name.clone(), Arc::new(compiled));
         }
         names.sort();
@@ -120,6 +126,7 @@ impl Registry {
         Ok(Registry {
             tools,
             names,
+            aliases,
             toolsets,
         })
     }
@@ -127,6 +134,11 @@ impl Registry {
     /// The tool of that name.
     pub fn get(&self, name: &str) -> Option<&Arc<CompiledTool>> {
         self.tools.get(name)
+    }
+
+    /// The current name a former name (an alias) reaches.
+    pub fn alias_target(&self, alias: &str) -> Option<&str> {
+        self.aliases.get(alias).map(String::as_str)
     }
 
     /// Every tool name, sorted.
@@ -184,10 +196,23 @@ impl Registry {
 
     fn resolve(
         &self,
-        call: ToolCall,
+        mut call: ToolCall,
         visible: &[&str],
         scope: Option<&str>,
     ) -> Result<ResolvedCall, UnknownTool> {
+        // A former name reaches its tool wherever the tool is visible; the call then carries the
+        // current name, and the pipeline records the one it used.
+        if !self.tools.contains_key(&call.name)
+            && let Some(current) = self.aliases.get(&call.name)
+            && visible.contains(&current.as_str())
+            && let Some(tool) = self.tools.get(current)
+        {
+            call.name.clone_from(current);
+            return Ok(ResolvedCall {
+                tool: tool.clone(),
+                call,
+            });
+        }
         match self.tools.get(&call.name) {
             Some(tool) if visible.contains(&call.name.as_str()) => Ok(ResolvedCall {
                 tool: tool.clone(),

@@ -21,6 +21,9 @@ pub struct TraceRecord {
     pub context: String,
     /// The tool (as called, for unknown tools).
     pub tool: String,
+    /// The former name (an alias) the call used, when it used one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub called_as: Option<String>,
     /// The contract version.
     pub tool_version: Option<u32>,
     /// blake3 of the canonical arguments (of the raw arguments when they never validated).
@@ -162,6 +165,7 @@ pub(crate) fn record(
         session_id: session.id().to_owned(),
         context: session.context().to_owned(),
         tool: r.tool().to_owned(),
+        called_as: meta.called_as.clone(),
         tool_version: r.tool_version(),
         arguments_hash: args_hash,
         effect: tool.map(|t| t.definition.effect),

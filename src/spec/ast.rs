@@ -31,6 +31,12 @@ pub struct ToolSpec {
     /// Display name.
     #[serde(default)]
     pub title: Option<Spanned<String>>,
+    /// Former names that still reach the tool (the runtime maps them to it).
+    #[serde(default)]
+    pub aliases: Option<Spanned<Vec<Spanned<String>>>>,
+    /// Marks the tool as on its way out: `{since, use}`.
+    #[serde(default)]
+    pub deprecated: Option<Spanned<DeprecatedAst>>,
     /// What the tool does, when to use it, what it returns.
     #[serde(default)]
     pub description: Option<Spanned<String>>,
@@ -76,6 +82,55 @@ pub struct ToolSpec {
     /// How the tool runs.
     #[serde(default)]
     pub exec: Option<Spanned<ExecAst>>,
+}
+
+/// `deprecated`: since when, and the tool to use instead.
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct DeprecatedAst {
+    /// Since when: a tool version (`2`), a project version (`1.4.0`) or a date (`2026-05-01`).
+    pub since: Spanned<Label>,
+    /// The tool to call instead.
+    #[serde(default, rename = "use")]
+    pub successor: Option<Spanned<String>>,
+}
+
+/// A scalar read as text: a string, or a number as written (`since: 2`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Label(pub String);
+
+impl<'de> Deserialize<'de> for Label {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl Visitor<'_> for V {
+            type Value = Label;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a version or a date")
+            }
+            fn visit_str<E>(self, v: &str) -> Result<Label, E> {
+                Ok(Label(v.to_owned()))
+            }
+            fn visit_u64<E>(self, v: u64) -> Result<Label, E> {
+                Ok(Label(v.to_string()))
+            }
+            fn visit_i64<E>(self, v: i64) -> Result<Label, E> {
+                Ok(Label(v.to_string()))
+            }
+            fn visit_f64<E>(self, v: f64) -> Result<Label, E> {
+                Ok(Label(v.to_string()))
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+impl schemars::JsonSchema for Label {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "Label".into()
+    }
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({"type": ["string", "number"]})
+    }
 }
 
 /// Either a plain string or a mapping with more detail.

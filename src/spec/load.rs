@@ -395,6 +395,8 @@ impl ToolSpec {
         self.name.is_some()
             || self.version.is_some()
             || self.title.is_some()
+            || self.aliases.is_some()
+            || self.deprecated.is_some()
             || self.description.is_some()
             || self.effect.is_some()
             || self.idempotency.is_some()

@@ -210,6 +210,7 @@ pub fn resolve(loaded: &LoadedSpecs, options: &ResolveOptions) -> Resolution {
     }
     check_names(loaded, &tools, &mut diagnostics);
     check_toolsets(loaded, &project, &tools, &mut diagnostics);
+    crate::spec::lifecycle::check(loaded, &tools, &mut diagnostics);
     Resolution {
         project,
         defaults,
@@ -579,6 +580,8 @@ impl ToolResolver<'_> {
         let definition = ToolDefinition {
             name,
             version: t.version.as_ref().map(|v| v.value).unwrap_or(1),
+            aliases: crate::spec::lifecycle::aliases(t),
+            deprecated: crate::spec::lifecycle::deprecation(t),
             title: t.title.as_ref().map(|v| v.value.clone()),
             description: t
                 .description

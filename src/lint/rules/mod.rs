@@ -172,6 +172,10 @@ pub(crate) const SCHEMA_CHECKS: &[(Rule, SchemaCheck)] = &[
 /// Rules run once over all tools.
 pub(crate) const SET_CHECKS: &[(Rule, SetCheck)] = &[
     (
+        Rule::DeprecatedToolBesideSuccessor,
+        naming::deprecated_tool_beside_successor::check,
+    ),
+    (
         Rule::DestructiveWithoutApproval,
         effect::destructive_without_approval::check,
     ),

@@ -4,6 +4,7 @@
 //! `words` splits identifiers and prose into the words these rules compare.
 
 pub mod ambiguous_parameter_name;
+pub mod deprecated_tool_beside_successor;
 pub mod description_too_long;
 pub mod hidden_characters;
 pub mod inconsistent_naming;
