@@ -11,6 +11,10 @@ use crate::ir::vocab::{Decision, Effect};
 /// The resolved project settings shared by every tool.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct ProjectConfig {
+    /// The version of the contracts as a whole (semver), when toolgate.yaml gives one: the
+    /// generated crate's version.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub version: Option<String>,
     /// The workspace root, relative to the project folder (the folder of toolgate.yaml).
     pub workspace: String,
     /// Where the journal and artifacts live: a path relative to the project folder, or a

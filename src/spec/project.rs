@@ -340,7 +340,24 @@ pub fn resolve_project(
         }
     }
 
+    let version = p
+        .version
+        .as_ref()
+        .and_then(|v| match semver::Version::parse(&v.value.0) {
+            Ok(parsed) => Some(parsed.to_string()),
+            Err(e) => {
+                diags.push(
+                    err(
+                        v.range,
+                        format!("`version` `{}` is not a semantic version: {e}", v.value.0),
+                    )
+                    .with_help("write MAJOR.MINOR.PATCH, e.g. `version: 1.4.0` (quoted or not)"),
+                );
+                None
+            }
+        });
     let config = ProjectConfig {
+        version,
         workspace: p
             .workspace
             .as_ref()

@@ -11,6 +11,10 @@ use crate::spec::yaml::Spanned;
 #[derive(Debug, Default, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ProjectFile {
+    /// The version of the contracts as a whole (semver, `1.4.0`): the generated crate's
+    /// version, which `toolgate diff` checks against the changes.
+    #[serde(default)]
+    pub version: Option<Spanned<crate::spec::ast::Label>>,
     /// Globs of spec files, relative to the project folder (default `tool-specs/**/*.yaml`).
     #[serde(default)]
     pub specs: Option<Spanned<Vec<Spanned<String>>>>,

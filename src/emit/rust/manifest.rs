@@ -18,7 +18,12 @@ pub fn cargo_toml(bundle: &Bundle, options: &RustOptions) -> String {
     let mut doc = DocumentMut::new();
     let mut package = Table::new();
     package.insert("name", value(options.crate_name.as_str()));
-    package.insert("version", value("0.1.0"));
+    // The crate's version follows the contracts' (toolgate.yaml `version`, which `toolgate diff`
+    // checks against what changed).
+    package.insert(
+        "version",
+        value(bundle.project.version.as_deref().unwrap_or("0.1.0")),
+    );
     package.insert("edition", value("2024"));
     package.insert("publish", value(false));
     package.insert(
