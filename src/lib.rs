@@ -21,6 +21,8 @@ pub mod check;
 #[cfg(feature = "compiler")]
 pub mod diagnostic;
 #[cfg(feature = "compiler")]
+pub mod diff;
+#[cfg(feature = "compiler")]
 pub mod emit;
 #[cfg(feature = "compiler")]
 pub mod lint;

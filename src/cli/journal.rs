@@ -415,3 +415,25 @@ fn prune(a: PruneArgs) -> Result<String, Failed> {
         ),
     })
 }
+
+/// The calls a journal recorded, for `toolgate diff --replay` (a folder means its journal.db);
+/// arguments cut in the audit (over 16 KiB) are left out.
+pub(crate) fn recorded_calls(path: &Path) -> Result<Vec<crate::diff::RecordedCall>, String> {
+    let file = if path.is_dir() {
+        path.join(JOURNAL_FILE)
+    } else {
+        path.to_path_buf()
+    };
+    let reader = JournalReader::open(&file).map_err(|e| e.to_string())?;
+    let rows = reader.recorded_calls().map_err(|e| e.to_string())?;
+    Ok(rows
+        .into_iter()
+        .filter_map(|r| {
+            Some(crate::diff::RecordedCall {
+                arguments: serde_json::from_str(&r.arguments).ok()?,
+                tool: r.tool,
+                context: r.context,
+            })
+        })
+        .collect())
+}

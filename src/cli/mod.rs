@@ -6,6 +6,7 @@
 
 mod build;
 mod call;
+mod diff;
 mod explain;
 mod export;
 mod import;
@@ -49,6 +50,9 @@ enum Command {
     Schema(schema::SchemaArgs),
     /// Lint, then write the bundle, JSON Schemas, provider tool lists and a typed Rust crate.
     Build(build::BuildArgs),
+    /// What changed against a git revision, folder or bundle: breaking changes, widened
+    /// permissions (with witness calls), the version bump needed.
+    Diff(diff::DiffArgs),
     /// Print one provider tool list (OpenAI, Anthropic, MCP, Gemini).
     Export(export::ExportArgs),
     /// Run one tool call through the governed runtime.
@@ -81,6 +85,7 @@ pub fn main() -> ExitCode {
         Command::Rules(a) => rules::run(a),
         Command::Schema(a) => schema::run(a),
         Command::Build(a) => build::run(a),
+        Command::Diff(a) => diff::run(a),
         Command::Export(a) => export::run(a),
         Command::Call(a) => call::run(a),
         Command::Run(a) => run::run(a),

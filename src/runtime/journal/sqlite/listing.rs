@@ -191,6 +191,33 @@ pub struct AuditRecord {
     pub summary: String,
 }
 
+/// One call of the audit, as `toolgate diff --replay` reads it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RecordedArguments {
+    /// The tool (its current name when the call used an alias).
+    pub tool: String,
+    /// The arguments (canonical JSON, cut at 16 KiB).
+    pub arguments: String,
+    /// The session's context.
+    pub context: String,
+}
+
+/// Every call of the audit, oldest first.
+pub(crate) fn recorded_calls(conn: &Connection) -> rusqlite::Result<Vec<RecordedArguments>> {
+    let mut stmt = conn.prepare(
+        "SELECT tool, arguments, coalesce(json_extract(trace, '$.context'), '') FROM audit
+         ORDER BY seq",
+    )?;
+    stmt.query_map([], |r| {
+        Ok(RecordedArguments {
+            tool: r.get(0)?,
+            arguments: r.get(1)?,
+            context: r.get(2)?,
+        })
+    })?
+    .collect()
+}
+
 /// The audit records of a call id without an operation of their own, oldest first.
 pub(crate) fn audit_of_call(
     conn: &Connection,

@@ -31,7 +31,7 @@ use std::time::Duration;
 
 use rusqlite::{Connection, params};
 
-pub use listing::{AuditRecord, CallSummary, Filter, Refusals, ToolStats};
+pub use listing::{AuditRecord, CallSummary, Filter, RecordedArguments, Refusals, ToolStats};
 pub use writer::CommitStats;
 pub use writes::{Prune, PruneReport};
 
@@ -460,6 +460,12 @@ impl JournalReader {
     /// operations alone.
     pub fn list(&self, filter: &Filter) -> Result<Vec<CallSummary>, JournalError> {
         self.run(|c| listing::list(c, filter))
+    }
+
+    /// Every call in the audit — tool, arguments as recorded (cut at 16 KiB) and context —
+    /// oldest first: what `toolgate diff --replay` decides under both contract versions.
+    pub fn recorded_calls(&self) -> Result<Vec<listing::RecordedArguments>, JournalError> {
+        self.run(listing::recorded_calls)
     }
 
     /// Counts and latency percentiles per tool, status and error type.
