@@ -23,6 +23,8 @@ use crate::policy::{CompiledPolicy, ProtectedSet};
 const WORKSPACE: &str = "/workspace";
 /// At most this many generated calls per tool and context.
 const MAX_GENERATED: usize = 400;
+/// The longest string generated.
+const MAX_LENGTH: u64 = 100_000;
 /// Literals combined pairwise, at most this many of each property's.
 const MAX_JOINED: usize = 12;
 
@@ -397,8 +399,23 @@ fn candidates(schema: &Value, literals: &[Literal]) -> Vec<Value> {
         Some("object") => out.push(json!({})),
         _ => {
             out.push(json!("a.txt"));
-            if let Some(max) = schema.get("maxLength").and_then(Value::as_u64) {
-                out.push(json!("a".repeat(max.min(100_000) as usize + 1)));
+            // Lengths at the schema's bounds and around each number the rules mention (a rule
+            // on `size(args.text)`).
+            let mut lengths: Vec<u64> = Vec::new();
+            for key in ["minLength", "maxLength"] {
+                if let Some(n) = schema.get(key).and_then(Value::as_u64) {
+                    lengths.extend([n.saturating_sub(1), n, n + 1]);
+                }
+            }
+            for l in literals {
+                if let Literal::Number(n) = l
+                    && let Ok(n) = u64::try_from(*n)
+                {
+                    lengths.extend([n.saturating_sub(1), n, n + 1]);
+                }
+            }
+            for len in lengths {
+                out.push(json!("a".repeat(len.min(MAX_LENGTH) as usize)));
             }
             let texts: Vec<&str> = literals
                 .iter()
