@@ -159,6 +159,9 @@ fn against_a_folder_and_a_bundle() {
     let project = dir.path().join("contracts");
     let (code, _, err) = toolgate(&project, &["build", "--out", "../built"]);
     assert_eq!(code, 0, "{err}");
+    // The generated crate's version is the contracts'.
+    let manifest = std::fs::read_to_string(dir.path().join("built/rust/Cargo.toml")).unwrap();
+    assert!(manifest.contains("version = \"1.0.0\""), "{manifest}");
     write(
         &project,
         "tool-specs/save_note.yaml",
