@@ -1,7 +1,10 @@
 //! `toolgate lsp`: a language server over stdio.
 //!
 //! Built on rust-analyzer's `lsp-server` (a synchronous message loop over stdin/stdout) and
-//! `lsp-types`. Editors get, for tool specs and toolgate.yaml:
+//! `lsp-types`, rather than `tower-lsp-server`: every request is answered from one in-memory state
+//! by one thread, so an async runtime, `tower` services and shared-state locking would add
+//! dependencies and indirection without a request that needs them. Editors get, for tool specs and
+//! toolgate.yaml:
 //!
 //! - diagnostics as the user types: the open documents' text linted with the rest of the
 //!   project from disk, so codes, spans and messages are `toolgate lint`'s ([`analysis`]);
@@ -11,8 +14,9 @@
 //!   ([`completion`], [`yaml_path`], [`schema`]);
 //! - code actions: suppress a finding with a reason ([`code_action`]).
 //!
-//! The loop handles one message at a time; a lint of a project of a few dozen specs takes
-//! milliseconds, so there is no need for cancellation or background work.
+//! The loop handles one message at a time. A lint of the project follows a change, after every
+//! message already waiting has been taken (a burst of keystrokes costs one lint), and always
+//! before a request is answered.
 
 pub mod analysis;
 pub mod code_action;
@@ -127,9 +131,24 @@ struct Server {
 
 impl Server {
     fn serve(&mut self) -> Result<(), LspError> {
-        while let Ok(message) = self.connection.receiver.recv() {
+        // Documents changed since the last lint. Messages already waiting are taken before
+        // linting, so a burst of keystrokes costs one lint; a request always sees every change
+        // before it.
+        let mut changed: Vec<PathBuf> = Vec::new();
+        loop {
+            let message = match self.connection.receiver.try_recv() {
+                Ok(m) => m,
+                Err(_) => {
+                    self.relint(&mut changed)?;
+                    match self.connection.receiver.recv() {
+                        Ok(m) => m,
+                        Err(_) => return Ok(()), // the editor went away
+                    }
+                }
+            };
             match message {
                 Message::Request(req) => {
+                    self.relint(&mut changed)?;
                     if self.connection.handle_shutdown(&req)? {
                         return Ok(());
                     }
@@ -140,12 +159,11 @@ impl Server {
                     if n.method == "exit" {
                         return Ok(());
                     }
-                    self.notification(n)?;
+                    changed.extend(self.notification(n)?);
                 }
                 Message::Response(_) => {}
             }
         }
-        Ok(())
     }
 
     // --- requests ---------------------------------------------------------------------------
@@ -214,12 +232,13 @@ impl Server {
 
     // --- notifications: the open documents ----------------------------------------------------
 
-    fn notification(&mut self, n: Notification) -> Result<(), LspError> {
+    /// Applies a notification; returns the document it changed, if any.
+    fn notification(&mut self, n: Notification) -> Result<Option<PathBuf>, LspError> {
         let changed = match n.method.as_str() {
             DidOpenTextDocument::METHOD => {
                 let p: lsp_types::DidOpenTextDocumentParams = serde_json::from_value(n.params)?;
                 let Some(path) = file_path(&p.text_document.uri) else {
-                    return Ok(());
+                    return Ok(None);
                 };
                 let doc = Document {
                     path: path.clone(),
@@ -232,7 +251,7 @@ impl Server {
             DidChangeTextDocument::METHOD => {
                 let p: lsp_types::DidChangeTextDocumentParams = serde_json::from_value(n.params)?;
                 let Some(doc) = self.documents.get_mut(&p.text_document.uri) else {
-                    return Ok(());
+                    return Ok(None);
                 };
                 // Full sync: the last change holds the whole text.
                 if let Some(change) = p.content_changes.into_iter().last() {
@@ -245,26 +264,39 @@ impl Server {
                 let p: lsp_types::DidSaveTextDocumentParams = serde_json::from_value(n.params)?;
                 match self.documents.get(&p.text_document.uri) {
                     Some(doc) => doc.path.clone(),
-                    None => return Ok(()),
+                    None => return Ok(None),
                 }
             }
             DidCloseTextDocument::METHOD => {
                 let p: lsp_types::DidCloseTextDocumentParams = serde_json::from_value(n.params)?;
                 let Some(doc) = self.documents.remove(&p.text_document.uri) else {
-                    return Ok(());
+                    return Ok(None);
                 };
                 self.publish(p.text_document.uri, Vec::new(), None)?;
                 doc.path
             }
-            _ => return Ok(()),
+            _ => return Ok(None),
         };
-        self.relint(&changed)
+        Ok(Some(changed))
     }
 
-    /// Lints the project of a changed document again and publishes the findings of every open
-    /// document in it (a change to one file can add or remove findings in another).
-    fn relint(&mut self, changed: &Path) -> Result<(), LspError> {
-        let root = analysis::project_root(changed, &self.workspace_folders);
+    /// Lints the projects of the changed documents again (each once) and publishes the findings
+    /// of every open document in them (a change to one file can add or remove findings in
+    /// another).
+    fn relint(&mut self, changed: &mut Vec<PathBuf>) -> Result<(), LspError> {
+        let mut roots: Vec<PathBuf> = changed
+            .drain(..)
+            .map(|path| analysis::project_root(&path, &self.workspace_folders))
+            .collect();
+        roots.sort();
+        roots.dedup();
+        for root in roots {
+            self.relint_project(root)?;
+        }
+        Ok(())
+    }
+
+    fn relint_project(&mut self, root: PathBuf) -> Result<(), LspError> {
         let analysis = match Analysis::run(&root, &self.overlays()) {
             Ok(a) => a,
             Err(e) => {
