@@ -135,3 +135,54 @@ fn removes_finding(
     count(&after, id) < count(analysis, before_id)
         && load_errors(&after, id) <= load_errors(analysis, before_id)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use lsp_types::Position;
+
+    const SPEC: &str = "name: echo\ndescription: Echo the text back to the caller unchanged, as it was sent.\neffect: pure\nparameters:\n  type: object\n  properties:\n    text: {type: string, maxLength: 100, description: The text.}\n  required: [text]\ntimeout: 1s\nexec: {builtin: echo}\n";
+
+    #[test]
+    fn suppressions_are_offered_checked_and_never_for_contract_errors() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        std::fs::create_dir(root.join("tool-specs")).unwrap();
+        std::fs::write(root.join("tool-specs/a.yaml"), SPEC).unwrap();
+        // The same name twice: b gets a contract error (TGK006) besides the open object (TGS009).
+        let doc = root.join("tool-specs/b.yaml");
+        std::fs::write(&doc, SPEC).unwrap();
+        let analysis = Analysis::run(root, &Overlays::new()).unwrap();
+        let (id, _) = analysis.source_of(&doc).unwrap();
+        assert!(
+            analysis
+                .diagnostics_in(id)
+                .any(|d| d.code == Some("TGK006"))
+        );
+        let uri: Uri = "file:///b.yaml".parse().unwrap();
+        let everything = Range {
+            start: Position::new(0, 0),
+            end: Position::new(99, 0),
+        };
+        let actions = code_actions(&analysis, &Overlays::new(), &doc, &uri, everything);
+        let titles: Vec<String> = actions
+            .iter()
+            .map(|a| match a {
+                CodeActionOrCommand::CodeAction(a) => a.title.clone(),
+                CodeActionOrCommand::Command(c) => c.title.clone(),
+            })
+            .collect();
+        assert!(
+            titles.contains(&"Suppress TGS009 (open-object) here, with a reason".to_owned()),
+            "{titles:?}"
+        );
+        assert!(!titles.iter().any(|t| t.contains("TGK")), "{titles:?}");
+
+        // Nothing is offered outside the findings' lines.
+        let last_line = Range {
+            start: Position::new(9, 0),
+            end: Position::new(9, 1),
+        };
+        assert!(code_actions(&analysis, &Overlays::new(), &doc, &uri, last_line).is_empty());
+    }
+}
