@@ -35,5 +35,8 @@ pub mod runtime;
 #[cfg(feature = "mcp")]
 pub mod mcp;
 
+#[cfg(feature = "lsp")]
+pub mod lsp;
+
 #[cfg(feature = "cli")]
 pub mod cli;

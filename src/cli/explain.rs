@@ -26,18 +26,7 @@ pub fn run(a: ExplainArgs) -> miette::Result<u8> {
             a.rule
         ));
     };
-    let m = rule.meta();
-    let text = format!(
-        "# {} {}\n\nGroup: {} · default severity: {}{}\n\n{}\n\n{}",
-        m.code,
-        m.name,
-        m.group.name(),
-        m.severity.as_str(),
-        if m.is_contract() { " (fixed)" } else { "" },
-        m.purpose,
-        m.explanation.trim_end()
-    );
-    super::print(&format!("{text}\n"))?;
+    super::print(&rule.meta().explain())?;
     Ok(super::EXIT_OK)
 }
 

@@ -12,6 +12,7 @@ mod export;
 mod import;
 mod journal;
 mod lint;
+mod lsp;
 mod rules;
 mod run;
 mod sandbox;
@@ -67,6 +68,8 @@ enum Command {
     Serve(serve::ServeArgs),
     /// Write starter specs for the tools of an upstream MCP server.
     Import(import::ImportArgs),
+    /// Serve editors as a language server over stdio: findings as you type, hover, completion.
+    Lsp(lsp::LspArgs),
 }
 
 /// Runs the command line and returns the process exit code.
@@ -93,6 +96,7 @@ pub fn main() -> ExitCode {
         Command::Sandbox(a) => sandbox::run(a),
         Command::Serve(a) => serve::run(a),
         Command::Import(a) => import::run(a),
+        Command::Lsp(a) => lsp::run(a),
     };
     match result {
         Ok(code) => ExitCode::from(code),

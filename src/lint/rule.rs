@@ -94,6 +94,20 @@ impl RuleMeta {
         self.group == Group::Contract
     }
 
+    /// The rule's documentation as `toolgate explain` prints it (Markdown).
+    pub fn explain(&self) -> String {
+        format!(
+            "# {} {}\n\nGroup: {} · default severity: {}{}\n\n{}\n\n{}\n",
+            self.code,
+            self.name,
+            self.group.name(),
+            self.severity.as_str(),
+            if self.is_contract() { " (fixed)" } else { "" },
+            self.purpose,
+            self.explanation.trim_end()
+        )
+    }
+
     /// The documentation URL of the rule.
     pub fn help_uri(&self) -> String {
         format!(

@@ -21,6 +21,8 @@ pub enum Toolchain {
     PythonMcp,
     /// `python3 -m mcp_server_git`, the reference MCP git server.
     McpServerGit,
+    /// `python3` with pytest-lsp (a real LSP client for `toolgate lsp`).
+    PytestLsp,
     /// `go` (the Go fixture's test tool).
     Go,
     /// `node` (the jest fixture's test tool).
@@ -41,6 +43,7 @@ impl Toolchain {
             Toolchain::Pytest => "pytest",
             Toolchain::PythonMcp => "python-mcp",
             Toolchain::McpServerGit => "mcp-server-git",
+            Toolchain::PytestLsp => "pytest-lsp",
             Toolchain::Go => "go",
             Toolchain::Node => "node",
             Toolchain::Jest => "jest",
@@ -52,7 +55,10 @@ impl Toolchain {
     /// How to provide it.
     pub fn install(self) -> &'static str {
         match self {
-            Toolchain::Pytest | Toolchain::PythonMcp | Toolchain::McpServerGit => {
+            Toolchain::Pytest
+            | Toolchain::PythonMcp
+            | Toolchain::McpServerGit
+            | Toolchain::PytestLsp => {
                 "run scripts/test, which installs tests/requirements.txt into a venv under \
                  target/test-env/ (Debian needs python3-venv)"
             }
@@ -88,6 +94,7 @@ impl Toolchain {
             Toolchain::Pytest => python("import pytest"),
             Toolchain::PythonMcp => python("import mcp, jsonschema, anyio"),
             Toolchain::McpServerGit => python("import mcp_server_git"),
+            Toolchain::PytestLsp => python("import pytest_lsp, lsprotocol"),
             Toolchain::Go => runs("go", "version"),
             Toolchain::Node => runs("node", "--version"),
             Toolchain::Jest => {
