@@ -361,6 +361,27 @@ async fn send(st: &mut State, chunk: Vec<u8>) {
 mod tests {
     use super::*;
 
+    /// Reads grow past the tail's size; head, tail, count, lines and hash stay exact.
+    #[tokio::test]
+    async fn large_reads_keep_head_and_tail_exact() {
+        let all: Vec<u8> = (0..5 * 1024 * 1024 + 123)
+            .map(|i: usize| {
+                if i % 61 == 60 {
+                    b'\n'
+                } else {
+                    b'a' + (i % 26) as u8
+                }
+            })
+            .collect();
+        let c = capture(&all[..], None, CancellationToken::new()).await;
+        assert_eq!(c.total, all.len() as u64);
+        assert_eq!(c.head, all[..HEAD_BYTES]);
+        assert_eq!(c.tail, all[all.len() - TAIL_BYTES..]);
+        assert_eq!(c.hash, blake3::hash(&all));
+        let newlines = all.iter().filter(|b| **b == b'\n').count() as u64;
+        assert_eq!(c.lines, newlines + u64::from(all.last() != Some(&b'\n')));
+    }
+
     async fn run(bytes: Vec<u8>, spill: Option<SpillTo>) -> Captured {
         capture(&bytes[..], spill, CancellationToken::new()).await
     }
