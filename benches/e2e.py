@@ -99,11 +99,12 @@ def toolgate_run(binary, workload, n, scratch):
         shutil.rmtree(ws, ignore_errors=True)
 
 
-def measure(bins, calls, rounds):
-    """Runs every workload with each binary ({name: path}), alternately; the report."""
+def measure(bins, calls, rounds, workloads=None):
+    """Runs the workloads (all by default) with each binary ({name: path}), alternately."""
+    workloads = workloads or list(WORKLOADS)
     scratch = tempfile.mkdtemp(prefix="toolgate-e2e-", dir=os.environ.get("TMPDIR"))
     load = [loadavg()]
-    runs = {(w, b): [] for w in WORKLOADS for b in bins}
+    runs = {(w, b): [] for w in workloads for b in bins}
     startup = {b: [] for b in bins}
     sync, loop = [], []
     try:
@@ -112,7 +113,7 @@ def measure(bins, calls, rounds):
             loop.append(bash_loop_seconds(calls))
             for b, path in bins.items():
                 startup[b].append(toolgate_run(path, "write_file", 1, scratch))
-            for w in WORKLOADS:
+            for w in workloads:
                 for b, path in bins.items():
                     runs[(w, b)].append(toolgate_run(path, w, calls, scratch) / calls)
     finally:
@@ -123,7 +124,7 @@ def measure(bins, calls, rounds):
               "process": ("bash loop /bin/true", statistics.median(loop), 1.5),
               "process_read": ("bash loop /bin/true", statistics.median(loop), 1.5)}
     rows = []
-    for w in WORKLOADS:
+    for w in workloads:
         name, limit, goal = limits[w]
         row = {"workload": w, "limit": name, "limit_ms": limit * 1e3, "goal": goal}
         for b in bins:
@@ -142,11 +143,13 @@ def main():
     ap.add_argument("--calls", type=int, default=200)
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--format", choices=["text", "json"], default="text")
+    ap.add_argument("--workload", action="append", choices=list(WORKLOADS),
+                    help="run only this workload (repeatable)")
     a = ap.parse_args()
     bins = {"after": os.path.abspath(a.bin)}
     if a.before:
         bins = {"before": os.path.abspath(a.before), **bins}
-    report = measure(bins, a.calls, a.rounds)
+    report = measure(bins, a.calls, a.rounds, a.workload)
     if a.format == "json":
         print(json.dumps(report, indent=2))
         return
