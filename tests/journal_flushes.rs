@@ -10,7 +10,9 @@ use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 use toolgate::ir::Status;
 use toolgate::runtime::journal::sqlite::{JOURNAL_FILE, SqliteJournal};
-use toolgate::runtime::{HandlerContext, HandlerOutput, RuntimeBuilder, Session, ToolCall};
+use toolgate::runtime::{
+    HandlerContext, HandlerOutput, Journal, RuntimeBuilder, Session, ToolCall,
+};
 use toolgate::spec::load::LoadOptions;
 
 fn repo() -> PathBuf {
@@ -103,6 +105,10 @@ async fn a_sequential_side_effecting_call_pays_one_flush() {
         after.commits - before.commits >= 40,
         "{before:?} -> {after:?}"
     );
+    // The exit's flush (`call`, `run`, `serve`) is a flushed commit even with nothing queued:
+    // it fsyncs the write-ahead log, which carries the last finish to the disk.
+    journal.flush().await.unwrap();
+    assert_eq!(journal.commit_stats().flushes, after.flushes + 1);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -553,7 +553,31 @@ impl Thread {
             }
             Write::Finish(f) => finish(conn, &f).map(|()| Reply::Done),
             Write::Settle(s) => self.settle(&s).map(|()| Reply::Done),
-            Write::Flush | Write::Nudge => Ok(Reply::Done),
+            // A transaction that changes nothing writes nothing, so its commit flushes nothing:
+            // the commits made without a flush before it reach the disk through an fsync of
+            // the write-ahead log itself.
+            Write::Flush => {
+                let mut wal = self.path.clone().into_os_string();
+                wal.push("-wal");
+                match std::fs::File::open(&wal) {
+                    Ok(f) => f.sync_all().map_err(|e| {
+                        Applied::Journal(JournalError::Failed(format!(
+                            "cannot flush {}: {e}",
+                            std::path::Path::new(&wal).display()
+                        )))
+                    })?,
+                    // No log: everything is in the database file, flushed by its checkpoint.
+                    Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                    Err(e) => {
+                        return Err(Applied::Journal(JournalError::Failed(format!(
+                            "cannot flush {}: {e}",
+                            std::path::Path::new(&wal).display()
+                        ))));
+                    }
+                }
+                Ok(Reply::Done)
+            }
+            Write::Nudge => Ok(Reply::Done),
             Write::Prune(p) => prune(conn, p).map(Reply::Pruned),
         }
     }
