@@ -2,8 +2,9 @@
 //! in-memory journal (no disk).
 //!
 //! - `per_call/{memory,sqlite}/slow_edit`: one side-effecting call at a time (a `local_write`
-//!   handler that returns at once). With SQLite its start and its finish are each committed with
-//!   `synchronous=FULL` before the pipeline goes on: two flushes per call.
+//!   handler that returns at once). With SQLite its start is committed with `synchronous=FULL`
+//!   before the body runs, its finish committed (without a flush of its own) before the result
+//!   is returned: one flush per call.
 //! - `per_call/{memory,sqlite}/slow_read`: a read-only call (no sleep); SQLite records it
 //!   without waiting, the in-memory journal not at all.
 //! - `per_call/{memory,sqlite}/echo_handler`: a pure call; no journal records it.

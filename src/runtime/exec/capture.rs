@@ -24,8 +24,16 @@ use crate::runtime::artifacts::{
 pub const HEAD_BYTES: usize = 512 * 1024;
 /// Bytes kept from the end of a stream.
 pub const TAIL_BYTES: usize = 512 * 1024;
-/// Read size; large enough that a chatty process is drained quickly.
+/// First read size: what a pipe holds by default. Enough for most tools, and small, since every
+/// stream of every call has one.
 const READ_CHUNK: usize = 64 * 1024;
+/// The read size a stream grows to while reads keep filling the buffer (with the pipe enlarged
+/// to match, [`PIPE_BYTES`]): a chatty process is drained in a sixteenth of the system calls
+/// and wake-ups, and the artifact written in blocks of this size.
+const READ_CHUNK_MAX: usize = 1024 * 1024;
+/// The pipe size asked for a process's output (Linux caps it at `/proc/sys/fs/pipe-max-size`,
+/// 1 MiB by default).
+pub const PIPE_BYTES: usize = READ_CHUNK_MAX;
 /// Chunks in flight to the artifact file: bounds memory when the disk is slower than the pipe
 /// (the process then waits on a full pipe, which is the back-pressure we want).
 const SPILL_QUEUE: usize = 8;
@@ -164,6 +172,13 @@ impl State {
         if chunk.is_empty() {
             return;
         }
+        // A read as large as the tail holds the whole tail: copy only that.
+        if chunk.len() >= TAIL_BYTES {
+            self.tail.clear();
+            self.tail
+                .extend_from_slice(&chunk[chunk.len() - TAIL_BYTES..]);
+            return;
+        }
         // A buffer of up to twice the tail, trimmed in one move: amortized O(1) per byte.
         self.tail.extend_from_slice(chunk);
         if self.tail.len() > 2 * TAIL_BYTES {
@@ -205,6 +220,7 @@ pub async fn capture(
             },
             () = stop.cancelled() => break,
         };
+        let full = n == buf.len();
         let chunk = &buf[..n];
         let before = st.total;
         // Spill before the chunk is counted: a budget cut inside it needs the hash of the
@@ -238,6 +254,10 @@ pub async fn capture(
         st.last = chunk.last().copied();
         st.hasher.update(chunk);
         st.keep(chunk);
+        // The process writes faster than we read: read more at a time.
+        if full && buf.len() < READ_CHUNK_MAX {
+            buf.resize(buf.len() * 4, 0);
+        }
     }
     let mut spilled = match st.spill.take() {
         Some(s) => match s.finish().await {
@@ -340,6 +360,27 @@ async fn send(st: &mut State, chunk: Vec<u8>) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Reads grow past the tail's size; head, tail, count, lines and hash stay exact.
+    #[tokio::test]
+    async fn large_reads_keep_head_and_tail_exact() {
+        let all: Vec<u8> = (0..5 * 1024 * 1024 + 123)
+            .map(|i: usize| {
+                if i % 61 == 60 {
+                    b'\n'
+                } else {
+                    b'a' + (i % 26) as u8
+                }
+            })
+            .collect();
+        let c = capture(&all[..], None, CancellationToken::new()).await;
+        assert_eq!(c.total, all.len() as u64);
+        assert_eq!(c.head, all[..HEAD_BYTES]);
+        assert_eq!(c.tail, all[all.len() - TAIL_BYTES..]);
+        assert_eq!(c.hash, blake3::hash(&all));
+        let newlines = all.iter().filter(|b| **b == b'\n').count() as u64;
+        assert_eq!(c.lines, newlines + u64::from(all.last() != Some(&b'\n')));
+    }
 
     async fn run(bytes: Vec<u8>, spill: Option<SpillTo>) -> Captured {
         capture(&bytes[..], spill, CancellationToken::new()).await

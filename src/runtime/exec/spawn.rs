@@ -11,6 +11,7 @@
 //! waits [`TERM_GRACE_MS`] and KILLs it. If the shim itself does not end within
 //! [`SHIM_EXIT_MARGIN_MS`] after that, it is killed and the cgroup with it.
 
+use std::os::fd::AsFd;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::Duration;
@@ -23,9 +24,9 @@ use crate::runtime::artifacts::{ArtifactOrigin, ArtifactRedaction, ArtifactRef};
 use crate::runtime::exec::capture::{Captured, SpillTo, capture};
 use crate::runtime::exec::command::CommandRequest;
 use crate::runtime::exec::sandbox::cgroup::ExecCgroups;
-use crate::runtime::exec::sandbox::report;
 use crate::runtime::exec::sandbox::shim::{ShimPlan, shim_args};
 use crate::runtime::exec::sandbox::{Protection, SandboxPlan};
+use crate::runtime::exec::sandbox::{keep, report};
 
 /// Time between SIGTERM and SIGKILL when a tool is stopped: long enough for a test runner to
 /// flush its report, short enough that the whole stop fits the pipeline's 2 s grace.
@@ -156,6 +157,7 @@ pub(crate) fn shim_plan(plan: &SandboxPlan, cgroups: &ExecCgroups, report_fd: i3
         best_effort: plan.best_effort,
         grace_ms: TERM_GRACE_MS,
         report_fd,
+        keep_fd: None,
     }
 }
 
@@ -182,7 +184,14 @@ pub async fn spawn(req: SpawnRequest<'_>) -> Spawned {
             );
         }
     };
-    let shim_plan = shim_plan(plan, &cgroups, report_end.fd());
+    let mut shim_plan = shim_plan(plan, &cgroups, report_end.fd());
+    // Only a view makes namespaces worth handing over; without the socket the tool's exit
+    // ends them, as it always did.
+    let keep = match plan.view {
+        Some(_) => keep::channel().ok(),
+        None => None,
+    };
+    shim_plan.keep_fd = keep.as_ref().map(|(_, end)| end.fd());
     let cmd = req.command;
     let mut shim = tokio::process::Command::new(req.shim);
     shim.args(shim_args(&shim_plan, &cmd.program, &cmd.args))
@@ -199,6 +208,10 @@ pub async fn spawn(req: SpawnRequest<'_>) -> Spawned {
         .process_group(0)
         .kill_on_drop(true);
     report_end.pass_to(&mut shim);
+    let kept = keep.map(|(kept, end)| {
+        end.pass_to(&mut shim);
+        kept
+    });
     let spawned = shim.spawn();
     // Closes our copy of the report pipe's write end: the shim's is then the only one, and
     // the reader sees the end of the report when the shim ends.
@@ -220,6 +233,17 @@ pub async fn spawn(req: SpawnRequest<'_>) -> Spawned {
             // A process that exits without reading its input closes the pipe; its choice.
             let _ = w.write_all(&input).await;
         });
+    }
+    // Larger pipes for the output: fewer, larger reads for a tool that prints a lot (best
+    // effort: an unprivileged process may not exceed the system's pipe limit).
+    for fd in [
+        child.stdout.as_ref().map(AsFd::as_fd),
+        child.stderr.as_ref().map(AsFd::as_fd),
+    ]
+    .into_iter()
+    .flatten()
+    {
+        crate::runtime::exec::sandbox::enlarge_pipe(fd, crate::runtime::exec::capture::PIPE_BYTES);
     }
     let stop_reading = CancellationToken::new();
     let out = child
@@ -261,14 +285,27 @@ pub async fn spawn(req: SpawnRequest<'_>) -> Spawned {
     let stdout = join_capture(out).await;
     let stderr = join_capture(err).await;
     drain_guard.abort();
-    // The shim has ended: its report is in the pipe, or there is none.
-    let report = tokio::task::spawn_blocking(move || report_reader.receive())
-        .await
-        .ok()
-        .flatten();
+    // The tool is gone; whatever ends its namespaces waits for the kernel, not this call.
+    if let Some(kept) = kept {
+        kept.release_in_background();
+    }
+    // The shim has ended: its report is in the pipe, or there is none. Read at once when the
+    // pipe is closed (the usual case: nothing blocks, and no hand-over to another thread,
+    // which costs a wake-up on a busy machine); otherwise on a blocking thread.
+    let report = if report_reader.is_closed() {
+        report_reader.receive()
+    } else {
+        tokio::task::spawn_blocking(move || report_reader.receive())
+            .await
+            .ok()
+            .flatten()
+    };
     let forks_refused = cgroups.forks_refused();
-    // Removal waits (briefly) for the kernel to empty the cgroups: not on an async worker.
-    let _ = tokio::task::spawn_blocking(move || cgroups.remove()).await;
+    // Removal may wait (briefly) for the kernel to empty the cgroups: not on an async worker,
+    // unless they are empty already.
+    if !cgroups.remove_if_empty() {
+        let _ = tokio::task::spawn_blocking(move || cgroups.remove()).await;
+    }
     let stdout = finish_artifact(stdout, req.output, STDOUT_MEDIA_TYPE).await;
     let stderr = finish_artifact(stderr, req.output, STDERR_MEDIA_TYPE).await;
 

@@ -4,7 +4,7 @@
 //! the pipeline *claims* the call's idempotency key and writes an [`OperationStart`] before the
 //! tool body runs — durable (committed and fsynced) when the claim resolves — one
 //! [`AttemptRecord`] per attempt, and an [`OperationFinish`] before the result is returned,
-//! durable too. A journal that cannot record the start is an engine failure: the tool does not
+//! committed (it survives a process crash; the next durable record flushes it). A journal that cannot record the start is an engine failure: the tool does not
 //! run. Journals that also record calls that change nothing ([`Journal::records_read_only`]) do
 //! so without waiting for the disk: repeating them is safe.
 //!
@@ -431,8 +431,9 @@ pub trait Journal: Send + Sync {
     fn start<'a>(&'a self, op: &'a OperationStart) -> JournalFuture<'a, ()>;
     /// Records one attempt (need not wait for the disk: the finish that follows does).
     fn attempt<'a>(&'a self, attempt: &'a AttemptRecord) -> JournalFuture<'a, ()>;
-    /// Records an operation as finished; for a side-effecting operation, durable when the
-    /// future resolves.
+    /// Records an operation as finished; for a side-effecting operation, committed when the
+    /// future resolves (it survives the end of the process; a journal on a disk flushes it with
+    /// its next durable record).
     fn finish<'a>(&'a self, finish: &'a OperationFinish) -> JournalFuture<'a, ()>;
     /// Records a settlement of an operation that is started, or whose outcome is unknown.
     fn settle<'a>(&'a self, settlement: &'a Settlement) -> JournalFuture<'a, ()>;

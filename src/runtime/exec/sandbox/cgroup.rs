@@ -119,6 +119,16 @@ impl ExecCgroups {
         })
     }
 
+    /// Removes the cgroups if no process is left in them, without waiting; false (and nothing
+    /// done) when some are.
+    pub fn remove_if_empty(&mut self) -> bool {
+        if !self.is_empty() {
+            return false;
+        }
+        self.remove();
+        true
+    }
+
     /// Kills what is left, waits until the cgroups are empty, removes them.
     pub fn remove(&mut self) {
         if self.v2.is_none() && self.v1_pids.is_none() {

@@ -217,6 +217,8 @@ pub(super) struct ChildSetup {
     pub(super) process_cap: bool,
     /// Drop every capability (up to this number).
     pub(super) drop_caps: Option<u32>,
+    /// The socket the namespaces go to the runtime through ([`super::keep`]).
+    pub(super) keep: Option<OwnedFd>,
 }
 
 /// Marks every descriptor above stderr close-on-exec, so the tool starts with its stdio only:
@@ -302,9 +304,15 @@ impl ChildSetup {
         }
         let mut view = None;
         if let Some((prepared, cwd)) = self.view.take() {
+            let keep = self.keep.take();
             let entered = nix::sched::unshare(nix::sched::CloneFlags::CLONE_NEWNS)
                 .map_err(|e| e.to_string())
-                .and_then(|()| mounts::enter(&prepared, &cwd).map_err(|e| e.to_string()));
+                .and_then(|()| {
+                    if let Some(k) = &keep {
+                        super::keep::send(k, &["mnt"]);
+                    }
+                    mounts::enter(&prepared, &cwd).map_err(|e| e.to_string())
+                });
             match entered {
                 Ok(built) => {
                     view = Some(ViewDone {

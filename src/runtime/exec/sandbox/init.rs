@@ -82,6 +82,8 @@ pub(super) struct InitSetup {
     pub(super) process_cap: bool,
     /// The highest capability number.
     pub(super) last_cap: u32,
+    /// The socket the namespaces go to the runtime through ([`super::keep`]).
+    pub(super) keep: Option<OwnedFd>,
 }
 
 /// Runs the init and exits (never returns).
@@ -114,6 +116,9 @@ fn supervise(mut s: InitSetup) -> Line {
     if let Err(e) = unshare(CloneFlags::CLONE_NEWNS | CloneFlags::CLONE_NEWIPC) {
         return failed(Step::View, format!("unshare: {e}"));
     }
+    if let Some(k) = s.keep.take() {
+        super::keep::send(&k, &["mnt", "ipc"]);
+    }
     let built = match mounts::enter(&s.prepared, &s.cwd) {
         Ok(b) => b,
         Err(e) => return failed(Step::View, e),
@@ -145,6 +150,7 @@ fn supervise(mut s: InitSetup) -> Line {
             cgroup_v1_pids: s.cgroup_v1_pids.take(),
             process_cap: s.process_cap,
             drop_caps: Some(s.last_cap),
+            keep: None,
         };
         let mut cmd = Command::new(&s.program);
         cmd.args(&s.args);

@@ -28,6 +28,7 @@ pub mod cgroup;
 mod child;
 #[cfg(target_os = "linux")]
 mod init;
+pub mod keep;
 #[cfg(target_os = "linux")]
 mod landlock;
 #[cfg(target_os = "linux")]
@@ -57,6 +58,18 @@ pub use plan::{
 pub use probe::{CgroupSupport, KernelFeatures, NamespaceSupport, PidsController, probe};
 pub(crate) use rlimit::{exceeded, refused};
 pub use shim::{SHIM_ARG, ShimReport, run_shim};
+
+/// Asks for a pipe of `bytes` (Linux's `F_SETPIPE_SZ`; elsewhere nothing). Best effort: the
+/// system's limit for unprivileged processes may refuse it, and the pipe stays as it was.
+pub fn enlarge_pipe(fd: std::os::fd::BorrowedFd<'_>, bytes: usize) {
+    #[cfg(target_os = "linux")]
+    {
+        let bytes = i32::try_from(bytes).unwrap_or(i32::MAX);
+        let _ = nix::fcntl::fcntl(fd, nix::fcntl::FcntlArg::F_SETPIPE_SZ(bytes));
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = (fd, bytes);
+}
 
 /// A protection in force around a tool process.
 #[derive(

@@ -90,6 +90,15 @@ impl ReportWriteEnd {
 }
 
 impl ReportReader {
+    /// Whether every write end is closed, so that [`ReportReader::receive`] will not block.
+    pub fn is_closed(&self) -> bool {
+        let mut fds = [PollFd::new(self.0.as_fd(), PollFlags::POLLIN)];
+        matches!(poll(&mut fds, PollTimeout::ZERO), Ok(n) if n > 0)
+            && fds[0]
+                .revents()
+                .is_some_and(|r| r.contains(PollFlags::POLLHUP))
+    }
+
     /// Reads the report once the shim has ended (blocking, at most [`REPORT_WAIT_MS`]).
     pub fn receive(self) -> Option<ShimReport> {
         let bytes = read_to_end(&self.0, Duration::from_millis(REPORT_WAIT_MS))?;

@@ -74,6 +74,10 @@ pub struct ShimPlan {
     pub grace_ms: u64,
     /// The inherited descriptor of the report pipe's write end.
     pub report_fd: RawFd,
+    /// The inherited socket the tool's setup sends its namespaces to the runtime through
+    /// ([`keep`](super::keep)), if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub keep_fd: Option<RawFd>,
 }
 
 /// What the shim tells the parent when it is done.
@@ -251,6 +255,7 @@ mod tests {
             best_effort: false,
             grace_ms: 500,
             report_fd: 7,
+            keep_fd: Some(8),
         };
         let argv = shim_args(&plan, "echo", &["a; rm -rf /".into(), "--x".into()]);
         assert_eq!(argv[0], SHIM_ARG);

@@ -93,6 +93,10 @@ fn enter_user_namespace() -> std::io::Result<()> {
 }
 
 fn supervise(plan: &ShimPlan, program: &str, args: &[String], report: &mut ShimReport) -> i32 {
+    // Before anything forks, like the report pipe: the tool's setup sends its namespaces here.
+    let keep = plan
+        .keep_fd
+        .and_then(crate::runtime::exec::sandbox::keep::take);
     if let Err(e) = prctl::set_child_subreaper(true) {
         return refuse(report, format!("could not become the child subreaper: {e}"));
     }
@@ -193,6 +197,7 @@ fn supervise(plan: &ShimPlan, program: &str, args: &[String], report: &mut ShimR
             cgroup_v1_pids,
             process_cap: plan.process_cap,
             last_cap: last_cap.unwrap_or(63),
+            keep,
         };
         return run_in_pid_namespace(plan, setup, status_read, &signals, private_tmp, report);
     }
@@ -220,6 +225,7 @@ fn supervise(plan: &ShimPlan, program: &str, args: &[String], report: &mut ShimR
             cgroup_v1_pids,
             process_cap: plan.process_cap,
             drop_caps: last_cap,
+            keep,
         };
         let mut cmd = Command::new(program);
         cmd.args(args);

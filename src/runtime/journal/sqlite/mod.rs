@@ -276,12 +276,18 @@ impl Journal for SqliteJournal {
     }
 
     fn finish<'a>(&'a self, finish: &'a OperationFinish) -> JournalFuture<'a, ()> {
-        let durable = !finish.trace.effect.is_some_and(|e| e.is_read_only());
+        let side_effect = !finish.trace.effect.is_some_and(|e| e.is_read_only());
         Box::pin(async move {
-            done(
-                self.write(Write::Finish(Box::new(finish.clone())), durable)
-                    .await,
-            )
+            let w = Write::Finish(Box::new(finish.clone()));
+            if side_effect {
+                // Committed before the result is returned, so a process crash never turns a
+                // finished call into an unknown one; the flush is the next start's (or the
+                // exit's): a power loss before it leaves the call started, whose recovery never
+                // runs it twice.
+                done(self.writer.committed(w).await)
+            } else {
+                done(self.write(w, false).await)
+            }
         })
     }
 

@@ -4,10 +4,12 @@
 //! Records arrive on a channel. The thread takes the first, then everything else already
 //! waiting (up to [`MAX_GROUP`]), applies them all in one transaction and commits once: with
 //! `synchronous=FULL` that is one fsync for the whole group, so sixteen concurrent calls
-//! starting together cost about one flush, not sixteen. A durable request is answered after the
+//! starting together cost about one flush, not sixteen. A durable request (a start, a
+//! settlement) is answered after the commit and its flush; a committed one (a finish) after the
 //! commit; a request nobody waits for (attempts, and the records of calls that change nothing)
-//! is answered by nobody, and a group of only such requests is committed without a flush
-//! (`synchronous=NORMAL`; the next flushed commit makes it durable too).
+//! is answered by nobody. A group with no durable request is committed without a flush
+//! (`synchronous=NORMAL`; the next flushed commit makes it durable too): a process crash keeps
+//! what was committed, only a power loss can take it.
 //!
 //! Audit records ([`AuditQueue`]) do not travel on the channel: callers push them into a
 //! bounded queue and never wait (a full queue drops the record and counts it). The thread adds
@@ -88,6 +90,8 @@ type Answer = Result<Reply, JournalError>;
 struct Request {
     write: Write,
     reply: Option<oneshot::Sender<Answer>>,
+    /// Whether its commit must be flushed before the reply (else committed is enough).
+    flush: bool,
 }
 
 /// How the writer has grouped records so far.
@@ -101,6 +105,8 @@ pub struct CommitStats {
     pub audit_written: u64,
     /// Audit records dropped because the queue was full (the disk did not keep up).
     pub audit_dropped: u64,
+    /// Commits that were flushed (`synchronous=FULL`): one per group with a durable request.
+    pub flushes: u64,
 }
 
 #[derive(Default)]
@@ -108,6 +114,7 @@ struct Counters {
     commits: AtomicU64,
     records: AtomicU64,
     audit_written: AtomicU64,
+    flushes: AtomicU64,
 }
 
 /// How the writer is set up.
@@ -166,12 +173,24 @@ impl Writer {
         })
     }
 
-    /// Queues a record and waits until it is committed.
+    /// Queues a record and waits until it is committed and flushed: it survives a power loss.
     pub(crate) async fn durable(&self, write: Write) -> Answer {
+        self.wait(write, true).await
+    }
+
+    /// Queues a record and waits until it is committed, without a flush of its own: it survives
+    /// the end of the process (the write-ahead log is in the kernel's page cache), and the next
+    /// flushed commit carries it to the disk.
+    pub(crate) async fn committed(&self, write: Write) -> Answer {
+        self.wait(write, false).await
+    }
+
+    async fn wait(&self, write: Write, flush: bool) -> Answer {
         let (tx, rx) = oneshot::channel();
         self.send(Request {
             write,
             reply: Some(tx),
+            flush,
         })?;
         rx.await
             .map_err(|_| JournalError::Failed("the journal writer stopped".into()))?
@@ -179,7 +198,11 @@ impl Writer {
 
     /// Queues a record without waiting for it.
     pub(crate) fn queue(&self, write: Write) -> Result<(), JournalError> {
-        self.send(Request { write, reply: None })
+        self.send(Request {
+            write,
+            reply: None,
+            flush: false,
+        })
     }
 
     /// Queues an audit record; never waits.
@@ -203,6 +226,7 @@ impl Writer {
             records: self.counters.records.load(Ordering::Relaxed),
             audit_written: self.counters.audit_written.load(Ordering::Relaxed),
             audit_dropped: self.audit.dropped.load(Ordering::Relaxed),
+            flushes: self.counters.flushes.load(Ordering::Relaxed),
         }
     }
 }
@@ -323,11 +347,11 @@ impl Thread {
         if writes == 0 && audit.is_empty() {
             return;
         }
-        // A group nobody waits for (the records of calls that change nothing, attempts, the
-        // audit) is committed without a flush: it was never promised to be durable, and the
-        // next durable commit flushes the write-ahead log with it, in order. Saves a flush per
-        // read.
-        let flush = group.iter().any(|r| r.reply.is_some());
+        // A group without a durable request (the records of calls that change nothing,
+        // attempts, finishes, the audit) is committed without a flush: committed is all a
+        // process crash needs, and the next durable commit flushes the write-ahead log with it,
+        // in order. Saves a flush per read, and per side-effecting call its second one.
+        let flush = group.iter().any(|r| r.flush);
         if flush != self.flushing {
             let mode = if flush { "FULL" } else { "NORMAL" };
             if let Err(e) = self.conn.pragma_update(None, "synchronous", mode) {
@@ -391,6 +415,9 @@ impl Thread {
                 c.records
                     .fetch_add(writes as u64 + n_audit, Ordering::Relaxed);
                 c.audit_written.fetch_add(n_audit, Ordering::Relaxed);
+                if flush {
+                    c.flushes.fetch_add(1, Ordering::Relaxed);
+                }
                 for (tx, out) in pending {
                     answer(Some(tx), out);
                 }
@@ -526,7 +553,31 @@ impl Thread {
             }
             Write::Finish(f) => finish(conn, &f).map(|()| Reply::Done),
             Write::Settle(s) => self.settle(&s).map(|()| Reply::Done),
-            Write::Flush | Write::Nudge => Ok(Reply::Done),
+            // A transaction that changes nothing writes nothing, so its commit flushes nothing:
+            // the commits made without a flush before it reach the disk through an fsync of
+            // the write-ahead log itself.
+            Write::Flush => {
+                let mut wal = self.path.clone().into_os_string();
+                wal.push("-wal");
+                match std::fs::File::open(&wal) {
+                    Ok(f) => f.sync_all().map_err(|e| {
+                        Applied::Journal(JournalError::Failed(format!(
+                            "cannot flush {}: {e}",
+                            std::path::Path::new(&wal).display()
+                        )))
+                    })?,
+                    // No log: everything is in the database file, flushed by its checkpoint.
+                    Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                    Err(e) => {
+                        return Err(Applied::Journal(JournalError::Failed(format!(
+                            "cannot flush {}: {e}",
+                            std::path::Path::new(&wal).display()
+                        ))));
+                    }
+                }
+                Ok(Reply::Done)
+            }
+            Write::Nudge => Ok(Reply::Done),
             Write::Prune(p) => prune(conn, p).map(Reply::Pruned),
         }
     }

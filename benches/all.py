@@ -1,0 +1,304 @@
+#!/usr/bin/env python3
+"""Every figure of docs/benchmarks.md, before and after, side by side, in one run.
+
+    benches/all.py --save target/bench-before        # on the earlier commit: keep its binaries
+    benches/all.py --before target/bench-before      # on this one: measure both, print the table
+    benches/all.py --before target/bench-before --write docs/benchmarks.md
+
+A binary set is `toolgate`, `toolgate-shim` and the criterion benches `exec`, `journal`,
+`runtime` (release). `--save DIR` builds them from the current tree and copies them to DIR; a
+run builds the current tree's set (unless --no-build) and, with --before, runs each benchmark
+of the two sets one after the other, round by round, so both see the same machine. Figures are
+medians (criterion's median estimate; for whole processes the median of the rounds).
+
+What runs:
+  exec     spawn_true/direct/tokio, spawn_true/runtime/no_profile
+  journal  device/commit, per_call/sqlite/slow_edit, sixteen_concurrent/sqlite
+  runtime  per_call/pipeline/echo
+  output   `toolgate call` of a tool printing SIZE_MIB (1024) MiB, head and tail kept, and
+           streamed into the artifact store, against `cat FILE > /dev/null` (and peak RSS)
+  e2e      benches/e2e.py: `toolgate run --calls FILE` with 200 calls
+The MCP row (server CPU per call against a bare rmcp server) is benches/mcp/bench.py; it needs
+the Python MCP SDK (scripts/test sets one up) and is run with --mcp.
+"""
+
+import argparse
+import json
+import os
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(HERE)
+sys.path.insert(0, HERE)
+import e2e  # noqa: E402
+
+BENCHES = {
+    "exec": ["spawn_true/direct/tokio", "spawn_true/runtime/no_profile"],
+    "journal": ["device/commit", "per_call/sqlite/slow_edit", "sixteen_concurrent/sqlite"],
+    "runtime": ["per_call/pipeline/echo"],
+}
+UNITS = {"ns": 1e-9, "µs": 1e-6, "us": 1e-6, "ms": 1e-3, "s": 1.0}
+
+
+def loadavg():
+    with open("/proc/loadavg") as f:
+        return " ".join(f.read().split()[:3])
+
+
+def build(benches=True):
+    """Builds the current tree's set; returns {name: path}."""
+    subprocess.run(["cargo", "build", "--release", "--bin", "toolgate", "--bin", "toolgate-shim"],
+                   cwd=REPO, check=True)
+    paths = {"toolgate": os.path.join(REPO, "target/release/toolgate"),
+             "toolgate-shim": os.path.join(REPO, "target/release/toolgate-shim")}
+    if not benches:
+        return paths
+    out = subprocess.run(
+        ["cargo", "bench", "--no-run", "--message-format=json"]
+        + [a for b in BENCHES for a in ("--bench", b)],
+        cwd=REPO, check=True, capture_output=True, text=True).stdout
+    for line in out.splitlines():
+        try:
+            m = json.loads(line)
+        except json.JSONDecodeError:
+            continue
+        if m.get("reason") == "compiler-artifact" and m.get("executable") \
+                and m["target"]["name"] in BENCHES and "bench" in m["target"]["kind"]:
+            paths[m["target"]["name"]] = m["executable"]
+    return paths
+
+
+def saved(folder):
+    """A saved set; the criterion benches may be missing (then only whole processes run)."""
+    return {n: os.path.join(folder, n) for n in ["toolgate", "toolgate-shim", *BENCHES]}
+
+
+def criterion(binary, bench, names):
+    """Runs one criterion bench binary on exact names; {name: median seconds}."""
+    filt = "^(" + "|".join(re.escape(n) for n in names) + ")$"
+    p = subprocess.run([binary, "--bench", filt, "--noplot"], cwd=REPO, capture_output=True,
+                       text=True)
+    if p.returncode != 0:
+        sys.exit(f"{binary} failed:\n{p.stderr[-3000:]}")
+    found = {}
+    for m in re.finditer(r"^(\S+)\s*\n?\s*time:\s+\[\S+ \S+ (\S+) (\S+) \S+ \S+\]", p.stdout, re.M):
+        found[m.group(1)] = float(m.group(2)) * UNITS[m.group(3)]
+    missing = [n for n in names if n not in found]
+    if missing:
+        sys.exit(f"{bench}: no figure for {missing} in:\n{p.stdout[-3000:]}")
+    return found
+
+
+def output_run(binary, work, tool):
+    """Wall seconds and peak RSS (MiB) of `toolgate call TOOL` on the big log."""
+    # Outside the workspace, which a sandboxed tool of the project could write; a fresh one
+    # per run, so that every run streams a new artifact.
+    state = tempfile.mkdtemp(prefix="toolgate-output-state-", dir=os.path.dirname(work))
+    try:
+        timing = os.path.join(work, "time.txt")
+        cmd = ["/usr/bin/time", "-v", "-o", timing, binary, "call", tool,
+               "--config", os.path.join(work, "toolgate.yaml"), "--workspace", work,
+               "--state-dir", state, "--context", "ci", "--args", '{"path": "big.log"}',
+               "--format", "json"]
+        t = time.perf_counter()
+        p = subprocess.run(cmd, capture_output=True, text=True)
+        wall = time.perf_counter() - t
+        if p.returncode != 0 or json.loads(p.stdout).get("status") != "success":
+            sys.exit(f"{' '.join(cmd)} failed:\n{p.stderr[-2000:]}")
+        with open(timing) as f:
+            rss = int(re.search(r"Maximum resident set size \(kbytes\): (\d+)", f.read()).group(1))
+        return wall, rss / 1024
+    finally:
+        shutil.rmtree(state, ignore_errors=True)
+
+
+def output(sets, size_mib, rounds):
+    work = tempfile.mkdtemp(prefix="toolgate-output-", dir=os.environ.get("TMPDIR"))
+    try:
+        for f in os.listdir(os.path.join(HERE, "fixtures")):
+            if f.endswith(".yaml"):
+                shutil.copy(os.path.join(HERE, "fixtures", f), work)
+        line = b"INFO [build] compiling module core::exec::capture (lines are 64 bytes long)\n"
+        big = os.path.join(work, "big.log")
+        with open(big, "wb") as f:
+            chunk = line * (1 << 14)
+            left = size_mib << 20
+            while left > 0:
+                f.write(chunk[:left])
+                left -= len(chunk)
+        res = {k: [] for k in ["cat"] + [f"{s}/{t}" for s in sets for t in
+                                           ("cat_file_head_tail", "cat_file")]}
+        rss = {}
+        for _ in range(rounds):
+            t = time.perf_counter()
+            subprocess.run(["sh", "-c", f"cat {big} > /dev/null"], check=True)
+            res["cat"].append(time.perf_counter() - t)
+            for tool in ("cat_file_head_tail", "cat_file"):
+                for s, paths in sets.items():
+                    wall, r = output_run(paths["toolgate"], work, tool)
+                    res[f"{s}/{tool}"].append(wall)
+                    rss[f"{s}/{tool}"] = max(rss.get(f"{s}/{tool}", 0), r)
+        mib = size_mib
+        return {k: mib / statistics.median(v) for k, v in res.items()}, rss
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--save", metavar="DIR", help="build this tree's set and copy it to DIR")
+    ap.add_argument("--before", metavar="DIR", help="a saved set to measure beside this tree's")
+    ap.add_argument("--no-build", action="store_true", help="use target/ as it is")
+    ap.add_argument("--rounds", type=int, default=2, help="rounds of the criterion benches")
+    ap.add_argument("--e2e-rounds", type=int, default=3)
+    ap.add_argument("--size-mib", type=int, default=1024)
+    ap.add_argument("--mcp", action="store_true", help="also run benches/mcp/bench.py")
+    ap.add_argument("--no-criterion", action="store_true",
+                    help="whole-process figures only (no cargo bench build or run)")
+    ap.add_argument("--write", metavar="FILE", help="write the table (markdown) there too")
+    a = ap.parse_args()
+
+    if a.save:
+        paths = build(not a.no_criterion)
+        os.makedirs(a.save, exist_ok=True)
+        for n, p in paths.items():
+            shutil.copy2(p, os.path.join(a.save, n))
+        print(f"saved {', '.join(paths)} to {a.save}")
+        return
+    if a.no_build:
+        after = saved(os.path.join(REPO, "target/release"))
+    else:
+        after = build(not a.no_criterion)
+    if a.no_criterion:
+        after = {n: p for n, p in after.items() if n not in BENCHES}
+    sets = {"after": after}
+    if a.before:
+        sets = {"before": saved(os.path.abspath(a.before)), "after": after}
+    load = [loadavg()]
+
+    # A saved set without bench binaries (a release build of the binaries alone) gets the
+    # whole-process figures only.
+    crit = {s: {} for s, p in sets.items() if all(os.path.exists(p.get(b, "")) for b in BENCHES)}
+    for _ in range(a.rounds):
+        for bench, names in BENCHES.items():
+            for s in crit:
+                paths = sets[s]
+                for n, v in criterion(paths[bench], bench, names).items():
+                    crit[s].setdefault(n, []).append(v)
+    med = {s: {n: statistics.median(v) for n, v in crit.get(s, {}).items()} for s in sets}
+    speeds, rss = output(sets, a.size_mib, max(1, a.rounds))
+    e2e_rows = e2e.measure({s: p["toolgate"] for s, p in sets.items()}, 200, a.e2e_rounds)
+    mcp = None
+    if a.mcp:
+        args = [sys.executable, os.path.join(HERE, "mcp/bench.py"), "--json", "--rounds", "3"]
+        if a.before:
+            args += ["--before", sets["before"]["toolgate"]]
+        mcp = json.loads(subprocess.run(args, cwd=REPO, check=True, capture_output=True,
+                                        text=True).stdout)
+    load.append(loadavg())
+    table = render(sets, med, speeds, rss, e2e_rows, mcp, load, a)
+    print(table)
+    if a.write:
+        with open(a.write) as f:
+            text = f.read()
+        start, end = "<!-- all.py:begin -->", "<!-- all.py:end -->"
+        i, j = text.find(start), text.find(end)
+        if i < 0 or j < 0:
+            sys.exit(f"{a.write} has no {start} … {end} section")
+        with open(a.write, "w") as f:
+            f.write(text[:i + len(start)] + "\n" + table + "\n" + text[j:])
+
+
+def fmt_t(s):
+    if s >= 1e-3:
+        return f"{s * 1e3:.2f} ms"
+    return f"{s * 1e6:.2f} µs"
+
+
+def render(sets, med, speeds, rss, e2e_rows, mcp, load, a):
+    names = list(sets)
+    head = "| figure | " + " | ".join(names) + " | limit or peer | goal | met |"
+    rows = [head, "|" + "---|" * (len(names) + 4)]
+
+    def row(fig, vals, limit, goal, met):
+        rows.append(f"| {fig} | " + " | ".join(vals) + f" | {limit} | {goal} | {met} |")
+
+    last = names[-1]
+
+    def crit_row(fig, cell, limit, goal, met):
+        vals = [cell(med[s]) if med[s] else "not measured" for s in names]
+        row(fig, vals, limit(med[last]) if med[last] else "—", goal,
+            yes(met(med[last])) if med[last] else "—")
+
+    def spawn_ratio(m):
+        return m["spawn_true/runtime/no_profile"] / m["spawn_true/direct/tokio"]
+
+    crit_row("process tool `true` through the runtime (`cargo bench --bench exec`)",
+             lambda m: f"{fmt_t(m['spawn_true/runtime/no_profile'])}, {spawn_ratio(m):.1f}× direct",
+             lambda m: f"direct tokio spawn {fmt_t(m['spawn_true/direct/tokio'])}", "≤ 1.3×",
+             lambda m: spawn_ratio(m) <= 1.3)
+
+    def flush_ratio(m):
+        return m["per_call/sqlite/slow_edit"] / m["device/commit"]
+
+    crit_row("side-effecting call, SQLite journal (`--bench journal`)",
+             lambda m: f"{fmt_t(m['per_call/sqlite/slow_edit'])}, {flush_ratio(m):.1f}× a flush",
+             lambda m: f"one flush {fmt_t(m['device/commit'])}", "≤ 1.5× one flush",
+             lambda m: flush_ratio(m) <= 1.5)
+    crit_row("16 concurrent side-effecting calls (`--bench journal`)",
+             lambda m: f"{fmt_t(m['sixteen_concurrent/sqlite'] / 16)} per call, "
+                       f"{16 / m['sixteen_concurrent/sqlite']:,.0f} calls/s",
+             lambda m: "group commit", "≥ 10,000 calls/s",
+             lambda m: 16 / m["sixteen_concurrent/sqlite"] >= 10_000)
+    cat = speeds["cat"]
+    for tool, what, goal in (("cat_file_head_tail", "head and tail kept", 0.5),
+                             ("cat_file", "streamed into the artifact store", 0.4)):
+        v = {s: speeds[f"{s}/{tool}"] for s in names}
+        row(f"{a.size_mib} MiB of tool output, {what} (`toolgate call {tool}`)",
+            [f"{v[s]:,.0f} MiB/s, {v[s] / cat:.2f}× cat, RSS {rss[f'{s}/{tool}']:.0f} MiB"
+             for s in names], f"`cat > /dev/null` {cat:,.0f} MiB/s",
+            f"≥ {goal}× cat" + (", RSS ≤ 64 MiB" if tool == "cat_file_head_tail" else ""),
+            yes(v[last] / cat >= goal and rss[f"{last}/{tool}"] <= 64))
+    crit_row("pipeline overhead per builtin call (`--bench runtime`)",
+             lambda m: fmt_t(m["per_call/pipeline/echo"]),
+             lambda m: "JSON Schema ≈ 0.07 µs + CEL ≈ 1–3 µs", "≤ 5 µs",
+             lambda m: m["per_call/pipeline/echo"] <= 5e-6)
+    if mcp:
+        by = {r["server"]: r for r in mcp}
+        bare = by["bare-rmcp"]["server_cpu_us_per_call"]
+        key = {"before": "before", "after": "toolgate"}
+        row("MCP server CPU per call vs bare rmcp (`benches/mcp/bench.py`)",
+            [f"{by[key[s]]['server_cpu_us_per_call'] / bare:.2f}×" for s in names],
+            f"bare rmcp {bare:.0f} µs", "≤ 1.1×",
+            yes(by["toolgate"]["server_cpu_us_per_call"] / bare <= 1.1))
+    else:
+        row("MCP server CPU per call vs bare rmcp (`benches/mcp/bench.py`, `--mcp`)",
+            ["not run" for _ in names], "bare rmcp", "≤ 1.1×", "—")
+    rows.append("")
+    rows.append("| through `toolgate run --calls FILE`, 200 calls (`benches/e2e.py`) | "
+                + " | ".join(f"{s} ms per call" for s in names) + " | limit | goal | met |")
+    rows.append("|" + "---|" * (len(names) + 4))
+    for r in e2e_rows["rows"]:
+        vals = [f"{r[f'{s}_ms']:.2f} ({r[f'{s}_x_limit']:.1f}×)" for s in names]
+        rows.append(f"| {r['workload']} | " + " | ".join(vals)
+                    + f" | {r['limit']} {r['limit_ms']:.2f} ms | ≤ {r['goal']}× |"
+                    + f" {yes(r[f'{last}_x_limit'] <= r['goal'])} |")
+    rows.append("")
+    rows.append(f"Load average (1, 5, 15 min) at the start and the end: {load[0]}; {load[1]}. "
+                f"Criterion medians of {a.rounds} alternating rounds; whole-process figures "
+                f"medians of {max(1, a.rounds)} (output) and {a.e2e_rounds} (e2e) rounds.")
+    return "\n".join(rows)
+
+
+def yes(b):
+    return "yes" if b else "no"
+
+
+if __name__ == "__main__":
+    main()
