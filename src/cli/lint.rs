@@ -10,11 +10,18 @@ use crate::lint::report::{self, Summary, human};
 use crate::spec::import::ImportFormat;
 use crate::spec::load::LoadOptions;
 
+use super::output::{Stream, full_style};
+
 /// Output formats.
-#[derive(Clone, Copy, Debug, ValueEnum)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum FormatArg {
-    /// Labelled YAML snippets.
+    /// Source lines with labels and help (colour on a terminal).
+    #[value(alias = "full")]
     Human,
+    /// One line per finding: `path:line:col: CODE message`.
+    Concise,
+    /// Plain sentences a screen reader can follow.
+    Narrated,
     /// A JSON document.
     Json,
     /// SARIF 2.1.0.
@@ -64,10 +71,28 @@ pub struct LintArgs {
     /// Lint tool lists in a provider's format instead of specs.
     #[arg(long, value_enum)]
     pub from: Option<FromArg>,
+    /// Print how many findings each rule reported instead of the findings (human, concise and
+    /// narrated formats).
+    #[arg(long)]
+    pub statistics: bool,
+    /// Print the findings only: no summary line, nothing when there are none.
+    #[arg(long, short)]
+    pub quiet: bool,
 }
 
 /// Runs `toolgate lint`.
 pub fn run(a: LintArgs) -> miette::Result<u8> {
+    if a.statistics
+        && matches!(
+            a.format,
+            FormatArg::Json | FormatArg::Sarif | FormatArg::Github
+        )
+    {
+        return Err(miette::miette!(
+            help = "the JSON report has the counts under `summary`; drop --statistics",
+            "--statistics works with --format human, concise or narrated"
+        ));
+    }
     let cwd = std::env::current_dir()
         .map_err(|e| miette::miette!("cannot read the current folder: {e}"))?;
     let checked: CheckedProject = match a.from {
@@ -101,13 +126,22 @@ pub fn run(a: LintArgs) -> miette::Result<u8> {
     );
     let sources = &checked.loaded.sources;
     let text = match a.format {
-        FormatArg::Human => {
-            let style = if super::use_color() {
-                human::Style::Color
+        FormatArg::Human | FormatArg::Concise | FormatArg::Narrated => {
+            let mut text = if a.statistics {
+                report::statistics::render(diags)
             } else {
-                human::Style::Narrated
+                match a.format {
+                    FormatArg::Concise => report::concise::render(diags, sources),
+                    FormatArg::Narrated => {
+                        human::render_findings(diags, sources, human::Style::Narrated)
+                    }
+                    _ => human::render_findings(diags, sources, full_style(Stream::Stdout)),
+                }
             };
-            human::render(diags, sources, style, summary)
+            if !a.quiet {
+                text.push_str(&human::summary_line(summary));
+            }
+            text
         }
         FormatArg::Json => report::json::render(diags, sources, summary),
         FormatArg::Sarif => report::sarif::render(diags, sources),

@@ -11,6 +11,7 @@ mod export;
 mod import;
 mod journal;
 mod lint;
+mod output;
 mod rules;
 mod run;
 mod sandbox;
@@ -106,12 +107,4 @@ pub(crate) fn print(text: &str) -> miette::Result<()> {
         Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
         Err(e) => Err(miette::miette!("cannot write output: {e}")),
     }
-}
-
-/// Whether stderr/stdout should get colour: a terminal, and NO_COLOR unset.
-pub(crate) fn use_color() -> bool {
-    use std::io::IsTerminal;
-    std::env::var_os("NO_COLOR").is_none()
-        && std::env::var_os("CI").is_none()
-        && std::io::stdout().is_terminal()
 }
