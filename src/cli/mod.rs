@@ -9,6 +9,7 @@ mod call;
 mod explain;
 mod export;
 mod import;
+mod init;
 mod journal;
 mod lint;
 mod output;
@@ -40,6 +41,8 @@ struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
+    /// Start a project: toolgate.yaml, an example spec, a CI workflow, ignore entries.
+    Init(init::InitArgs),
     /// Lint tool specs (or a tool list another project ships, with --from).
     Lint(lint::LintArgs),
     /// Explain a lint rule: what it finds, why it matters, an example and the fix.
@@ -77,6 +80,7 @@ pub fn main() -> ExitCode {
         }
     };
     let result = match cli.command {
+        Command::Init(a) => init::run(a),
         Command::Lint(a) => lint::run(a),
         Command::Explain(a) => explain::run(a),
         Command::Rules(a) => rules::run(a),
