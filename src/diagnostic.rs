@@ -185,6 +185,12 @@ impl Diagnostic {
         self
     }
 
+    /// Attaches a fix to a diagnostic being built in place.
+    pub fn fix(&mut self, fix: Option<Fix>) -> &mut Self {
+        self.fix = fix.map(Box::new);
+        self
+    }
+
     /// Sets help text on a diagnostic being built in place.
     pub fn help(&mut self, help: impl Into<String>) -> &mut Self {
         self.help = Some(help.into());

@@ -23,6 +23,8 @@ pub mod diagnostic;
 #[cfg(feature = "compiler")]
 pub mod emit;
 #[cfg(feature = "compiler")]
+pub mod fix;
+#[cfg(feature = "compiler")]
 pub mod lint;
 #[cfg(feature = "compiler")]
 pub mod spec;

@@ -8,7 +8,7 @@ mod build;
 mod call;
 mod explain;
 mod export;
-mod import;
+pub mod import;
 mod init;
 mod journal;
 mod lint;

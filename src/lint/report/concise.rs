@@ -1,7 +1,7 @@
-//! One line per finding, `path:line:col: CODE message` (ruff's `--output-format concise`), for
+//! One line per finding, `path:line:col: CODE message` (`CODE [*] message` when `--fix` can fix it) (ruff's `--output-format concise`), for
 //! logs, pipes and editors' quickfix lists.
 
-use crate::diagnostic::Diagnostic;
+use crate::diagnostic::{Applicability, Diagnostic};
 use crate::lint::report::positions;
 use crate::spec::source::SourceMap;
 
@@ -12,7 +12,16 @@ pub fn render(diags: &[Diagnostic], sources: &SourceMap) -> String {
         let code = d.code.unwrap_or(d.severity.as_str());
         // Messages are one sentence; a line break would split the finding in a quickfix list.
         let message = d.message.replace('\n', " ");
-        let fixable = if d.fix.is_some() { "[*] " } else { "" };
+        // `[*]`: `--fix` fixes it (ruff's mark); unsafe fixes are not marked.
+        let fixable = if d
+            .fix
+            .as_ref()
+            .is_some_and(|f| f.applicability == Applicability::Safe)
+        {
+            "[*] "
+        } else {
+            ""
+        };
         match positions(sources, d.span) {
             Some((path, at, _)) => out.push_str(&format!(
                 "{path}:{}:{}: {code} {fixable}{message}\n",

@@ -107,7 +107,10 @@ pub fn render_findings(diags: &[Diagnostic], sources: &SourceMap, style: Style) 
         }
         let fix = d.fix.as_ref().map(|f| match f.applicability {
             Applicability::Safe => format!("fix: {} (`toolgate lint --fix`)", f.title),
-            Applicability::Unsafe => format!("possible fix: {}", f.title),
+            Applicability::Unsafe => format!(
+                "unsafe fix: {} (a guess to confirm; applied with --unsafe-fixes)",
+                f.title
+            ),
         });
         let help = match (&d.help, fix) {
             (Some(h), Some(f)) => Some(format!("{h}\n{f}")),

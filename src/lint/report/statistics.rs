@@ -2,7 +2,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::diagnostic::{Diagnostic, Severity};
+use crate::diagnostic::{Applicability, Diagnostic, Severity};
 use crate::lint::codes::Rule;
 
 /// One line per rule: count, code, name, severity and how many of the findings `--fix` can fix.
@@ -14,7 +14,11 @@ pub fn render(diags: &[Diagnostic]) -> String {
             .entry(d.code.unwrap_or("load-error"))
             .or_insert((0, 0, d.severity));
         slot.0 += 1;
-        slot.1 += usize::from(d.fix.is_some());
+        slot.1 += usize::from(
+            d.fix
+                .as_ref()
+                .is_some_and(|f| f.applicability == Applicability::Safe),
+        );
         slot.2 = slot.2.max(d.severity);
     }
     let mut rows: Vec<_> = per_rule.into_iter().collect();
