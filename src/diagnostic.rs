@@ -206,3 +206,36 @@ impl Diagnostic {
         self
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::spec::source::SourceId;
+
+    fn edit(start: usize, end: usize, content: &str) -> Edit {
+        Edit {
+            span: Span::new(SourceId(0), start, end - start),
+            content: content.to_owned(),
+        }
+    }
+
+    #[test]
+    fn fixes_apply_their_edits_in_order_and_refuse_overlaps() {
+        let fix = |edits| Fix {
+            title: String::new(),
+            edits,
+            applicability: Applicability::Safe,
+        };
+        assert_eq!(
+            fix(vec![edit(5, 5, "!"), edit(0, 1, "J")]).apply("hello"),
+            Some("Jello!".to_owned())
+        );
+        assert_eq!(
+            fix(vec![edit(0, 3, "x"), edit(2, 4, "y")]).apply("hello"),
+            None
+        );
+        assert_eq!(fix(vec![edit(4, 9, "x")]).apply("hello"), None);
+        // Off a character boundary.
+        assert_eq!(fix(vec![edit(1, 1, "x")]).apply("é"), None);
+    }
+}
