@@ -5,6 +5,8 @@
 //! Nothing that exists is overwritten: when any file init would write is there already, it
 //! writes nothing and names the files. An existing `.gitignore` gets the missing entries appended.
 //!
+//! The templates' files are beside this one (`coding/`, `mcp-gateway/`, `common/`).
+//!
 //! There is no `http-api` template: toolgate has no HTTP exec kind yet, and a template of
 //! command tools calling curl would be an example of something toolgate does not do.
 
@@ -35,8 +37,8 @@ pub struct InitArgs {
     pub dir: Option<PathBuf>,
 }
 
-const GITIGNORE: &str = include_str!("../../templates/init/common/gitignore");
-const WORKFLOW: &str = include_str!("../../templates/init/common/toolgate.yml");
+const GITIGNORE: &str = include_str!("common/gitignore");
+const WORKFLOW: &str = include_str!("common/toolgate.yml");
 
 /// The files of a template: (path relative to the project, text).
 fn files(template: Template) -> Vec<(&'static str, String)> {
@@ -44,25 +46,25 @@ fn files(template: Template) -> Vec<(&'static str, String)> {
         Template::Coding => vec![
             (
                 "toolgate.yaml",
-                include_str!("../../templates/init/coding/toolgate.yaml").to_owned(),
+                include_str!("coding/toolgate.yaml").to_owned(),
             ),
             (
                 "tool-specs/read_file.yaml",
-                include_str!("../../templates/init/coding/read_file.yaml").to_owned(),
+                include_str!("coding/read_file.yaml").to_owned(),
             ),
         ],
         Template::McpGateway => vec![
             (
                 "toolgate.yaml",
-                include_str!("../../templates/init/mcp-gateway/toolgate.yaml").to_owned(),
+                include_str!("mcp-gateway/toolgate.yaml").to_owned(),
             ),
             (
                 "tool-specs/git/git_status.yaml",
-                include_str!("../../templates/init/mcp-gateway/git_status.yaml").to_owned(),
+                include_str!("mcp-gateway/git_status.yaml").to_owned(),
             ),
             (
                 "tool-specs/read_artifact.yaml",
-                include_str!("../../templates/init/mcp-gateway/read_artifact.yaml").to_owned(),
+                include_str!("mcp-gateway/read_artifact.yaml").to_owned(),
             ),
         ],
     };
