@@ -164,7 +164,8 @@ impl Builder {
             let report = human::render(
                 &checked.diagnostics,
                 &checked.loaded.sources,
-                human::Style::Narrated,
+                // Cargo shows a failing build script's output, never on a terminal.
+                human::Style::Plain,
                 summary,
             );
             return Err(BuildError::Lint { report });

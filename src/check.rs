@@ -7,8 +7,9 @@ use crate::diagnostic::{Diagnostic, Severity};
 use crate::ir::Bundle;
 use crate::lint::{self, LintSettings};
 use crate::spec::import::{self, ImportFormat};
-use crate::spec::load::{self, LoadError, LoadOptions, LoadedSpecs};
+use crate::spec::load::{self, LoadError, LoadOptions, LoadedSpecs, SpecFile};
 use crate::spec::resolve::{self, Resolution, ResolveOptions};
+use crate::spec::source::{SourceFile, SourceId};
 
 /// A project after loading, resolution and linting.
 pub struct CheckedProject {
@@ -106,6 +107,53 @@ pub fn check_texts(
         match parsed {
             Ok(tools) => loaded.files.push(load::SpecFile {
                 source: id,
+                tools,
+                imported: Vec::new(),
+            }),
+            Err(mut e) => loaded.errors.append(&mut e),
+        }
+    }
+    finish(loaded)
+}
+
+/// The same project checked again with some files' text replaced (an editor's unsaved buffer,
+/// a fix being tried), without reading the disk: the other files keep the text they were
+/// loaded with. Only for specs: imported tool lists are not parsed as specs.
+pub fn recheck(checked: &CheckedProject, replaced: &[(SourceId, String)]) -> CheckedProject {
+    let old = &checked.loaded;
+    let text_of = |id: SourceId, f: &SourceFile| -> String {
+        replaced
+            .iter()
+            .find(|(r, _)| *r == id)
+            .map_or_else(|| f.text.to_string(), |(_, t)| t.clone())
+    };
+    let mut loaded = LoadedSpecs::empty(old.root.clone());
+    loaded.import = old.import;
+    // Same order, so the ids stay the same.
+    for (id, f) in old.sources.iter() {
+        loaded.sources.add(f.path.clone(), text_of(id, f));
+    }
+    // What parsed before is parsed again from the (possibly replaced) text; the load errors of
+    // files that never parsed are kept as they were.
+    let project_id = old.project.as_ref().map(|(id, _)| *id);
+    let reparsed =
+        |id: SourceId| project_id == Some(id) || old.files.iter().any(|f| f.source == id);
+    loaded.errors = old
+        .errors
+        .iter()
+        .filter(|d| !reparsed(d.span.source))
+        .cloned()
+        .collect();
+    if let Some(id) = project_id {
+        match load::parse_in(&loaded.sources, id) {
+            Ok(p) => loaded.project = Some((id, p)),
+            Err(e) => loaded.errors.push(e),
+        }
+    }
+    for f in &old.files {
+        match load::parse_spec_source(&loaded.sources, f.source) {
+            Ok(tools) => loaded.files.push(SpecFile {
+                source: f.source,
                 tools,
                 imported: Vec::new(),
             }),

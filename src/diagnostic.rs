@@ -1,5 +1,6 @@
 //! [`Diagnostic`]: one located message about the specs — a load error, a contract error or a
-//! lint finding. Every reporter (human, JSON, SARIF, GitHub) renders this one type.
+//! lint finding. Every reporter (human, JSON, SARIF, GitHub) renders this one type. A finding may
+//! carry a [`Fix`]: text edits on the YAML source (`toolgate lint --fix`, editors' code actions).
 
 use serde::Serialize;
 
@@ -47,6 +48,77 @@ pub struct Label {
     pub message: String,
 }
 
+/// Whether a fix may be applied without a person reading it (ruff's applicability).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Applicability {
+    /// Changes what the contract accepts beyond what its own text says; a person decides.
+    Unsafe,
+    /// Mechanical: declares what the spec already states or implies.
+    Safe,
+}
+
+/// Replaces the bytes of `span` with `content` (an empty span inserts).
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Edit {
+    /// The range replaced, in the file the span names.
+    pub span: Span,
+    /// The new text.
+    pub content: String,
+}
+
+impl Edit {
+    /// Inserts `content` at byte `at` of the file of `span`.
+    pub fn insert(span_in_file: Span, at: usize, content: impl Into<String>) -> Self {
+        Edit {
+            span: Span::new(span_in_file.source, at, 0),
+            content: content.into(),
+        }
+    }
+}
+
+/// A change that resolves a finding: non-overlapping edits in the finding's file.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Fix {
+    /// What the fix does, in a few words ("add `maxItems: 100`").
+    pub title: String,
+    /// The edits, applied together or not at all.
+    pub edits: Vec<Edit>,
+    /// Whether `--fix` applies it unasked.
+    pub applicability: Applicability,
+}
+
+impl Fix {
+    /// A safe fix of one edit.
+    pub fn safe(title: impl Into<String>, edit: Edit) -> Self {
+        Fix {
+            title: title.into(),
+            edits: vec![edit],
+            applicability: Applicability::Safe,
+        }
+    }
+
+    /// Applies the edits to `text` (the text of the file they refer to); `None` when an edit
+    /// falls outside the text, off a character boundary, or overlaps another.
+    pub fn apply(&self, text: &str) -> Option<String> {
+        let mut edits: Vec<&Edit> = self.edits.iter().collect();
+        edits.sort_by_key(|e| (e.span.start, e.span.end));
+        let mut out = String::with_capacity(text.len() + 64);
+        let mut at = 0usize;
+        for e in edits {
+            let (start, end) = (e.span.start as usize, e.span.end as usize);
+            if start < at || end < start {
+                return None;
+            }
+            out.push_str(text.get(at..start)?);
+            out.push_str(&e.content);
+            at = end;
+        }
+        out.push_str(text.get(at..)?);
+        Some(out)
+    }
+}
+
 /// A located message.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Diagnostic {
@@ -62,6 +134,9 @@ pub struct Diagnostic {
     pub help: Option<String>,
     /// Other relevant locations.
     pub labels: Vec<Label>,
+    /// A change to the source that resolves it, when one is mechanical (boxed: most findings
+    /// have none, and diagnostics travel in `Result`s).
+    pub fix: Option<Box<Fix>>,
 }
 
 impl Diagnostic {
@@ -79,6 +154,7 @@ impl Diagnostic {
             message: message.into(),
             help: None,
             labels: Vec::new(),
+            fix: None,
         }
     }
 
@@ -103,6 +179,18 @@ impl Diagnostic {
         self
     }
 
+    /// Attaches a fix.
+    pub fn with_fix(mut self, fix: Option<Fix>) -> Self {
+        self.fix = fix.map(Box::new);
+        self
+    }
+
+    /// Attaches a fix to a diagnostic being built in place.
+    pub fn fix(&mut self, fix: Option<Fix>) -> &mut Self {
+        self.fix = fix.map(Box::new);
+        self
+    }
+
     /// Sets help text on a diagnostic being built in place.
     pub fn help(&mut self, help: impl Into<String>) -> &mut Self {
         self.help = Some(help.into());
@@ -116,5 +204,38 @@ impl Diagnostic {
             message: message.into(),
         });
         self
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::spec::source::SourceId;
+
+    fn edit(start: usize, end: usize, content: &str) -> Edit {
+        Edit {
+            span: Span::new(SourceId(0), start, end - start),
+            content: content.to_owned(),
+        }
+    }
+
+    #[test]
+    fn fixes_apply_their_edits_in_order_and_refuse_overlaps() {
+        let fix = |edits| Fix {
+            title: String::new(),
+            edits,
+            applicability: Applicability::Safe,
+        };
+        assert_eq!(
+            fix(vec![edit(5, 5, "!"), edit(0, 1, "J")]).apply("hello"),
+            Some("Jello!".to_owned())
+        );
+        assert_eq!(
+            fix(vec![edit(0, 3, "x"), edit(2, 4, "y")]).apply("hello"),
+            None
+        );
+        assert_eq!(fix(vec![edit(4, 9, "x")]).apply("hello"), None);
+        // Off a character boundary.
+        assert_eq!(fix(vec![edit(1, 1, "x")]).apply("é"), None);
     }
 }

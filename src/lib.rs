@@ -25,6 +25,8 @@ pub mod diff;
 #[cfg(feature = "compiler")]
 pub mod emit;
 #[cfg(feature = "compiler")]
+pub mod fix;
+#[cfg(feature = "compiler")]
 pub mod lint;
 #[cfg(feature = "compiler")]
 pub mod spec;

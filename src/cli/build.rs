@@ -8,7 +8,6 @@ use crate::check::{self, CheckedProject};
 use crate::emit::rust::{RustOptions, ToolgateDependency};
 use crate::emit::{self, BuildOptions, GeminiForm, ListOptions};
 use crate::ir::Bundle;
-use crate::lint::report::{Summary, human};
 use crate::spec::load::LoadOptions;
 
 /// The output folder when `--out` is not given, relative to the project folder.
@@ -71,22 +70,7 @@ pub(crate) fn load_bundle(
     match bundle {
         Some(b) if !checked.has_load_errors() => Ok(Ok((checked, b))),
         _ => {
-            let summary = Summary::of(
-                &checked.diagnostics,
-                checked.loaded.files.len(),
-                checked.loaded.tool_count(),
-            );
-            let style = if super::use_color() {
-                human::Style::Color
-            } else {
-                human::Style::Narrated
-            };
-            let text = human::render(
-                &checked.diagnostics,
-                &checked.loaded.sources,
-                style,
-                summary,
-            );
+            let text = super::output::findings(&checked, super::output::Stream::Stderr);
             eprint!("{text}");
             eprintln!("build stopped: fix the errors above (or run `toolgate lint`).");
             Ok(Err(if checked.has_load_errors() {

@@ -13,7 +13,6 @@ use clap::{Args, ValueEnum};
 use tokio_util::sync::CancellationToken;
 
 use crate::check::{self, CheckedProject};
-use crate::lint::report::{Summary, human};
 use crate::runtime::approval::{ApprovalOutcome, FixedApprover};
 use crate::runtime::{RuntimeBuilder, Session, ToolCall, ToolResult, ToolRuntime};
 use crate::spec::load::LoadOptions;
@@ -104,20 +103,15 @@ pub(super) fn checked_specs(config: Option<PathBuf>) -> Result<CheckedProject, F
     })
     .map_err(|e| Failed(e.to_string()))?;
     if checked.has_errors() {
-        let summary = Summary::of(
-            &checked.diagnostics,
-            checked.loaded.files.len(),
-            checked.loaded.tool_count(),
+        // Printed here rather than carried in `Failed`, whose message gets a `toolgate:` prefix.
+        eprint!(
+            "{}",
+            super::output::findings(&checked, super::output::Stream::Stderr)
         );
-        let text = human::render(
-            &checked.diagnostics,
-            &checked.loaded.sources,
-            human::Style::Narrated,
-            summary,
-        );
-        return Err(Failed(format!(
-            "{text}the specs have errors; the runtime does not start until `toolgate lint` is clean"
-        )));
+        return Err(Failed(
+            "the specs have errors; the runtime does not start until `toolgate lint` is clean"
+                .to_owned(),
+        ));
     }
     Ok(checked)
 }

@@ -278,7 +278,7 @@ fn sample(schema: &Value, root: &Value, depth: usize) -> Option<Value> {
 }
 
 /// The starter spec of one upstream tool: its name and YAML text.
-fn starter_spec(server: &str, t: &Tool) -> (String, String) {
+pub fn starter_spec(server: &str, t: &Tool) -> (String, String) {
     let name = file_name(&t.name);
     let hints = t.annotations.as_ref();
     let inferred = effect_from_hints(

@@ -1,20 +1,28 @@
 //! `toolgate lint`.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use clap::{Args, ValueEnum};
 
 use crate::check::{self, CheckedProject};
 use crate::diagnostic::Severity;
+use crate::fix;
 use crate::lint::report::{self, Summary, human};
 use crate::spec::import::ImportFormat;
 use crate::spec::load::LoadOptions;
 
+use super::output::{Stream, full_style};
+
 /// Output formats.
-#[derive(Clone, Copy, Debug, ValueEnum)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum FormatArg {
-    /// Labelled YAML snippets.
+    /// Source lines with labels and help (colour on a terminal).
+    #[value(alias = "full")]
     Human,
+    /// One line per finding: `path:line:col: CODE message`.
+    Concise,
+    /// Plain sentences a screen reader can follow.
+    Narrated,
     /// A JSON document.
     Json,
     /// SARIF 2.1.0.
@@ -64,10 +72,40 @@ pub struct LintArgs {
     /// Lint tool lists in a provider's format instead of specs.
     #[arg(long, value_enum)]
     pub from: Option<FromArg>,
+    /// Print how many findings each rule reported instead of the findings (human, concise and
+    /// narrated formats).
+    #[arg(long)]
+    pub statistics: bool,
+    /// Print the findings only: no summary line, nothing when there are none.
+    #[arg(long, short)]
+    pub quiet: bool,
+    /// Apply the safe fixes to the spec files (each kept only if the file still loads and no
+    /// longer has the finding), then report what is left.
+    #[arg(long, conflicts_with = "from")]
+    pub fix: bool,
+    /// Print the fixes `--fix` would apply as a unified diff; change nothing. Exit 1 when there
+    /// is something to fix.
+    #[arg(long, conflicts_with_all = ["from", "fix"])]
+    pub diff: bool,
+    /// With --fix or --diff, apply the unsafe fixes too (guesses a person should confirm, such
+    /// as `maxItems: 100` where the description states no count).
+    #[arg(long)]
+    pub unsafe_fixes: bool,
 }
 
 /// Runs `toolgate lint`.
 pub fn run(a: LintArgs) -> miette::Result<u8> {
+    if a.statistics
+        && matches!(
+            a.format,
+            FormatArg::Json | FormatArg::Sarif | FormatArg::Github
+        )
+    {
+        return Err(miette::miette!(
+            help = "the JSON report has the counts under `summary`; drop --statistics",
+            "--statistics works with --format human, concise or narrated"
+        ));
+    }
     let cwd = std::env::current_dir()
         .map_err(|e| miette::miette!("cannot read the current folder: {e}"))?;
     let checked: CheckedProject = match a.from {
@@ -86,12 +124,24 @@ pub fn run(a: LintArgs) -> miette::Result<u8> {
             };
             check::check_imported(&a.paths, &cwd, format)
         }
-        None => check::check_specs(&LoadOptions {
-            paths: a.paths.clone(),
-            config: a.config.clone(),
-            cwd,
-        })
-        .map_err(|e| miette::miette!("{e}"))?,
+        None => {
+            let options = LoadOptions {
+                paths: a.paths.clone(),
+                config: a.config.clone(),
+                cwd: cwd.clone(),
+            };
+            let checked = check::check_specs(&options).map_err(|e| miette::miette!("{e}"))?;
+            if a.diff {
+                return diff(&checked, a.unsafe_fixes);
+            }
+            if a.fix {
+                apply_fixes(&checked, &cwd, a.unsafe_fixes)?;
+                // What is left, as the files now are.
+                check::check_specs(&options).map_err(|e| miette::miette!("{e}"))?
+            } else {
+                checked
+            }
+        }
     };
     let diags = &checked.diagnostics;
     let summary = Summary::of(
@@ -101,13 +151,22 @@ pub fn run(a: LintArgs) -> miette::Result<u8> {
     );
     let sources = &checked.loaded.sources;
     let text = match a.format {
-        FormatArg::Human => {
-            let style = if super::use_color() {
-                human::Style::Color
+        FormatArg::Human | FormatArg::Concise | FormatArg::Narrated => {
+            let mut text = if a.statistics {
+                report::statistics::render(diags)
             } else {
-                human::Style::Narrated
+                match a.format {
+                    FormatArg::Concise => report::concise::render(diags, sources),
+                    FormatArg::Narrated => {
+                        human::render_findings(diags, sources, human::Style::Narrated)
+                    }
+                    _ => human::render_findings(diags, sources, full_style(Stream::Stdout)),
+                }
             };
-            human::render(diags, sources, style, summary)
+            if !a.quiet {
+                text.push_str(&human::summary_line(summary));
+            }
+            text
         }
         FormatArg::Json => report::json::render(diags, sources, summary),
         FormatArg::Sarif => report::sarif::render(diags, sources),
@@ -127,4 +186,52 @@ pub fn run(a: LintArgs) -> miette::Result<u8> {
     } else {
         super::EXIT_OK
     })
+}
+
+/// `--diff`: the fixes as a unified diff on stdout, a count on stderr.
+fn diff(checked: &CheckedProject, include_unsafe: bool) -> miette::Result<u8> {
+    let report = fix::fix_project(checked, include_unsafe);
+    let text: String = report.files.iter().map(fix::unified_diff).collect();
+    super::print(&text)?;
+    eprintln!(
+        "{} fixable finding(s) in {} file(s){}",
+        report.fixed(),
+        report.files.len(),
+        not_fixed(&report)
+    );
+    Ok(if report.files.is_empty() {
+        super::EXIT_OK
+    } else {
+        super::EXIT_FINDINGS
+    })
+}
+
+/// `--fix`: writes the fixed files; says what was fixed on stderr.
+fn apply_fixes(checked: &CheckedProject, cwd: &Path, include_unsafe: bool) -> miette::Result<()> {
+    let report = fix::fix_project(checked, include_unsafe);
+    for f in &report.files {
+        let path = cwd.join(&f.path);
+        std::fs::write(&path, &f.after)
+            .map_err(|e| miette::miette!("cannot write {}: {e}", path.display()))?;
+    }
+    eprintln!(
+        "fixed {} finding(s) in {} file(s){}",
+        report.fixed(),
+        report.files.len(),
+        not_fixed(&report)
+    );
+    Ok(())
+}
+
+fn not_fixed(report: &fix::FixReport) -> String {
+    if report.rejected.is_empty() {
+        return String::new();
+    }
+    let codes: std::collections::BTreeSet<&str> =
+        report.rejected.iter().map(|(r, _)| r.code).collect();
+    format!(
+        "; {} fix(es) dropped: the file would not load, would keep the finding, or would get a new error or warning ({})",
+        report.rejected.len(),
+        codes.into_iter().collect::<Vec<_>>().join(", ")
+    )
 }

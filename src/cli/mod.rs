@@ -9,10 +9,12 @@ mod call;
 mod diff;
 mod explain;
 mod export;
-mod import;
+pub mod import;
+mod init;
 mod journal;
 mod lint;
 mod lsp;
+mod output;
 mod rules;
 mod run;
 mod sandbox;
@@ -41,6 +43,8 @@ struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
+    /// Start a project: toolgate.yaml, an example spec, a CI workflow, ignore entries.
+    Init(init::InitArgs),
     /// Lint tool specs (or a tool list another project ships, with --from).
     Lint(lint::LintArgs),
     /// Explain a lint rule: what it finds, why it matters, an example and the fix.
@@ -83,6 +87,7 @@ pub fn main() -> ExitCode {
         }
     };
     let result = match cli.command {
+        Command::Init(a) => init::run(a),
         Command::Lint(a) => lint::run(a),
         Command::Explain(a) => explain::run(a),
         Command::Rules(a) => rules::run(a),
@@ -115,12 +120,4 @@ pub(crate) fn print(text: &str) -> miette::Result<()> {
         Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
         Err(e) => Err(miette::miette!("cannot write output: {e}")),
     }
-}
-
-/// Whether stderr/stdout should get colour: a terminal, and NO_COLOR unset.
-pub(crate) fn use_color() -> bool {
-    use std::io::IsTerminal;
-    std::env::var_os("NO_COLOR").is_none()
-        && std::env::var_os("CI").is_none()
-        && std::io::stdout().is_terminal()
 }

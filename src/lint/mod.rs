@@ -7,6 +7,7 @@
 pub mod codes;
 pub mod config;
 pub mod context;
+pub(crate) mod fix;
 pub mod report;
 pub mod rule;
 pub mod rules;

@@ -1,5 +1,6 @@
-//! Human output through miette: labelled YAML spans, help, and rule codes. Off a terminal (or
-//! with NO_COLOR) the narratable handler writes plain sentences a screen reader can follow.
+//! Human output through miette: labelled YAML spans, help, and rule codes. The same boxes
+//! with or without colour (the caller decides: a terminal, `NO_COLOR`, `CLICOLOR_FORCE`); the
+//! narratable handler's plain sentences, for screen readers, only when asked for.
 
 use std::fmt;
 
@@ -7,7 +8,7 @@ use miette::{
     GraphicalReportHandler, GraphicalTheme, LabeledSpan, NamedSource, NarratableReportHandler,
 };
 
-use crate::diagnostic::{Diagnostic, Severity};
+use crate::diagnostic::{Applicability, Diagnostic, Severity};
 use crate::lint::codes::Rule;
 use crate::lint::report::Summary;
 use crate::spec::source::SourceMap;
@@ -17,9 +18,9 @@ use crate::spec::source::SourceMap;
 pub enum Style {
     /// Unicode boxes with colour.
     Color,
-    /// Unicode boxes without colour (snapshots).
+    /// Unicode boxes without colour (pipes, logs, snapshots).
     Plain,
-    /// Plain sentences.
+    /// Plain sentences a screen reader can follow.
     Narrated,
 }
 
@@ -28,6 +29,7 @@ struct Report<'a> {
     source: NamedSource<String>,
     labels: Vec<LabeledSpan>,
     url: Option<String>,
+    help: Option<String>,
 }
 
 impl fmt::Debug for Report<'_> {
@@ -59,8 +61,7 @@ impl miette::Diagnostic for Report<'_> {
         })
     }
     fn help<'b>(&'b self) -> Option<Box<dyn fmt::Display + 'b>> {
-        self.d
-            .help
+        self.help
             .as_ref()
             .map(|h| Box::new(h) as Box<dyn fmt::Display>)
     }
@@ -79,6 +80,13 @@ impl miette::Diagnostic for Report<'_> {
 
 /// Renders diagnostics and a summary line.
 pub fn render(diags: &[Diagnostic], sources: &SourceMap, style: Style, summary: Summary) -> String {
+    let mut out = render_findings(diags, sources, style);
+    out.push_str(&summary_line(summary));
+    out
+}
+
+/// Renders diagnostics, each followed by a blank line.
+pub fn render_findings(diags: &[Diagnostic], sources: &SourceMap, style: Style) -> String {
     let mut out = String::new();
     for d in diags {
         let Some(file) = sources.get(d.span.source) else {
@@ -97,11 +105,23 @@ pub fn render(diags: &[Diagnostic], sources: &SourceMap, style: Style, summary: 
                 ));
             }
         }
+        let fix = d.fix.as_ref().map(|f| match f.applicability {
+            Applicability::Safe => format!("fix: {} (`toolgate lint --fix`)", f.title),
+            Applicability::Unsafe => format!(
+                "unsafe fix: {} (a guess to confirm; applied with --unsafe-fixes)",
+                f.title
+            ),
+        });
+        let help = match (&d.help, fix) {
+            (Some(h), Some(f)) => Some(format!("{h}\n{f}")),
+            (h, f) => h.clone().or(f),
+        };
         let report = Report {
             d,
             source: NamedSource::new(file.display_path(), file.text.to_string()),
             labels,
             url: None,
+            help,
         };
         let mut s = String::new();
         let rendered = match style {
@@ -129,7 +149,6 @@ pub fn render(diags: &[Diagnostic], sources: &SourceMap, style: Style, summary: 
         out.push_str(&s);
         out.push('\n');
     }
-    out.push_str(&summary_line(summary));
     out
 }
 

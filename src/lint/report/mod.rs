@@ -1,10 +1,12 @@
 //! Reporters: the same diagnostics as human text (miette), JSON, SARIF 2.1.0 or GitHub workflow
 //! annotations.
 
+pub mod concise;
 pub mod github;
 pub mod human;
 pub mod json;
 pub mod sarif;
+pub mod statistics;
 
 use crate::diagnostic::{Diagnostic, Severity};
 use crate::spec::source::{LineColumn, SourceMap, Span};

@@ -1,7 +1,8 @@
 //! TGS015 constraint-only-in-prose.
 
-use crate::diagnostic::Severity;
+use crate::diagnostic::{Applicability, Severity};
 use crate::lint::context::{LintContext, SchemaNode, SchemaRole, ToolView};
+use crate::lint::fix::add_keys;
 use crate::lint::rule::{Applies, Group, RuleMeta};
 use crate::lint::rules::schema::prose;
 use crate::lint::rules::schema::shape::{self, Position};
@@ -108,19 +109,27 @@ pub(crate) fn check(ctx: &mut LintContext, tool: &ToolView, node: &SchemaNode) {
         && let Some(st) = prose::stated_bound(desc)
     {
         let mut missing = Vec::new();
+        let mut keys = Vec::new();
         if let Some(min) = st.min
             && !shape::has_any(n, &["minimum", "exclusiveMinimum"])
         {
             missing.push(format!("`minimum: {}`", show(min)));
+            keys.push(("minimum", show(min)));
         }
         if let Some(max) = st.max
             && !shape::has_any(n, &["maximum", "exclusiveMaximum"])
         {
             missing.push(format!("`maximum: {}`", show(max)));
+            keys.push(("maximum", show(max)));
         }
-        if st.integer && types.contains(&"number") && !types.contains(&"integer") {
+        let retype = st.integer && types.contains(&"number") && !types.contains(&"integer");
+        if retype {
             missing.push("`type: integer`".to_owned());
         }
+        // Changing `type` is not an addition: no fix then.
+        let fix = (!retype)
+            .then(|| add_keys(tool, n, &keys, Applicability::Safe))
+            .flatten();
         if !missing.is_empty() {
             ctx.report(
                 span,
@@ -132,7 +141,8 @@ pub(crate) fn check(ctx: &mut LintContext, tool: &ToolView, node: &SchemaNode) {
             .help(format!(
                 "declare {} so the schema says what the description says",
                 join(&missing)
-            ));
+            ))
+            .fix(fix);
             return;
         }
     }
@@ -150,6 +160,12 @@ pub(crate) fn check(ctx: &mut LintContext, tool: &ToolView, node: &SchemaNode) {
             .help(format!(
                 "declare `maxLength: {}` so an overlong value is refused before the call",
                 show(max)
+            ))
+            .fix(add_keys(
+                tool,
+                n,
+                &[("maxLength", show(max))],
+                Applicability::Safe,
             ));
             return;
         }
@@ -181,15 +197,18 @@ pub(crate) fn check(ctx: &mut LintContext, tool: &ToolView, node: &SchemaNode) {
         && let Some((sentence, min, max)) = prose::stated_count(desc)
     {
         let mut missing = Vec::new();
+        let mut keys = Vec::new();
         if let Some(min) = min
             && !shape::has_any(n, &["minItems"])
         {
             missing.push(format!("`minItems: {}`", show(min)));
+            keys.push(("minItems", show(min)));
         }
         if let Some(max) = max
             && !shape::has_any(n, &["maxItems"])
         {
             missing.push(format!("`maxItems: {}`", show(max)));
+            keys.push(("maxItems", show(max)));
         }
         if !missing.is_empty() {
             ctx.report(
@@ -199,7 +218,8 @@ pub(crate) fn check(ctx: &mut LintContext, tool: &ToolView, node: &SchemaNode) {
                     quote(&sentence)
                 ),
             )
-            .help(format!("declare {}", join(&missing)));
+            .help(format!("declare {}", join(&missing)))
+            .fix(add_keys(tool, n, &keys, Applicability::Safe));
         }
     }
 }

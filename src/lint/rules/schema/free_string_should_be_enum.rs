@@ -1,7 +1,8 @@
 //! TGS008 free-string-should-be-enum.
 
-use crate::diagnostic::Severity;
+use crate::diagnostic::{Applicability, Severity};
 use crate::lint::context::{LintContext, SchemaNode, SchemaRole, ToolView};
+use crate::lint::fix::{add_keys, scalar};
 use crate::lint::rule::{Applies, Group, RuleMeta};
 use crate::lint::rules::naming::words::split_identifier;
 use crate::lint::rules::schema::prose;
@@ -168,6 +169,22 @@ pub(crate) fn check(ctx: &mut LintContext, tool: &ToolView, node: &SchemaNode) {
         .help(format!(
             "declare `enum: [{}]` so the model can only choose a valid value",
             values.join(", ")
+        ))
+        .fix(add_keys(
+            tool,
+            n,
+            &[(
+                "enum",
+                format!(
+                    "[{}]",
+                    values
+                        .iter()
+                        .map(|v| scalar(v))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+            )],
+            Applicability::Safe,
         ));
         return;
     }

@@ -1,7 +1,8 @@
 //! TGS009 open-object.
 
-use crate::diagnostic::Severity;
+use crate::diagnostic::{Applicability, Severity};
 use crate::lint::context::{ImportFormat, LintContext, SchemaNode, SchemaRole, ToolView};
+use crate::lint::fix::add_keys;
 use crate::lint::rule::{Applies, Group, RuleMeta};
 use crate::lint::rules::schema::shape::{self, Position};
 
@@ -90,6 +91,13 @@ pub(crate) fn check(ctx: &mut LintContext, tool: &ToolView, node: &SchemaNode) {
             shape::display_path(&node.pointer)
         ),
     };
+    let fix = add_keys(
+        tool,
+        n,
+        &[("additionalProperties", "false".to_owned())],
+        Applicability::Safe,
+    );
     ctx.report(tool.span(shape::anchor(node)), message)
-        .help("add `additionalProperties: false`, so a misspelt or invented argument is rejected instead of ignored");
+        .help("add `additionalProperties: false`, so a misspelt or invented argument is rejected instead of ignored")
+        .fix(fix);
 }

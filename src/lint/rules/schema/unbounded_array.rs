@@ -1,7 +1,8 @@
 //! TGS006 unbounded-array.
 
-use crate::diagnostic::Severity;
+use crate::diagnostic::{Applicability, Severity};
 use crate::lint::context::{LintContext, SchemaNode, SchemaRole, ToolView};
+use crate::lint::fix::add_keys;
 use crate::lint::rule::{Applies, Group, RuleMeta};
 use crate::lint::rules::schema::shape::{self, Position};
 
@@ -74,6 +75,15 @@ pub(crate) fn check(ctx: &mut LintContext, tool: &ToolView, node: &SchemaNode) {
         return;
     }
     let path = shape::display_path(&node.pointer);
+    // No count is stated (TGS015 fixes those that are): 100 is a guess a person confirms.
+    let fix = add_keys(
+        tool,
+        n,
+        &[("maxItems", "100".to_owned())],
+        Applicability::Unsafe,
+    )
+    .filter(|_| crate::lint::rules::schema::prose::stated_count(node.description()).is_none());
     ctx.report(tool.span(shape::anchor(node)), format!("array `{path}` has no `maxItems`"))
-        .help("add `maxItems` with the most items one call should handle; validation, CEL rules and the work itself then have a bounded cost");
+        .help("add `maxItems` with the most items one call should handle; validation, CEL rules and the work itself then have a bounded cost")
+        .fix(fix);
 }
