@@ -1,9 +1,9 @@
-//! Code actions on findings: suppress one with a reason.
+//! Code actions on findings: the finding's safe fix (the edit `lint --fix` applies), and
+//! suppressing it with a reason.
 //!
 //! Every action is checked before it is offered: its edit is applied to the editor's text and the
 //! project linted again, and the action is offered only when that finding is gone and the file
-//! still loads. Safe fixes plug in beside the suppression in [`code_actions`]: a fix the library
-//! states as text edits on a diagnostic becomes a preferred quick fix, checked the same way.
+//! still loads.
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -12,7 +12,7 @@ use lsp_types::{
     CodeAction, CodeActionKind, CodeActionOrCommand, Range, TextEdit, Uri, WorkspaceEdit,
 };
 
-use crate::diagnostic::Diagnostic;
+use crate::diagnostic::{Applicability, Diagnostic};
 use crate::lint::Rule;
 use crate::lsp::analysis::{Analysis, Overlays};
 use crate::lsp::position;
@@ -44,11 +44,53 @@ pub fn code_actions(
         if r.end < range.start || range.end < r.start {
             continue;
         }
+        if let Some(action) = safe_fix(analysis, overlays, doc, uri, file, d) {
+            actions.push(CodeActionOrCommand::CodeAction(action));
+        }
         if let Some(action) = suppress(analysis, overlays, doc, uri, file, d) {
             actions.push(CodeActionOrCommand::CodeAction(action));
         }
     }
     actions
+}
+
+/// The finding's safe fix as a preferred quick fix, offered when the fixed text lints without
+/// the finding and with no new load error. Unsafe fixes are left to `lint --unsafe-fixes`, where a
+/// person reads the diff.
+fn safe_fix(
+    analysis: &Analysis,
+    overlays: &Overlays,
+    doc: &Path,
+    uri: &Uri,
+    file: &SourceFile,
+    d: &Diagnostic,
+) -> Option<CodeAction> {
+    let fix = d.fix.as_deref()?;
+    if fix.applicability != Applicability::Safe {
+        return None;
+    }
+    let fixed = fix.apply(&file.text)?;
+    if !removes_finding(analysis, overlays, doc, d, fixed) {
+        return None;
+    }
+    let edits = fix
+        .edits
+        .iter()
+        .map(|e| TextEdit {
+            range: position::range(file, e.span.start, e.span.end),
+            new_text: e.content.clone(),
+        })
+        .collect();
+    Some(CodeAction {
+        title: format!("Fix: {}", fix.title),
+        kind: Some(CodeActionKind::QUICKFIX),
+        is_preferred: Some(true),
+        edit: Some(WorkspaceEdit {
+            changes: Some(HashMap::from([(uri.clone(), edits)])),
+            ..Default::default()
+        }),
+        ..Default::default()
+    })
 }
 
 /// "Suppress CODE here": a `# toolgate: ignore[CODE] -- reason` comment on the line before the
@@ -83,9 +125,11 @@ fn suppress(
             text: format!("  {comment}"),
         });
     }
-    let insertion = candidates
-        .into_iter()
-        .find(|c| removes_finding(analysis, overlays, doc, file, d, c))?;
+    let insertion = candidates.into_iter().find(|c| {
+        let mut text = file.text.to_string();
+        text.insert_str(c.at, &c.text);
+        removes_finding(analysis, overlays, doc, d, text)
+    })?;
     let at = u32::try_from(insertion.at).unwrap_or(u32::MAX);
     let edit = TextEdit {
         range: position::range(file, at, at),
@@ -102,18 +146,15 @@ fn suppress(
     })
 }
 
-/// Whether the file with `insertion` applied lints without finding `d` (fewer findings with its
-/// code and message) and without a new load error.
+/// Whether the file, its text replaced by `text`, lints without finding `d` (fewer findings with
+/// its code and message) and without a new load error.
 fn removes_finding(
     analysis: &Analysis,
     overlays: &Overlays,
     doc: &Path,
-    file: &SourceFile,
     d: &Diagnostic,
-    insertion: &Insertion,
+    text: String,
 ) -> bool {
-    let mut text = file.text.to_string();
-    text.insert_str(insertion.at, &insertion.text);
     let mut edited = overlays.clone();
     edited.insert(doc.to_path_buf(), text);
     let Ok(after) = Analysis::run(&analysis.root, &edited) else {
@@ -177,6 +218,19 @@ mod tests {
             "{titles:?}"
         );
         assert!(!titles.iter().any(|t| t.contains("TGK")), "{titles:?}");
+        // TGS009's safe fix comes first, as the preferred quick fix, and its edit closes the object.
+        let fix = actions
+            .iter()
+            .find_map(|a| match a {
+                CodeActionOrCommand::CodeAction(a) if a.title.starts_with("Fix: ") => Some(a),
+                _ => None,
+            })
+            .expect("a safe fix is offered");
+        assert_eq!(fix.title, "Fix: add `additionalProperties: false`");
+        assert_eq!(fix.is_preferred, Some(true));
+        let edits = &fix.edit.as_ref().unwrap().changes.as_ref().unwrap()[&uri];
+        assert_eq!(edits.len(), 1);
+        assert!(edits[0].new_text.contains("additionalProperties: false"), "{edits:?}");
 
         // Nothing is offered outside the findings' lines.
         let last_line = Range {

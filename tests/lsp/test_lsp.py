@@ -197,6 +197,27 @@ async def test_code_action_suppresses_with_a_reason(client: LanguageClient):
     assert "TGP009" not in codes, codes
 
 
+async def test_code_action_applies_the_safe_fix(client: LanguageClient):
+    uri = await open_notes(client)
+    finding = next(d for d in client.diagnostics[uri] if d.code == "TGS009")
+    actions = await client.text_document_code_action_async(
+        types.CodeActionParams(
+            text_document=types.TextDocumentIdentifier(uri=uri),
+            range=finding.range,
+            context=types.CodeActionContext(diagnostics=[finding]),
+        )
+    )
+    fix = next(a for a in actions if a.title.startswith("Fix: "))
+    assert fix.title == "Fix: add `additionalProperties: false`", fix.title
+    assert fix.is_preferred
+    text = apply(NOTES, fix.edit.changes[uri])
+    assert "additionalProperties: false" in text, text
+    # The fixed text keeps the rest as written and lints clean of the finding.
+    assert text.replace("  additionalProperties: false\n", "") == NOTES, text
+    codes = {d.code for d in await change(client, uri, 2, text)}
+    assert "TGS009" not in codes, codes
+
+
 def apply(text, edits):
     """Applies LSP text edits (ASCII text: characters are UTF-16 units)."""
     lines = text.split("\n")
