@@ -12,7 +12,6 @@ use std::sync::Arc;
 use cel::Program;
 use indexmap::IndexMap;
 
-use crate::cel::Bindings;
 use crate::ir::{Bundle, ExecSpec, ToolDefinition, ValidationRule};
 use crate::policy::{CompiledPolicy, ProtectedSet};
 use crate::runtime::exec::Backend;
@@ -95,9 +94,8 @@ pub struct Registry {
 }
 
 impl Registry {
-    /// Compiles every tool of a bundle. `workspace` is what CEL sees as `workspace` when the
-    /// permission examples run.
-    pub fn build(bundle: &Bundle, workspace: &str) -> Result<Registry, ToolLoadError> {
+    /// Compiles every tool of a bundle and runs its permission examples.
+    pub fn build(bundle: &Bundle) -> Result<Registry, ToolLoadError> {
         let mut tools = HashMap::new();
         let mut names = Vec::new();
         // Policy tests judge paths against the project's protected set, as lint does.
@@ -106,7 +104,7 @@ impl Registry {
             .unwrap_or_else(|_| crate::policy::protect::default_set());
         for def in &bundle.tools {
             let compiled = compile_tool(def)?;
-            run_examples(&compiled, workspace, &protected)?;
+            run_examples(&compiled, &protected)?;
             names.push(def.name.clone());
             tools.insert(def.name.clone(), Arc::new(compiled));
         }
@@ -366,7 +364,8 @@ fn compile_tool(def: &ToolDefinition) -> Result<CompiledTool, ToolLoadError> {
         .redact
         .iter()
         .map(|r| {
-            regex::Regex::new(r).map_err(|e| err(format!("redact pattern `{r}` is invalid: {e}")))
+            crate::ir::tool::compile_redaction(r)
+                .map_err(|e| err(format!("redact pattern `{r}` is invalid: {e}")))
         })
         .collect::<Result<Vec<_>, _>>()?;
     let uses_cel = !validate.is_empty()
@@ -395,41 +394,45 @@ fn compile_tool(def: &ToolDefinition) -> Result<CompiledTool, ToolLoadError> {
     })
 }
 
-/// Runs the tool's permission examples through the live evaluator.
-fn run_examples(
-    tool: &CompiledTool,
-    workspace: &str,
-    protected: &Arc<ProtectedSet>,
-) -> Result<(), ToolLoadError> {
+/// Runs the tool's permission examples as `lint` does ([`crate::policy::examples`]): the
+/// same function and settings, so a bundle the linter passed always loads.
+fn run_examples(tool: &CompiledTool, protected: &Arc<ProtectedSet>) -> Result<(), ToolLoadError> {
+    use crate::policy::examples::{ExampleOutcome, run_example};
     let def = &tool.definition;
     for (i, ex) in def.permissions.examples.iter().enumerate() {
-        let context = ex.context.as_deref().unwrap_or("interactive");
-        let bindings = Bindings {
-            args: &ex.args,
-            tool_name: &def.name,
-            tool_effect: def.effect.as_str(),
-            tool_version: def.version,
-            context,
-            workspace,
+        let fail = |message: String| ToolLoadError {
+            tool: def.name.clone(),
+            message,
         };
-        let got = tool
-            .policy
-            .decide_example(&bindings, def, protected.clone())
-            .map_err(|e| e.to_string())
-            .map_err(|m| ToolLoadError {
-                tool: def.name.clone(),
-                message: format!("permission example {} fails to evaluate: {m}", i + 1),
-            })?;
-        if got.decision != ex.expect {
-            return Err(ToolLoadError {
-                tool: def.name.clone(),
-                message: format!(
+        match run_example(
+            def,
+            &tool.policy,
+            protected.clone(),
+            Some(&tool.parameters),
+            ex,
+        ) {
+            ExampleOutcome::InvalidArguments(errs) => {
+                return Err(fail(format!(
+                    "permission example {} has arguments that do not match `parameters`: {}",
+                    i + 1,
+                    errs.join("; ")
+                )));
+            }
+            ExampleOutcome::Failed(m) => {
+                return Err(fail(format!(
+                    "permission example {} fails to evaluate: {m}",
+                    i + 1
+                )));
+            }
+            ExampleOutcome::Decided(got) if got.decision != ex.expect => {
+                return Err(fail(format!(
                     "permission example {} expects `{}` but the rules decide `{}`",
                     i + 1,
                     ex.expect,
                     got.decision
-                ),
-            });
+                )));
+            }
+            ExampleOutcome::Decided(_) => {}
         }
     }
     Ok(())

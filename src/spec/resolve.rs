@@ -14,10 +14,9 @@ use indexmap::IndexMap;
 use rayon::prelude::*;
 use serde_json::{Value, json};
 
-use crate::cel::{self, Analysis, Bindings, Slot};
+use crate::cel::{self, Analysis, Slot};
 use crate::diagnostic::{Diagnostic, Severity};
 use crate::ir::template::{self, TemplatePart};
-use crate::ir::tool::BUILTIN_TOOLS;
 use crate::ir::{
     ArgvElement, Backoff, CommandSpec, ConcurrencyGroup, Decision, Effect, EnvSpec, ErrorType,
     ExecSpec, FormatterKind, Idempotency, OutputKeep, OutputPolicy, PermissionExample,
@@ -25,11 +24,12 @@ use crate::ir::{
     ValidationRule,
 };
 use crate::lint::Rule;
+use crate::policy::examples::{ExampleOutcome, run_example};
 use crate::policy::{CompiledPolicy, PolicyDecision};
 use crate::spec::ast::{ExecAst, OneOrMany, StringOr, ToolSpec};
 use crate::spec::cel_span;
 use crate::spec::load::{LoadedSpecs, SpecFile};
-use crate::spec::project::{ToolDefaults, effect_timeout, resolve_project};
+use crate::spec::project::{ToolDefaults, resolve_project};
 use crate::spec::source::{SourceFile, SourceId, Span, TextRange};
 use crate::spec::yaml::{Node, NodeValue, Spanned};
 
@@ -285,10 +285,8 @@ fn check_toolsets(
     for (set, ts) in &pf.toolsets {
         for member in &ts.value.tools {
             if !names.contains(&member.value.as_str()) {
-                let help = match crate::suggest::closest(&member.value, names.iter().copied()) {
-                    Some(s) => format!("did you mean `{s}`?"),
-                    None => "list tools by their `name`".into(),
-                };
+                let help = crate::suggest::did_you_mean(&member.value, names.iter().copied())
+                    .unwrap_or_else(|| "list tools by their `name`".into());
                 diags.push(
                     Diagnostic::new(
                         Some(Rule::UnknownProjectReference.code()),
@@ -377,7 +375,7 @@ impl ToolResolver<'_> {
             }
         };
         let (idempotency, idempotency_key_ast) = match &t.idempotency {
-            None => (default_idempotency(effect), None),
+            None => (effect.default_idempotency(), None),
             Some(s) => match &s.value {
                 StringOr::String(text) => match Idempotency::parse(text) {
                     Some(i) => (i, None),
@@ -443,7 +441,7 @@ impl ToolResolver<'_> {
             .default_permissions
             .get(&effect)
             .copied()
-            .unwrap_or_else(|| crate::ir::project::default_permission(effect));
+            .unwrap_or_else(|| effect.default_permission());
         let mut rules = Vec::new();
         let mut compiled_rules = Vec::new();
         let mut example_asts = Vec::new();
@@ -531,7 +529,7 @@ impl ToolResolver<'_> {
             .as_ref()
             .map(|t| t.value.0)
             .or(self.defaults.timeout)
-            .unwrap_or_else(|| effect_timeout(effect));
+            .unwrap_or_else(|| effect.default_timeout());
         let timeout_ms = (timeout.as_millis() as u64).max(1);
 
         let retry = self.resolve_retry(t, timeout_ms);
@@ -925,7 +923,7 @@ impl ToolResolver<'_> {
         let mut redact = Vec::new();
         if let Some(list) = o.and_then(|o| o.redact.as_ref()) {
             for r in &list.value {
-                if let Err(e) = regex_check(&r.value) {
+                if let Err(e) = crate::ir::tool::compile_redaction(&r.value) {
                     self.contract(
                         r.range,
                         format!("`redact` pattern is not a valid regular expression: {e}"),
@@ -1056,11 +1054,11 @@ impl ToolResolver<'_> {
     fn resolve_exec(&mut self, e: &Spanned<ExecAst>, parameters: &Value) -> ExecSpec {
         match &e.value {
             ExecAst::Builtin(name) => {
-                if !BUILTIN_TOOLS.contains(&name.value.as_str()) {
+                if crate::ir::Builtin::parse(&name.value).is_none() {
                     self.reference(
                         name.range,
                         format!("unknown builtin tool `{}`", name.value),
-                        Some(did_you_mean(&name.value, BUILTIN_TOOLS)),
+                        Some(did_you_mean(&name.value, &crate::ir::Builtin::names())),
                     );
                 }
                 ExecSpec::Builtin {
@@ -1268,12 +1266,6 @@ impl ToolResolver<'_> {
         for ex in asts {
             let span = self.span(ex.range);
             let args = ex.value.args.to_json();
-            let context = ex
-                .value
-                .context
-                .as_ref()
-                .map(|c| c.value.as_str())
-                .unwrap_or("interactive");
             if let Some(c) = &ex.value.context
                 && !self.project.contexts.contains_key(&c.value)
             {
@@ -1284,19 +1276,13 @@ impl ToolResolver<'_> {
                     Some(did_you_mean(&c.value, &names)),
                 );
             }
-            if let Some(v) = validator {
-                let errs: Vec<String> = v
-                    .iter_errors(&args)
-                    .map(|e| {
-                        let at = e.instance_path().as_str();
-                        if at.is_empty() {
-                            e.masked().to_string()
-                        } else {
-                            format!("{} at `{at}`", e.masked())
-                        }
-                    })
-                    .collect();
-                if !errs.is_empty() {
+            let example = PermissionExample {
+                args,
+                context: ex.value.context.as_ref().map(|c| c.value.clone()),
+                expect: ex.value.expect.value,
+            };
+            let got = match run_example(def, policy, self.protected.clone(), validator, &example) {
+                ExampleOutcome::InvalidArguments(errs) => {
                     self.diags.push(
                         Diagnostic::new(
                             Some(Rule::PermissionExampleFailed.code()),
@@ -1316,18 +1302,9 @@ impl ToolResolver<'_> {
                     });
                     continue;
                 }
-            }
-            let bindings = Bindings {
-                args: &args,
-                tool_name: &def.name,
-                tool_effect: def.effect.as_str(),
-                tool_version: def.version,
-                context,
-                workspace: "/workspace",
+                ExampleOutcome::Failed(m) => Err(m),
+                ExampleOutcome::Decided(d) => Ok(d),
             };
-            let got = policy
-                .decide_example(&bindings, def, self.protected.clone())
-                .map_err(|e| e.to_string());
             match &got {
                 Ok(d) if d.decision != ex.value.expect.value => {
                     let by = match &d.source {
@@ -1377,30 +1354,5 @@ impl ToolResolver<'_> {
     }
 }
 
-fn regex_check(p: &str) -> Result<(), String> {
-    // jsonschema's `pattern` uses the same engine family; compile through it to avoid a second
-    // regex dependency.
-    jsonschema::draft202012::new(&json!({"pattern": p}))
-        .map(|_| ())
-        .map_err(|e| e.to_string())
-}
-
-fn default_idempotency(effect: Effect) -> Idempotency {
-    match effect {
-        Effect::Pure | Effect::ReadOnly | Effect::NetworkRead => Idempotency::Pure,
-        Effect::LocalWrite
-        | Effect::ProcessExecution
-        | Effect::NetworkWrite
-        | Effect::ExternalSideEffect
-        | Effect::Destructive => Idempotency::NonIdempotent,
-    }
-}
-
 /// "did you mean `x`?" or the list of valid names.
-pub fn did_you_mean(input: &str, names: &[&str]) -> String {
-    match crate::suggest::closest(input, names.iter().copied()) {
-        Some(s) => format!("did you mean `{s}`?"),
-        None if names.is_empty() => "none are defined".into(),
-        None => format!("expected one of: {}", names.join(", ")),
-    }
-}
+pub use crate::suggest::did_you_mean_or_list as did_you_mean;
