@@ -203,7 +203,7 @@ impl Registry {
     /// an action family with it (`find_symbol` → search_files, grep, glob). When nothing is
     /// related, the visible tools themselves.
     fn alternatives(&self, unknown: &str, visible: &[&str]) -> Vec<String> {
-        let wanted = families(&words(unknown));
+        let wanted = families(&crate::words::tokens(unknown));
         let mut scored: Vec<(f64, &str)> = visible
             .iter()
             .filter_map(|name| {
@@ -211,11 +211,13 @@ impl Registry {
                 let def = &tool.definition;
                 let similarity =
                     strsim::jaro_winkler(&unknown.to_ascii_lowercase(), &name.to_ascii_lowercase());
-                let in_name = families(&words(name)).intersection(&wanted).count() as f64;
-                let in_title = families(&words(def.title.as_deref().unwrap_or("")))
+                let in_name = families(&crate::words::tokens(name))
                     .intersection(&wanted)
                     .count() as f64;
-                let in_desc = families(&words(&def.description))
+                let in_title = families(&crate::words::tokens(def.title.as_deref().unwrap_or("")))
+                    .intersection(&wanted)
+                    .count() as f64;
+                let in_desc = families(&crate::words::tokens(&def.description))
                     .intersection(&wanted)
                     .count() as f64;
                 let close = if similarity >= 0.8 { similarity } else { 0.0 };
@@ -235,14 +237,6 @@ impl Registry {
         }
         out
     }
-}
-
-/// Lowercase words of a name or text (`find_symbol` → find, symbol).
-fn words(text: &str) -> Vec<String> {
-    text.split(|c: char| !c.is_ascii_alphanumeric())
-        .filter(|w| !w.is_empty())
-        .map(str::to_ascii_lowercase)
-        .collect()
 }
 
 /// Action families: words that name the same kind of tool.
@@ -444,9 +438,12 @@ mod tests {
 
     #[test]
     fn action_families() {
-        assert_eq!(families(&words("find_symbol")), BTreeSet::from(["search"]));
         assert_eq!(
-            families(&words("read_directory_recursive")),
+            families(&crate::words::tokens("find_symbol")),
+            BTreeSet::from(["search"])
+        );
+        assert_eq!(
+            families(&crate::words::tokens("read_directory_recursive")),
             BTreeSet::from(["list", "read"])
         );
     }
