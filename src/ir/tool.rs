@@ -9,7 +9,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::ir::vocab::{Decision, Effect, ErrorType, FormatterKind, Idempotency};
+use crate::ir::vocab::{Decision, Effect, ErrorType, FormatterKind, HandlerLanguage, Idempotency};
 
 /// Compiles an `output.redact` pattern: the one engine (the `regex` crate's syntax) both the
 /// spec resolver checks with and the runtime redacts with, so a pattern that loads also runs.
@@ -255,8 +255,8 @@ pub enum ExecSpec {
     },
     /// A handler bound by the embedding program.
     Handler {
-        /// The handler language (`rust`).
-        language: String,
+        /// The handler language.
+        language: HandlerLanguage,
     },
 }
 

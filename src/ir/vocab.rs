@@ -161,6 +161,14 @@ impl Builtin {
 }
 
 vocabulary! {
+    /// The language of a handler the embedding program binds (`exec: {handler: rust}`).
+    HandlerLanguage {
+        /// A Rust function, bound through the generated crate or `Runtime::bind`.
+        Rust = "rust",
+    }
+}
+
+vocabulary! {
     /// Whether running a call twice has the effect of running it once.
     Idempotency {
         /// No side effect at all: always safe to repeat.

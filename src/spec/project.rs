@@ -158,17 +158,7 @@ pub fn resolve_project(
         );
     }
     for (name, c) in &p.contexts {
-        let ask = match c.value.ask.value.as_str() {
-            "prompt" => AskMode::Prompt,
-            "deny" => AskMode::Deny,
-            other => {
-                diags.push(
-                    err(c.value.ask.range, format!("unknown ask mode `{other}`"))
-                        .with_help("use `prompt` (someone can answer) or `deny` (nobody can: asks end as APPROVAL_UNAVAILABLE)"),
-                );
-                AskMode::Deny
-            }
-        };
+        let ask = c.value.ask.value;
         let timeout = c
             .value
             .approval_timeout
