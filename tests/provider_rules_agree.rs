@@ -154,19 +154,7 @@ fn tgv001_fires_exactly_when_the_openai_strict_emitter_loosens() {
                 .iter()
                 .any(|c| match &c.kind {
                     StrictChangeKind::OneOfToAnyOf => true,
-                    StrictChangeKind::Moved { keyword, .. } => matches!(
-                        keyword.as_str(),
-                        "anyOf"
-                            | "oneOf"
-                            | "allOf"
-                            | "not"
-                            | "if"
-                            | "then"
-                            | "else"
-                            | "dependentRequired"
-                            | "dependentSchemas"
-                            | "dependencies"
-                    ),
+                    StrictChangeKind::Moved { keyword, .. } => openai::is_structural(keyword),
                     _ => false,
                 });
             let fires = !findings(&checked, t.file, t.index, "TGV001").is_empty();

@@ -221,6 +221,25 @@ pub enum StrictChangeKind {
     },
 }
 
+/// Whether a keyword the strict conversion moves into the description constrains the shape of
+/// a value (alternatives, negation, conditions, dependencies) rather than one value's range
+/// (`maxLength`, `format`): moving it changes which structures the model may send.
+pub fn is_structural(keyword: &str) -> bool {
+    matches!(
+        keyword,
+        "anyOf"
+            | "oneOf"
+            | "allOf"
+            | "not"
+            | "if"
+            | "then"
+            | "else"
+            | "dependentRequired"
+            | "dependentSchemas"
+            | "dependencies"
+    )
+}
+
 impl StrictChangeKind {
     /// Whether the schema cannot be strict at all because of it.
     pub fn blocks_strict(&self) -> bool {

@@ -19,9 +19,9 @@ use crate::diagnostic::{Diagnostic, Severity};
 use crate::ir::template::{self, TemplatePart};
 use crate::ir::{
     ArgvElement, Backoff, CommandSpec, ConcurrencyGroup, Decision, Effect, EnvSpec, ErrorType,
-    ExecSpec, FormatterKind, Idempotency, OutputKeep, OutputPolicy, PermissionExample,
-    PermissionPolicy, PermissionRule, ProjectConfig, ResourceSets, RetryPolicy, ToolDefinition,
-    ValidationRule,
+    ExecSpec, FormatterKind, HandlerLanguage, Idempotency, OutputKeep, OutputPolicy,
+    PermissionExample, PermissionPolicy, PermissionRule, ProjectConfig, ResourceSets, RetryPolicy,
+    ToolDefinition, ValidationRule,
 };
 use crate::lint::Rule;
 use crate::policy::examples::{ExampleOutcome, run_example};
@@ -324,23 +324,23 @@ impl ToolResolver<'_> {
         r.in_file(self.source)
     }
 
-    fn contract(&mut self, range: TextRange, message: impl Into<String>, help: Option<String>) {
-        let d = Diagnostic::new(
-            Some(Rule::InvalidContract.code()),
+    /// An error of contract rule `rule` at `range` of this tool's file.
+    fn error(&self, rule: Rule, range: TextRange, message: impl Into<String>) -> Diagnostic {
+        Diagnostic::new(
+            Some(rule.code()),
             Severity::Error,
             self.span(range),
             message,
-        );
+        )
+    }
+
+    fn contract(&mut self, range: TextRange, message: impl Into<String>, help: Option<String>) {
+        let d = self.error(Rule::InvalidContract, range, message);
         self.diags.push(d.with_help_opt(help));
     }
 
     fn reference(&mut self, range: TextRange, message: impl Into<String>, help: Option<String>) {
-        let d = Diagnostic::new(
-            Some(Rule::UnknownProjectReference.code()),
-            Severity::Error,
-            self.span(range),
-            message,
-        );
+        let d = self.error(Rule::UnknownProjectReference, range, message);
         self.diags.push(d.with_help_opt(help));
     }
 
@@ -559,7 +559,7 @@ impl ToolResolver<'_> {
         let exec = match &t.exec {
             Some(e) => self.resolve_exec(e, &parameters),
             None if self.imported => ExecSpec::Handler {
-                language: "rust".into(),
+                language: HandlerLanguage::Rust,
             },
             None => {
                 let at = t.name.as_ref().map(|n| n.range).unwrap_or(whole);
@@ -569,7 +569,7 @@ impl ToolResolver<'_> {
                     Some("add `exec:` with one of `builtin: NAME`, `command: {argv: [...]}`, `mcp: {server, tool}`, `handler: rust`".into()),
                 );
                 ExecSpec::Handler {
-                    language: "rust".into(),
+                    language: HandlerLanguage::Rust,
                 }
             }
         };
@@ -617,21 +617,16 @@ impl ToolResolver<'_> {
                 .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'));
         if !valid {
             self.diags.push(
-                Diagnostic::new(
-                    Some(Rule::InvalidRuleId.code()),
-                    Severity::Error,
-                    self.span(id.range),
-                    format!("rule id `{}` may only use letters, digits, `-`, `_` and `.`", id.value),
+                self.error(Rule::InvalidRuleId, id.range, format!("rule id `{}` may only use letters, digits, `-`, `_` and `.`", id.value),
                 )
                 .with_help("ids appear in decisions, traces and suppressions; keep them short and kebab-case"),
             );
         }
         if !seen.insert(id.value.clone()) {
             self.diags.push(
-                Diagnostic::new(
-                    Some(Rule::InvalidRuleId.code()),
-                    Severity::Error,
-                    self.span(id.range),
+                self.error(
+                    Rule::InvalidRuleId,
+                    id.range,
                     format!("rule id `{}` is used twice in this tool", id.value),
                 )
                 .with_help("validate and permission rule ids must be unique within a tool"),
@@ -737,21 +732,16 @@ impl ToolResolver<'_> {
             if !is_object {
                 let at = ty.map(|t| t.range).unwrap_or(node.range);
                 self.diags.push(
-                    Diagnostic::new(
-                        Some(Rule::InvalidJsonSchema.code()),
-                        Severity::Error,
-                        self.span(at),
-                        "`parameters` must be an object schema (`type: object`)",
+                    self.error(Rule::InvalidJsonSchema, at, "`parameters` must be an object schema (`type: object`)",
                     )
                     .with_help("tool arguments are always a JSON object; put each argument under `properties`"),
                 );
             }
         }
         if !node.is_map() {
-            self.diags.push(Diagnostic::new(
-                Some(Rule::InvalidJsonSchema.code()),
-                Severity::Error,
-                self.span(node.range),
+            self.diags.push(self.error(
+                Rule::InvalidJsonSchema,
+                node.range,
                 format!("`{key}` must be a JSON Schema mapping, not {}", node.kind()),
             ));
             return None;
@@ -766,10 +756,9 @@ impl ToolResolver<'_> {
             let ptr = e.instance_path().as_str().to_owned();
             let at = node.at_pointer(&ptr).map(|n| n.range).unwrap_or(node.range);
             self.diags.push(
-                Diagnostic::new(
-                    Some(Rule::InvalidJsonSchema.code()),
-                    Severity::Error,
-                    self.span(at),
+                self.error(
+                    Rule::InvalidJsonSchema,
+                    at,
                     format!(
                         "`{key}{}` is not valid JSON Schema 2020-12: {}",
                         ptr,
@@ -788,10 +777,9 @@ impl ToolResolver<'_> {
             Err(e) => {
                 let ptr = e.schema_path().as_str().to_owned();
                 let at = node.at_pointer(&ptr).map(|n| n.range).unwrap_or(node.range);
-                self.diags.push(Diagnostic::new(
-                    Some(Rule::InvalidJsonSchema.code()),
-                    Severity::Error,
-                    self.span(at),
+                self.diags.push(self.error(
+                    Rule::InvalidJsonSchema,
+                    at,
                     format!("`{key}` cannot be compiled: {}", e.masked()),
                 ));
                 None
@@ -812,10 +800,9 @@ impl ToolResolver<'_> {
                     && !declared.contains(&name)
                 {
                     self.diags.push(
-                        Diagnostic::new(
-                            Some(Rule::InvalidJsonSchema.code()),
-                            Severity::Error,
-                            self.span(r.range),
+                        self.error(
+                            Rule::InvalidJsonSchema,
+                            r.range,
                             format!("`required` names `{name}`, which is not under `properties`"),
                         )
                         .with_help(did_you_mean(name, &declared)),
@@ -904,22 +891,9 @@ impl ToolResolver<'_> {
             _ if has_result => FormatterKind::Json,
             _ => FormatterKind::Text,
         });
-        let keep = match o.and_then(|o| o.keep.as_ref()) {
-            None => OutputKeep::HeadTail,
-            Some(k) => match k.value.as_str() {
-                "head" => OutputKeep::Head,
-                "tail" => OutputKeep::Tail,
-                "head_tail" => OutputKeep::HeadTail,
-                other => {
-                    self.contract(
-                        k.range,
-                        format!("unknown `keep` value `{other}`"),
-                        Some("use `head`, `tail` or `head_tail`".into()),
-                    );
-                    OutputKeep::HeadTail
-                }
-            },
-        };
+        let keep = o
+            .and_then(|o| o.keep.as_ref())
+            .map_or(OutputKeep::HeadTail, |k| k.value);
         let mut redact = Vec::new();
         if let Some(list) = o.and_then(|o| o.redact.as_ref()) {
             for r in &list.value {
@@ -1065,18 +1039,9 @@ impl ToolResolver<'_> {
                     name: name.value.clone(),
                 }
             }
-            ExecAst::Handler(lang) => {
-                if lang.value != "rust" {
-                    self.contract(
-                        lang.range,
-                        format!("unknown handler language `{}`", lang.value),
-                        Some("use `handler: rust`".into()),
-                    );
-                }
-                ExecSpec::Handler {
-                    language: lang.value.clone(),
-                }
-            }
+            ExecAst::Handler(lang) => ExecSpec::Handler {
+                language: lang.value,
+            },
             ExecAst::Mcp(m) => {
                 if !self.project.mcp_servers.contains_key(&m.server.value) {
                     let names: Vec<&str> = self
@@ -1284,10 +1249,9 @@ impl ToolResolver<'_> {
             let got = match run_example(def, policy, self.protected.clone(), validator, &example) {
                 ExampleOutcome::InvalidArguments(errs) => {
                     self.diags.push(
-                        Diagnostic::new(
-                            Some(Rule::PermissionExampleFailed.code()),
-                            Severity::Error,
-                            self.span(ex.value.args.range),
+                        self.error(
+                            Rule::PermissionExampleFailed,
+                            ex.value.args.range,
                             format!(
                                 "example arguments do not match `parameters`: {}",
                                 errs.join("; ")
@@ -1321,10 +1285,9 @@ impl ToolResolver<'_> {
                         ),
                     };
                     self.diags.push(
-                        Diagnostic::new(
-                            Some(Rule::PermissionExampleFailed.code()),
-                            Severity::Error,
-                            self.span(ex.value.expect.range),
+                        self.error(
+                            Rule::PermissionExampleFailed,
+                            ex.value.expect.range,
                             format!(
                                 "example expects `{}` but the policy decides `{}` by {by}",
                                 ex.value.expect.value, d.decision
@@ -1335,10 +1298,9 @@ impl ToolResolver<'_> {
                     );
                 }
                 Err(msg) => {
-                    self.diags.push(Diagnostic::new(
-                        Some(Rule::PermissionExampleFailed.code()),
-                        Severity::Error,
-                        self.span(ex.value.args.range),
+                    self.diags.push(self.error(
+                        Rule::PermissionExampleFailed,
+                        ex.value.args.range,
                         format!("example could not be decided: {msg}"),
                     ));
                 }
@@ -1356,3 +1318,75 @@ impl ToolResolver<'_> {
 
 /// "did you mean `x`?" or the list of valid names.
 pub use crate::suggest::did_you_mean_or_list as did_you_mean;
+
+#[cfg(test)]
+mod tests {
+    use std::path::PathBuf;
+
+    use crate::check::{CheckedProject, check_texts};
+    use crate::ir::{Decision, Effect, Idempotency};
+    use crate::lint::Rule;
+
+    const HEAD: &str = "name: t
+description: Write a note into the workspace's notes folder and return its path.
+parameters: {type: object, properties: {path: {type: string}}, required: [path]}
+";
+
+    fn check(body: &str) -> CheckedProject {
+        check_texts(&[(PathBuf::from("t.yaml"), format!("{HEAD}{body}"))], None)
+    }
+
+    fn errors(c: &CheckedProject, rule: Rule) -> Vec<&crate::diagnostic::Diagnostic> {
+        c.diagnostics
+            .iter()
+            .filter(|d| d.code == Some(rule.code()))
+            .collect()
+    }
+
+    #[test]
+    fn defaults_come_from_the_effect() {
+        let c = check("effect: local_write\nexec: {builtin: write_file}\n");
+        let def = c.resolution.definitions().next().unwrap();
+        assert_eq!(def.idempotency, Effect::LocalWrite.default_idempotency());
+        assert_eq!(def.idempotency, Idempotency::NonIdempotent);
+        assert_eq!(
+            def.timeout_ms,
+            Effect::LocalWrite.default_timeout().as_millis() as u64
+        );
+        assert_eq!(def.permissions.default, Decision::Ask);
+    }
+
+    #[test]
+    fn an_unknown_builtin_is_a_located_reference_error_with_a_suggestion() {
+        let c = check("effect: local_write\nexec: {builtin: write_fil}\n");
+        let e = errors(&c, Rule::UnknownProjectReference);
+        assert_eq!(e.len(), 1, "{:#?}", c.diagnostics);
+        assert_eq!(e[0].help.as_deref(), Some("did you mean `write_file`?"));
+        assert!(c.resolution.definitions().next().is_none());
+    }
+
+    #[test]
+    fn examples_with_arguments_the_schema_rejects_fail_before_the_policy_runs() {
+        let c = check(
+            "effect: local_write
+exec: {builtin: write_file}
+permissions:
+  rules: [{id: notes, allow: \"args.path.startsWith('notes/')\"}]
+  examples:
+    - {args: {path: notes/a.md}, expect: allow}
+    - {args: {path: 3}, expect: allow}
+",
+        );
+        let e = errors(&c, Rule::PermissionExampleFailed);
+        assert_eq!(e.len(), 1, "{:#?}", c.diagnostics);
+        assert!(e[0].message.contains("do not match `parameters`"), "{e:?}");
+        let runs = &c.resolution.tools[0].examples;
+        assert!(
+            runs[0]
+                .got
+                .as_ref()
+                .is_ok_and(|d| d.decision == Decision::Allow)
+        );
+        assert!(runs[1].got.is_err());
+    }
+}

@@ -4,11 +4,11 @@ use serde_json::Value;
 
 use crate::diagnostic::Severity;
 use crate::emit::dropped::dropped;
+use crate::emit::openai::is_structural;
 use crate::ir::Target;
 use crate::lint::context::{LintContext, ToolView};
 use crate::lint::rule::{Applies, Group, RuleMeta};
 use crate::lint::rules::provider::locate;
-use crate::lint::rules::provider::openai_strict_incompatible::is_structural;
 use crate::spec::yaml::Node;
 
 /// Metadata.

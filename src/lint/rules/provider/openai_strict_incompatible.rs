@@ -3,7 +3,7 @@
 use crate::diagnostic::Severity;
 use crate::emit::openai::{
     self, MAX_ENUM_VALUES, MAX_NESTING, MAX_PROPERTIES, MAX_STRING_BUDGET, StrictChange,
-    StrictChangeKind,
+    StrictChangeKind, is_structural,
 };
 use crate::ir::Target;
 use crate::lint::context::{LintContext, ToolView};
@@ -101,24 +101,6 @@ struct Finding {
     at: TextRange,
     message: String,
     help: &'static str,
-}
-
-/// Whether a keyword the strict conversion moves into the description is structural (this
-/// rule's) rather than a value constraint (`constraint-dropped-by-target`'s).
-pub(crate) fn is_structural(keyword: &str) -> bool {
-    matches!(
-        keyword,
-        "anyOf"
-            | "oneOf"
-            | "allOf"
-            | "not"
-            | "if"
-            | "then"
-            | "else"
-            | "dependentRequired"
-            | "dependentSchemas"
-            | "dependencies"
-    )
 }
 
 /// The finding for one change of the strict conversion, if it is this rule's.
