@@ -13,6 +13,7 @@ pub mod cel;
 pub mod ir;
 pub mod policy;
 pub mod suggest;
+pub mod words;
 
 #[cfg(feature = "compiler")]
 pub mod build;

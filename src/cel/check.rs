@@ -12,6 +12,7 @@ use cel::common::ast::{Expr, IdedExpr, LiteralValue};
 
 use crate::cel::functions::{self, Returns};
 use crate::cel::schema::{Lookup, SchemaView, Ty};
+use crate::suggest::did_you_mean;
 
 /// A CEL type as far as the checker can tell.
 #[derive(Clone, Debug, PartialEq)]
@@ -340,13 +341,15 @@ impl Checker<'_> {
                 let (start, end) = self.range(e.id);
                 let shown: Vec<&str> = segs[..=at].iter().copied().filter(|s| *s != "[]").collect();
                 let bad = segs[at];
-                let help = match crate::cel::suggest(bad, known.iter().map(String::as_str)) {
-                    Some(s) => Some(format!("did you mean `{s}`?")),
-                    None if known.is_empty() => {
-                        Some("declare the parameter under `parameters.properties`".into())
-                    }
-                    None => Some(format!("parameters here: {}", known.join(", "))),
-                };
+                let help = Some(
+                    did_you_mean(bad, known.iter().map(String::as_str)).unwrap_or_else(|| {
+                        if known.is_empty() {
+                            "declare the parameter under `parameters.properties`".into()
+                        } else {
+                            format!("parameters here: {}", known.join(", "))
+                        }
+                    }),
+                );
                 self.problems.push(Problem {
                     kind: ProblemKind::UnknownReference,
                     start,
@@ -392,10 +395,9 @@ impl Checker<'_> {
                             end,
                             message: format!("unknown variable `{other}`"),
                             help: Some(
-                                match crate::cel::suggest(other, VARIABLES.iter().copied()) {
-                                    Some(s) => format!("did you mean `{s}`?"),
-                                    None => format!("expressions can use {}", VARIABLES.join(", ")),
-                                },
+                                did_you_mean(other, VARIABLES.iter().copied()).unwrap_or_else(
+                                    || format!("expressions can use {}", VARIABLES.join(", ")),
+                                ),
                             ),
                         });
                         (Ty::dyn_(), Cost::Bounded(1))
@@ -570,10 +572,9 @@ impl Checker<'_> {
                 start,
                 end,
                 message: format!("unknown function `{name}`"),
-                help: Some(match crate::cel::suggest(&name, known) {
-                    Some(s) => format!("did you mean `{s}`?"),
-                    None => "`toolgate explain TGC003` lists the functions specs may call".into(),
-                }),
+                help: Some(did_you_mean(&name, known).unwrap_or_else(|| {
+                    "`toolgate explain TGC003` lists the functions specs may call".into()
+                })),
             });
             return (Ty::dyn_(), cost);
         };

@@ -138,11 +138,6 @@ fn clean_message(msg: &str) -> String {
     msg.to_owned()
 }
 
-/// The closest of `candidates` to `input`, for "did you mean".
-pub fn suggest<'a>(input: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
-    crate::suggest::closest(input, candidates)
-}
-
 /// What an expression can see besides `args`.
 #[derive(Clone, Debug)]
 pub struct Bindings<'a> {

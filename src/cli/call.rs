@@ -158,7 +158,7 @@ pub(super) fn load(
     let runtime = builder.build().map_err(|e| Failed(e.to_string()))?;
     let context = a.context.clone().unwrap_or_else(|| {
         if interactive || a.approve.is_some() {
-            "interactive"
+            crate::ir::project::DEFAULT_CONTEXT
         } else {
             "headless"
         }

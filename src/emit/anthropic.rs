@@ -35,14 +35,13 @@ pub(crate) fn tool_param(tool: &ToolDefinition) -> Result<Value, EmitError> {
         });
     }
     let schema = input_schema(&tool.parameters);
-    let key = |c: char| c.is_ascii_alphanumeric() || c == '_' || c == '-' || c == '.';
     for name in schema
         .get("properties")
         .and_then(Value::as_object)
         .into_iter()
         .flat_map(|p| p.keys())
     {
-        if !name_matches(name, key, key, 64) {
+        if !is_property_key(name) {
             return Err(EmitError::InvalidName {
                 target: TARGET,
                 what: "property name",
@@ -59,6 +58,12 @@ pub(crate) fn tool_param(tool: &ToolDefinition) -> Result<Value, EmitError> {
     }))
 }
 
+/// Whether a top-level property key is one Anthropic accepts (`^[a-zA-Z0-9_.-]{1,64}$`).
+pub fn is_property_key(name: &str) -> bool {
+    let key = |c: char| c.is_ascii_alphanumeric() || c == '_' || c == '-' || c == '.';
+    name_matches(name, key, key, 64)
+}
+
 /// The `input_schema` of a tool.
 pub fn input_schema(parameters: &Value) -> Value {
     let mut s = parameters.clone();
@@ -66,4 +71,17 @@ pub fn input_schema(parameters: &Value) -> Value {
     rewrite::inline_refs(&mut s);
     rewrite::fix_root(&mut s);
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn property_keys() {
+        assert!(is_property_key("file.path-2_x"));
+        assert!(!is_property_key("file path"));
+        assert!(!is_property_key(""));
+        assert!(!is_property_key(&"a".repeat(65)));
+    }
 }

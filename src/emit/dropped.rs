@@ -3,10 +3,10 @@
 //! schema. The emitters and the linter's `constraint-dropped-by-target` rule share this, so the
 //! rule reports exactly what the emitters do.
 
-use serde_json::{Map, Value};
+use serde_json::Value;
 
-use crate::emit::openai;
-use crate::emit::rewrite::SILENT;
+use crate::emit::openai::{self, StrictChangeKind};
+use crate::emit::rewrite;
 use crate::ir::Target;
 
 /// A keyword a target moves into the description.
@@ -20,110 +20,49 @@ pub struct Dropped {
     pub value: Value,
 }
 
-/// Root combinators OpenAI, Anthropic and Gemini reject at the top level.
-const ROOT_COMBINATORS: &[&str] = &[
-    "anyOf", "oneOf", "allOf", "not", "enum", "const", "if", "then", "else",
-];
-
-/// The keywords of `parameters` that `target`'s tool list moves into a description.
+/// The keywords of `parameters` that `target`'s tool list moves into a description (Gemini in
+/// its default `parametersJsonSchema` form).
 pub fn dropped(target: Target, parameters: &Value) -> Vec<Dropped> {
-    let mut out = Vec::new();
     match target {
-        Target::Mcp => {}
-        Target::Openai | Target::Anthropic | Target::Gemini => root(parameters, &mut out),
+        Target::Mcp => Vec::new(),
+        Target::Openai | Target::Anthropic | Target::Gemini => root(parameters),
         Target::OpenaiStrict => {
-            if openai::strict_parameters(parameters).is_err() {
+            let conversion = openai::strict_conversion(parameters);
+            if !conversion.is_strict() {
                 // Emitted with `strict: false`: only the root is rewritten.
-                root(parameters, &mut out);
-            } else {
-                root(parameters, &mut out);
-                walk(parameters, "", true, &mut out);
+                return root(parameters);
             }
-        }
-    }
-    out
-}
-
-fn root(parameters: &Value, out: &mut Vec<Dropped>) {
-    if let Some(obj) = parameters.as_object() {
-        for (k, v) in obj {
-            if ROOT_COMBINATORS.contains(&k.as_str()) {
-                out.push(Dropped {
-                    pointer: String::new(),
-                    keyword: k.clone(),
-                    value: v.clone(),
-                });
-            }
+            conversion
+                .changes
+                .into_iter()
+                .filter_map(|c| match c.kind {
+                    StrictChangeKind::Moved { keyword, value } => Some(Dropped {
+                        pointer: c.pointer,
+                        keyword,
+                        value,
+                    }),
+                    _ => None,
+                })
+                .collect()
         }
     }
 }
 
-fn strict_keeps(k: &str, v: &Value) -> bool {
-    match k {
-        "format" => v
-            .as_str()
-            .is_some_and(|f| openai::STRICT_FORMATS.contains(&f)),
-        // Converted (`oneOf` → `anyOf`) or merged (`allOf`), not dropped.
-        "oneOf" | "allOf" => true,
-        _ => openai::STRICT_KEYWORDS.contains(&k) || SILENT.contains(&k) || k.starts_with("x-"),
-    }
-}
-
-fn escape(k: &str) -> String {
-    k.replace('~', "~0").replace('/', "~1")
-}
-
-fn walk(node: &Value, pointer: &str, is_root: bool, out: &mut Vec<Dropped>) {
-    let Some(obj) = node.as_object() else {
-        return;
-    };
-    for (k, v) in obj {
-        if is_root && ROOT_COMBINATORS.contains(&k.as_str()) {
-            continue;
-        }
-        if !strict_keeps(k, v) {
-            out.push(Dropped {
-                pointer: pointer.to_owned(),
-                keyword: k.clone(),
-                value: v.clone(),
-            });
-        }
-    }
-    children(obj, pointer, out);
-}
-
-fn children(obj: &Map<String, Value>, pointer: &str, out: &mut Vec<Dropped>) {
-    for key in ["properties", "$defs", "definitions"] {
-        for (name, sub) in obj
-            .get(key)
-            .and_then(Value::as_object)
-            .into_iter()
-            .flatten()
-        {
-            walk(
-                sub,
-                &format!("{pointer}/{key}/{}", escape(name)),
-                false,
-                out,
-            );
-        }
-    }
-    for key in ["items", "additionalProperties"] {
-        if let Some(sub) = obj.get(key) {
-            walk(sub, &format!("{pointer}/{key}"), false, out);
-        }
-    }
-    for key in ["anyOf", "oneOf", "allOf"] {
-        for (i, sub) in obj
-            .get(key)
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-            .enumerate()
-        {
-            walk(sub, &format!("{pointer}/{key}/{i}"), false, out);
-        }
-    }
+/// What [`rewrite::fix_root`] moves out of the root, as every provider form applies it.
+fn root(parameters: &Value) -> Vec<Dropped> {
+    let mut s = parameters.clone();
+    rewrite::strip_private(&mut s);
+    rewrite::inline_refs(&mut s);
+    s.as_object()
+        .into_iter()
+        .flatten()
+        .filter(|(k, _)| rewrite::ROOT_COMBINATORS.contains(&k.as_str()))
+        .map(|(k, v)| Dropped {
+            pointer: String::new(),
+            keyword: k.clone(),
+            value: v.clone(),
+        })
+        .collect()
 }
 
 #[cfg(test)]
@@ -143,6 +82,8 @@ mod tests {
             "additionalProperties": false,
             "anyOf": [{"required": ["path"]}, {"required": ["n"]}]
         });
+        // `$defs/P` is referenced by nothing, so the emitter drops the whole definition
+        // (`inline_refs`) rather than moving its `default` anywhere: nothing to report there.
         let got: Vec<(String, String)> = dropped(Target::OpenaiStrict, &p)
             .into_iter()
             .map(|d| (d.pointer, d.keyword))
@@ -153,7 +94,6 @@ mod tests {
                 (String::new(), "anyOf".to_owned()),
                 ("/properties/path".to_owned(), "maxLength".to_owned()),
                 ("/properties/path".to_owned(), "format".to_owned()),
-                ("/$defs/P".to_owned(), "default".to_owned()),
             ]
         );
         assert_eq!(dropped(Target::Anthropic, &p).len(), 1);

@@ -20,6 +20,10 @@ const SOURCES: &[(&str, &str)] = &[
     ("src/emit/mcp.rs", include_str!("mcp.rs")),
     ("src/emit/mod.rs", include_str!("mod.rs")),
     ("src/emit/openai.rs", include_str!("openai.rs")),
+    (
+        "src/emit/openai/strict.rs",
+        include_str!("openai/strict.rs"),
+    ),
     ("src/emit/output.rs", include_str!("output.rs")),
     ("src/emit/rewrite.rs", include_str!("rewrite.rs")),
     (

@@ -260,6 +260,15 @@ mod tests {
     use super::*;
 
     #[test]
+    fn parameter_names() {
+        assert!(is_parameter_name("_private"));
+        assert!(is_parameter_name("start_line"));
+        assert!(!is_parameter_name("replace-all"));
+        assert!(!is_parameter_name("2fa"));
+        assert!(!is_parameter_name("a.b"));
+    }
+
+    #[test]
     fn openapi_form_uses_nullable_and_string_enums() {
         let s = json!({
             "type": "object",

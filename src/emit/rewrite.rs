@@ -320,6 +320,12 @@ pub fn is_object(obj: &Map<String, Value>) -> bool {
         || (obj.get("type").is_none() && obj.contains_key("properties"))
 }
 
+/// Root keywords providers reject at the top level of a tool's parameters: [`fix_root`] moves
+/// them into the root description.
+pub const ROOT_COMBINATORS: &[&str] = &[
+    "anyOf", "oneOf", "allOf", "not", "enum", "const", "if", "then", "else",
+];
+
 /// Moves root-level combinators a provider rejects (`anyOf`, `oneOf`, `allOf`, `not`, `enum`,
 /// `if`/`then`/`else`) into the root description and makes sure the root is an object schema
 /// with `properties`.
@@ -330,12 +336,7 @@ pub fn fix_root(schema: &mut Value) {
     let Some(obj) = schema.as_object_mut() else {
         return;
     };
-    demote_node(obj, &|k, _| {
-        !matches!(
-            k,
-            "anyOf" | "oneOf" | "allOf" | "not" | "enum" | "const" | "if" | "then" | "else"
-        )
-    });
+    demote_node(obj, &|k, _| !ROOT_COMBINATORS.contains(&k));
     obj.insert("type".into(), Value::String("object".into()));
     if !obj.contains_key("properties") {
         obj.insert("properties".into(), Value::Object(Map::new()));

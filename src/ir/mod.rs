@@ -18,4 +18,6 @@ pub use tool::{
     OutputKeep, OutputPolicy, PermissionExample, PermissionPolicy, PermissionRule, ResourceSets,
     RetryPolicy, ToolDefinition, ValidationRule,
 };
-pub use vocab::{Decision, Effect, ErrorType, FormatterKind, Idempotency, Status};
+pub use vocab::{
+    Builtin, Decision, Effect, ErrorType, FormatterKind, HandlerLanguage, Idempotency, Status,
+};

@@ -361,18 +361,8 @@ impl Target {
     }
 }
 
-/// The default decision per effect when toolgate.yaml says nothing: reads run, changes ask.
-pub fn default_permission(effect: Effect) -> Decision {
-    match effect {
-        Effect::Pure | Effect::ReadOnly => Decision::Allow,
-        Effect::LocalWrite
-        | Effect::ProcessExecution
-        | Effect::NetworkRead
-        | Effect::NetworkWrite
-        | Effect::ExternalSideEffect
-        | Effect::Destructive => Decision::Ask,
-    }
-}
+/// The context a call is made in when nothing names one (approvals prompt there).
+pub const DEFAULT_CONTEXT: &str = "interactive";
 
 /// The `state_dir` used when toolgate.yaml names none: outside the workspace, so that a
 /// sandboxed tool allowed to write the workspace cannot reach the journal or the artifacts.

@@ -9,19 +9,13 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::ir::vocab::{Decision, Effect, ErrorType, FormatterKind, Idempotency};
+use crate::ir::vocab::{Decision, Effect, ErrorType, FormatterKind, HandlerLanguage, Idempotency};
 
-/// The builtin tools the runtime implements (`exec: {builtin: NAME}`).
-pub const BUILTIN_TOOLS: &[&str] = &[
-    "read_file",
-    "search_files",
-    "glob",
-    "list_dir",
-    "write_file",
-    "apply_patch",
-    "read_artifact",
-    "echo",
-];
+/// Compiles an `output.redact` pattern: the one engine (the `regex` crate's syntax) both the
+/// spec resolver checks with and the runtime redacts with, so a pattern that loads also runs.
+pub fn compile_redaction(pattern: &str) -> Result<regex::Regex, regex::Error> {
+    regex::Regex::new(pattern)
+}
 
 /// A resolved tool contract.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -296,8 +290,8 @@ pub enum ExecSpec {
     },
     /// A handler bound by the embedding program.
     Handler {
-        /// The handler language (`rust`).
-        language: String,
+        /// The handler language.
+        language: HandlerLanguage,
     },
 }
 
@@ -350,4 +344,17 @@ pub struct EnvSpec {
     /// Inherited variables whose values are secrets: redacted from what the model sees.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub secret: Vec<String>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn redaction_patterns_use_one_engine() {
+        assert!(compile_redaction(r"\bAKIA[0-9A-Z]{16}\b").is_ok());
+        // Look-around is ECMA-262 (what JSON Schema `pattern` accepts) but not this engine:
+        // refused at load time, never accepted there and refused at startup.
+        assert!(compile_redaction(r"token(?=:)").is_err());
+    }
 }

@@ -63,6 +63,47 @@ vocabulary! {
 }
 
 impl Effect {
+    /// The permission decision when neither the tool's rules nor toolgate.yaml's
+    /// `defaults.permission` decide: reads run, changes ask.
+    pub fn default_permission(self) -> Decision {
+        match self {
+            Effect::Pure | Effect::ReadOnly => Decision::Allow,
+            Effect::LocalWrite
+            | Effect::ProcessExecution
+            | Effect::NetworkRead
+            | Effect::NetworkWrite
+            | Effect::ExternalSideEffect
+            | Effect::Destructive => Decision::Ask,
+        }
+    }
+
+    /// The idempotency a tool has when its spec declares none: only tools that change nothing
+    /// are safe to repeat.
+    pub fn default_idempotency(self) -> Idempotency {
+        match self {
+            Effect::Pure | Effect::ReadOnly | Effect::NetworkRead => Idempotency::Pure,
+            Effect::LocalWrite
+            | Effect::ProcessExecution
+            | Effect::NetworkWrite
+            | Effect::ExternalSideEffect
+            | Effect::Destructive => Idempotency::NonIdempotent,
+        }
+    }
+
+    /// The timeout a tool gets when neither it nor toolgate.yaml sets one.
+    pub fn default_timeout(self) -> std::time::Duration {
+        let secs = match self {
+            Effect::Pure => 5,
+            Effect::ReadOnly | Effect::LocalWrite => 30,
+            Effect::NetworkRead
+            | Effect::NetworkWrite
+            | Effect::ExternalSideEffect
+            | Effect::Destructive => 60,
+            Effect::ProcessExecution => 300,
+        };
+        std::time::Duration::from_secs(secs)
+    }
+
     /// Whether the tool leaves every environment unchanged (MCP `readOnlyHint`).
     pub fn is_read_only(self) -> bool {
         matches!(self, Effect::Pure | Effect::ReadOnly | Effect::NetworkRead)
@@ -86,6 +127,44 @@ impl Effect {
                 | Effect::NetworkWrite
                 | Effect::Destructive
         )
+    }
+}
+
+vocabulary! {
+    /// A builtin tool the runtime implements (`exec: {builtin: NAME}`): the one list the spec
+    /// resolver checks names against and the runtime dispatches on.
+    Builtin {
+        /// `read_file`
+        ReadFile = "read_file",
+        /// `search_files`
+        SearchFiles = "search_files",
+        /// `glob`
+        Glob = "glob",
+        /// `list_dir`
+        ListDir = "list_dir",
+        /// `write_file`
+        WriteFile = "write_file",
+        /// `apply_patch`
+        ApplyPatch = "apply_patch",
+        /// `read_artifact`
+        ReadArtifact = "read_artifact",
+        /// `echo`
+        Echo = "echo",
+    }
+}
+
+impl Builtin {
+    /// Every builtin's spec name, in declaration order.
+    pub fn names() -> Vec<&'static str> {
+        Builtin::ALL.iter().map(|b| b.as_str()).collect()
+    }
+}
+
+vocabulary! {
+    /// The language of a handler the embedding program binds (`exec: {handler: rust}`).
+    HandlerLanguage {
+        /// A Rust function, bound through the generated crate or `Runtime::bind`.
+        Rust = "rust",
     }
 }
 

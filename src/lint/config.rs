@@ -225,8 +225,8 @@ pub fn unknown_rule_help(key: &str) -> String {
         .iter()
         .flat_map(|r| [r.meta().code, r.meta().name])
         .collect();
-    match crate::suggest::closest(key, names.iter().copied()) {
-        Some(s) => format!("did you mean `{s}`? (`toolgate rules` lists them)"),
+    match crate::suggest::did_you_mean(key, names.iter().copied()) {
+        Some(s) => format!("{s} (`toolgate rules` lists them)"),
         None => "`toolgate rules` lists every rule".into(),
     }
 }

@@ -42,7 +42,7 @@ use crate::runtime::journal::IDEMPOTENCY_KEY_MCP_META;
 use crate::runtime::{Session, ToolCall, ToolRuntime};
 
 /// The context of a connection whose client can answer elicitations, unless `--context` says.
-pub const ELICITING_CONTEXT: &str = "interactive";
+pub const ELICITING_CONTEXT: &str = crate::ir::project::DEFAULT_CONTEXT;
 /// The context of a connection whose client cannot, unless `--context` says.
 pub const SILENT_CONTEXT: &str = "headless";
 

@@ -7,6 +7,7 @@
 //! effect's default. The result records the whole chain so a decision can be explained.
 
 pub mod arguments;
+pub mod examples;
 pub mod protect;
 
 use std::sync::Arc;
@@ -18,6 +19,7 @@ use crate::cel::{Bindings, EvalError, Evaluator};
 use crate::ir::{Decision, PermissionPolicy, PermissionRule, ToolDefinition};
 
 pub use arguments::{PathParam, ProtectedArgument};
+pub use examples::{EXAMPLE_WORKSPACE, ExampleOutcome, run_example};
 pub use protect::{ProtectError, ProtectedPaths, ProtectedSet, Protection};
 
 /// A permission policy with its rules compiled.

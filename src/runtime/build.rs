@@ -307,7 +307,7 @@ impl RuntimeBuilder {
                 .with_file_limits(FileLimits::of(&project.budgets)),
         );
         let workspace_str = workspace.root().to_string_lossy().into_owned();
-        let registry = Registry::build(&self.bundle, &workspace_str)?;
+        let registry = Registry::build(&self.bundle)?;
         if let Some(b) = &self.bindings {
             b.check_complete()?;
         }

@@ -12,7 +12,6 @@ use std::sync::Arc;
 use cel::Program;
 use indexmap::IndexMap;
 
-use crate::cel::Bindings;
 use crate::ir::{Bundle, ExecSpec, ToolDefinition, ValidationRule};
 use crate::policy::{CompiledPolicy, ProtectedSet};
 use crate::runtime::exec::Backend;
@@ -97,9 +96,8 @@ pub struct Registry {
 }
 
 impl Registry {
-    /// Compiles every tool of a bundle. `workspace` is what CEL sees as `workspace` when the
-    /// permission examples run.
-    pub fn build(bundle: &Bundle, workspace: &str) -> Result<Registry, ToolLoadError> {
+    /// Compiles every tool of a bundle and runs its permission examples.
+    pub fn build(bundle: &Bundle) -> Result<Registry, ToolLoadError> {
         let mut tools = HashMap::new();
         let mut names = Vec::new();
         let mut aliases = HashMap::new();
@@ -109,7 +107,7 @@ impl Registry {
             .unwrap_or_else(|_| crate::policy::protect::default_set());
         for def in &bundle.tools {
             let compiled = compile_tool(def)?;
-            run_examples(&compiled, workspace, &protected)?;
+            run_examples(&compiled, &protected)?;
             names.push(def.name.clone());
             for alias in &def.aliases {
                 aliases.insert(alias.clone(), def.name.clone());
@@ -230,7 +228,7 @@ impl Registry {
     /// an action family with it (`find_symbol` → search_files, grep, glob). When nothing is
     /// related, the visible tools themselves.
     fn alternatives(&self, unknown: &str, visible: &[&str]) -> Vec<String> {
-        let wanted = families(&words(unknown));
+        let wanted = families(&crate::words::tokens(unknown));
         let mut scored: Vec<(f64, &str)> = visible
             .iter()
             .filter_map(|name| {
@@ -238,11 +236,13 @@ impl Registry {
                 let def = &tool.definition;
                 let similarity =
                     strsim::jaro_winkler(&unknown.to_ascii_lowercase(), &name.to_ascii_lowercase());
-                let in_name = families(&words(name)).intersection(&wanted).count() as f64;
-                let in_title = families(&words(def.title.as_deref().unwrap_or("")))
+                let in_name = families(&crate::words::tokens(name))
                     .intersection(&wanted)
                     .count() as f64;
-                let in_desc = families(&words(&def.description))
+                let in_title = families(&crate::words::tokens(def.title.as_deref().unwrap_or("")))
+                    .intersection(&wanted)
+                    .count() as f64;
+                let in_desc = families(&crate::words::tokens(&def.description))
                     .intersection(&wanted)
                     .count() as f64;
                 let close = if similarity >= 0.8 { similarity } else { 0.0 };
@@ -262,14 +262,6 @@ impl Registry {
         }
         out
     }
-}
-
-/// Lowercase words of a name or text (`find_symbol` → find, symbol).
-fn words(text: &str) -> Vec<String> {
-    text.split(|c: char| !c.is_ascii_alphanumeric())
-        .filter(|w| !w.is_empty())
-        .map(str::to_ascii_lowercase)
-        .collect()
 }
 
 /// Action families: words that name the same kind of tool.
@@ -391,7 +383,8 @@ fn compile_tool(def: &ToolDefinition) -> Result<CompiledTool, ToolLoadError> {
         .redact
         .iter()
         .map(|r| {
-            regex::Regex::new(r).map_err(|e| err(format!("redact pattern `{r}` is invalid: {e}")))
+            crate::ir::tool::compile_redaction(r)
+                .map_err(|e| err(format!("redact pattern `{r}` is invalid: {e}")))
         })
         .collect::<Result<Vec<_>, _>>()?;
     let uses_cel = !validate.is_empty()
@@ -420,41 +413,45 @@ fn compile_tool(def: &ToolDefinition) -> Result<CompiledTool, ToolLoadError> {
     })
 }
 
-/// Runs the tool's permission examples through the live evaluator.
-fn run_examples(
-    tool: &CompiledTool,
-    workspace: &str,
-    protected: &Arc<ProtectedSet>,
-) -> Result<(), ToolLoadError> {
+/// Runs the tool's permission examples as `lint` does ([`crate::policy::examples`]): the
+/// same function and settings, so a bundle the linter passed always loads.
+fn run_examples(tool: &CompiledTool, protected: &Arc<ProtectedSet>) -> Result<(), ToolLoadError> {
+    use crate::policy::examples::{ExampleOutcome, run_example};
     let def = &tool.definition;
     for (i, ex) in def.permissions.examples.iter().enumerate() {
-        let context = ex.context.as_deref().unwrap_or("interactive");
-        let bindings = Bindings {
-            args: &ex.args,
-            tool_name: &def.name,
-            tool_effect: def.effect.as_str(),
-            tool_version: def.version,
-            context,
-            workspace,
+        let fail = |message: String| ToolLoadError {
+            tool: def.name.clone(),
+            message,
         };
-        let got = tool
-            .policy
-            .decide_example(&bindings, def, protected.clone())
-            .map_err(|e| e.to_string())
-            .map_err(|m| ToolLoadError {
-                tool: def.name.clone(),
-                message: format!("permission example {} fails to evaluate: {m}", i + 1),
-            })?;
-        if got.decision != ex.expect {
-            return Err(ToolLoadError {
-                tool: def.name.clone(),
-                message: format!(
+        match run_example(
+            def,
+            &tool.policy,
+            protected.clone(),
+            Some(&tool.parameters),
+            ex,
+        ) {
+            ExampleOutcome::InvalidArguments(errs) => {
+                return Err(fail(format!(
+                    "permission example {} has arguments that do not match `parameters`: {}",
+                    i + 1,
+                    errs.join("; ")
+                )));
+            }
+            ExampleOutcome::Failed(m) => {
+                return Err(fail(format!(
+                    "permission example {} fails to evaluate: {m}",
+                    i + 1
+                )));
+            }
+            ExampleOutcome::Decided(got) if got.decision != ex.expect => {
+                return Err(fail(format!(
                     "permission example {} expects `{}` but the rules decide `{}`",
                     i + 1,
                     ex.expect,
                     got.decision
-                ),
-            });
+                )));
+            }
+            ExampleOutcome::Decided(_) => {}
         }
     }
     Ok(())
@@ -466,9 +463,12 @@ mod tests {
 
     #[test]
     fn action_families() {
-        assert_eq!(families(&words("find_symbol")), BTreeSet::from(["search"]));
         assert_eq!(
-            families(&words("read_directory_recursive")),
+            families(&crate::words::tokens("find_symbol")),
+            BTreeSet::from(["search"])
+        );
+        assert_eq!(
+            families(&crate::words::tokens("read_directory_recursive")),
             BTreeSet::from(["list", "read"])
         );
     }

@@ -11,7 +11,7 @@ use std::marker::PhantomData;
 use serde::Deserialize;
 use serde::de::{self, Deserializer, MapAccess, SeqAccess, Visitor};
 
-use crate::ir::{Decision, Effect, FormatterKind, Idempotency};
+use crate::ir::{Decision, Effect, FormatterKind, HandlerLanguage, Idempotency, OutputKeep};
 use crate::spec::literal::{DurationLit, SizeLit};
 use crate::spec::yaml::{Node, Spanned};
 
@@ -357,9 +357,9 @@ pub struct OutputAst {
     /// Most lines the model sees.
     #[serde(default)]
     pub max_lines: Option<Spanned<u64>>,
-    /// `head`, `tail` or `head_tail`.
+    /// Which part of long output the model sees: `head`, `tail` or `head_tail`.
     #[serde(default)]
-    pub keep: Option<Spanned<String>>,
+    pub keep: Option<Spanned<OutputKeep>>,
     /// Output larger than this is kept whole as an artifact even when it is shown in full
     /// (output the limits cut is always kept).
     #[serde(default)]
@@ -387,7 +387,7 @@ pub enum ExecAst {
     /// An upstream MCP tool.
     Mcp(McpExecAst),
     /// A handler bound by the embedding program (`rust`).
-    Handler(Spanned<String>),
+    Handler(Spanned<HandlerLanguage>),
 }
 
 /// `exec.command`.

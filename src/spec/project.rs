@@ -41,19 +41,6 @@ pub const DEFAULT_ARTIFACT_THRESHOLD: u64 = 64 * 1024;
 /// How long an interactive approval waits by default.
 pub const DEFAULT_APPROVAL_TIMEOUT: Duration = Duration::from_secs(120);
 
-/// The timeout a tool gets from its effect class when neither it nor toolgate.yaml sets one.
-pub fn effect_timeout(effect: Effect) -> Duration {
-    match effect {
-        Effect::Pure => Duration::from_secs(5),
-        Effect::ReadOnly | Effect::LocalWrite => Duration::from_secs(30),
-        Effect::NetworkRead
-        | Effect::NetworkWrite
-        | Effect::ExternalSideEffect
-        | Effect::Destructive => Duration::from_secs(60),
-        Effect::ProcessExecution => Duration::from_secs(300),
-    }
-}
-
 /// The sandbox profiles every project has unless toolgate.yaml redefines them.
 ///
 /// - `workspace-read`: reads the system folders, the tool's toolchain and the workspace; writes
@@ -125,7 +112,7 @@ pub fn resolve_project(
 
     let mut default_permissions = BTreeMap::new();
     for e in Effect::ALL {
-        default_permissions.insert(*e, crate::ir::project::default_permission(*e));
+        default_permissions.insert(*e, e.default_permission());
     }
     let mut defaults = ToolDefaults {
         timeout: None,
@@ -155,7 +142,7 @@ pub fn resolve_project(
 
     let mut contexts = IndexMap::new();
     contexts.insert(
-        "interactive".to_owned(),
+        crate::ir::project::DEFAULT_CONTEXT.to_owned(),
         ContextPolicy {
             ask: AskMode::Prompt,
             approval_timeout_ms: DEFAULT_APPROVAL_TIMEOUT.as_millis() as u64,
@@ -171,17 +158,7 @@ pub fn resolve_project(
         );
     }
     for (name, c) in &p.contexts {
-        let ask = match c.value.ask.value.as_str() {
-            "prompt" => AskMode::Prompt,
-            "deny" => AskMode::Deny,
-            other => {
-                diags.push(
-                    err(c.value.ask.range, format!("unknown ask mode `{other}`"))
-                        .with_help("use `prompt` (someone can answer) or `deny` (nobody can: asks end as APPROVAL_UNAVAILABLE)"),
-                );
-                AskMode::Deny
-            }
-        };
+        let ask = c.value.ask.value;
         let timeout = c
             .value
             .approval_timeout
@@ -280,10 +257,8 @@ pub fn resolve_project(
                     Some(x) => targets.push(*x),
                     None => {
                         let names: Vec<&str> = Target::ALL.iter().map(|x| x.as_str()).collect();
-                        let help = match crate::suggest::closest(&t.value, names.iter().copied()) {
-                            Some(s) => format!("did you mean `{s}`?"),
-                            None => format!("targets are: {}", names.join(", ")),
-                        };
+                        let help = crate::suggest::did_you_mean(&t.value, names.iter().copied())
+                            .unwrap_or_else(|| format!("targets are: {}", names.join(", ")));
                         diags.push(
                             err(t.range, format!("unknown target `{}`", t.value)).with_help(help),
                         );
@@ -322,11 +297,14 @@ pub fn resolve_project(
             serve.toolset = Some(t.value.clone());
         } else {
             let names: Vec<&str> = p.toolsets.keys().map(String::as_str).collect();
-            let help = match crate::suggest::closest(&t.value, names.iter().copied()) {
-                Some(s) => format!("did you mean `{s}`?"),
-                None if names.is_empty() => "define it under `toolsets`".into(),
-                None => format!("toolsets are: {}", names.join(", ")),
-            };
+            let help = crate::suggest::did_you_mean(&t.value, names.iter().copied())
+                .unwrap_or_else(|| {
+                    if names.is_empty() {
+                        "define it under `toolsets`".into()
+                    } else {
+                        format!("toolsets are: {}", names.join(", "))
+                    }
+                });
             diags.push(
                 err(
                     t.range,

@@ -3,7 +3,7 @@
 use indexmap::IndexMap;
 use serde::Deserialize;
 
-use crate::ir::{Decision, Effect, FormatterKind};
+use crate::ir::{AskMode, Decision, Effect, FormatterKind};
 use crate::spec::literal::{DurationLit, SizeLit};
 use crate::spec::yaml::Spanned;
 
@@ -156,8 +156,8 @@ pub struct DefaultOutputAst {
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ContextAst {
-    /// `prompt` or `deny`.
-    pub ask: Spanned<String>,
+    /// `prompt` (someone can answer) or `deny` (nobody can: asks end as APPROVAL_UNAVAILABLE).
+    pub ask: Spanned<AskMode>,
     /// How long to wait for an answer.
     #[serde(default)]
     pub approval_timeout: Option<Spanned<DurationLit>>,

@@ -14,22 +14,22 @@ use indexmap::IndexMap;
 use rayon::prelude::*;
 use serde_json::{Value, json};
 
-use crate::cel::{self, Analysis, Bindings, Slot};
+use crate::cel::{self, Analysis, Slot};
 use crate::diagnostic::{Diagnostic, Severity};
 use crate::ir::template::{self, TemplatePart};
-use crate::ir::tool::BUILTIN_TOOLS;
 use crate::ir::{
     ArgvElement, Backoff, CommandSpec, ConcurrencyGroup, Decision, Effect, EnvSpec, ErrorType,
-    ExecSpec, FormatterKind, Idempotency, OutputKeep, OutputPolicy, PermissionExample,
-    PermissionPolicy, PermissionRule, ProjectConfig, ResourceSets, RetryPolicy, ToolDefinition,
-    ValidationRule,
+    ExecSpec, FormatterKind, HandlerLanguage, Idempotency, OutputKeep, OutputPolicy,
+    PermissionExample, PermissionPolicy, PermissionRule, ProjectConfig, ResourceSets, RetryPolicy,
+    ToolDefinition, ValidationRule,
 };
 use crate::lint::Rule;
+use crate::policy::examples::{ExampleOutcome, run_example};
 use crate::policy::{CompiledPolicy, PolicyDecision};
 use crate::spec::ast::{ExecAst, OneOrMany, StringOr, ToolSpec};
 use crate::spec::cel_span;
 use crate::spec::load::{LoadedSpecs, SpecFile};
-use crate::spec::project::{ToolDefaults, effect_timeout, resolve_project};
+use crate::spec::project::{ToolDefaults, resolve_project};
 use crate::spec::source::{SourceFile, SourceId, Span, TextRange};
 use crate::spec::yaml::{Node, NodeValue, Spanned};
 
@@ -286,10 +286,8 @@ fn check_toolsets(
     for (set, ts) in &pf.toolsets {
         for member in &ts.value.tools {
             if !names.contains(&member.value.as_str()) {
-                let help = match crate::suggest::closest(&member.value, names.iter().copied()) {
-                    Some(s) => format!("did you mean `{s}`?"),
-                    None => "list tools by their `name`".into(),
-                };
+                let help = crate::suggest::did_you_mean(&member.value, names.iter().copied())
+                    .unwrap_or_else(|| "list tools by their `name`".into());
                 diags.push(
                     Diagnostic::new(
                         Some(Rule::UnknownProjectReference.code()),
@@ -327,23 +325,23 @@ impl ToolResolver<'_> {
         r.in_file(self.source)
     }
 
-    fn contract(&mut self, range: TextRange, message: impl Into<String>, help: Option<String>) {
-        let d = Diagnostic::new(
-            Some(Rule::InvalidContract.code()),
+    /// An error of contract rule `rule` at `range` of this tool's file.
+    fn error(&self, rule: Rule, range: TextRange, message: impl Into<String>) -> Diagnostic {
+        Diagnostic::new(
+            Some(rule.code()),
             Severity::Error,
             self.span(range),
             message,
-        );
+        )
+    }
+
+    fn contract(&mut self, range: TextRange, message: impl Into<String>, help: Option<String>) {
+        let d = self.error(Rule::InvalidContract, range, message);
         self.diags.push(d.with_help_opt(help));
     }
 
     fn reference(&mut self, range: TextRange, message: impl Into<String>, help: Option<String>) {
-        let d = Diagnostic::new(
-            Some(Rule::UnknownProjectReference.code()),
-            Severity::Error,
-            self.span(range),
-            message,
-        );
+        let d = self.error(Rule::UnknownProjectReference, range, message);
         self.diags.push(d.with_help_opt(help));
     }
 
@@ -378,7 +376,7 @@ impl ToolResolver<'_> {
             }
         };
         let (idempotency, idempotency_key_ast) = match &t.idempotency {
-            None => (default_idempotency(effect), None),
+            None => (effect.default_idempotency(), None),
             Some(s) => match &s.value {
                 StringOr::String(text) => match Idempotency::parse(text) {
                     Some(i) => (i, None),
@@ -444,7 +442,7 @@ impl ToolResolver<'_> {
             .default_permissions
             .get(&effect)
             .copied()
-            .unwrap_or_else(|| crate::ir::project::default_permission(effect));
+            .unwrap_or_else(|| effect.default_permission());
         let mut rules = Vec::new();
         let mut compiled_rules = Vec::new();
         let mut example_asts = Vec::new();
@@ -532,7 +530,7 @@ impl ToolResolver<'_> {
             .as_ref()
             .map(|t| t.value.0)
             .or(self.defaults.timeout)
-            .unwrap_or_else(|| effect_timeout(effect));
+            .unwrap_or_else(|| effect.default_timeout());
         let timeout_ms = (timeout.as_millis() as u64).max(1);
 
         let retry = self.resolve_retry(t, timeout_ms);
@@ -562,7 +560,7 @@ impl ToolResolver<'_> {
         let exec = match &t.exec {
             Some(e) => self.resolve_exec(e, &parameters),
             None if self.imported => ExecSpec::Handler {
-                language: "rust".into(),
+                language: HandlerLanguage::Rust,
             },
             None => {
                 let at = t.name.as_ref().map(|n| n.range).unwrap_or(whole);
@@ -572,7 +570,7 @@ impl ToolResolver<'_> {
                     Some("add `exec:` with one of `builtin: NAME`, `command: {argv: [...]}`, `mcp: {server, tool}`, `handler: rust`".into()),
                 );
                 ExecSpec::Handler {
-                    language: "rust".into(),
+                    language: HandlerLanguage::Rust,
                 }
             }
         };
@@ -622,21 +620,16 @@ impl ToolResolver<'_> {
                 .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'));
         if !valid {
             self.diags.push(
-                Diagnostic::new(
-                    Some(Rule::InvalidRuleId.code()),
-                    Severity::Error,
-                    self.span(id.range),
-                    format!("rule id `{}` may only use letters, digits, `-`, `_` and `.`", id.value),
+                self.error(Rule::InvalidRuleId, id.range, format!("rule id `{}` may only use letters, digits, `-`, `_` and `.`", id.value),
                 )
                 .with_help("ids appear in decisions, traces and suppressions; keep them short and kebab-case"),
             );
         }
         if !seen.insert(id.value.clone()) {
             self.diags.push(
-                Diagnostic::new(
-                    Some(Rule::InvalidRuleId.code()),
-                    Severity::Error,
-                    self.span(id.range),
+                self.error(
+                    Rule::InvalidRuleId,
+                    id.range,
                     format!("rule id `{}` is used twice in this tool", id.value),
                 )
                 .with_help("validate and permission rule ids must be unique within a tool"),
@@ -742,21 +735,16 @@ impl ToolResolver<'_> {
             if !is_object {
                 let at = ty.map(|t| t.range).unwrap_or(node.range);
                 self.diags.push(
-                    Diagnostic::new(
-                        Some(Rule::InvalidJsonSchema.code()),
-                        Severity::Error,
-                        self.span(at),
-                        "`parameters` must be an object schema (`type: object`)",
+                    self.error(Rule::InvalidJsonSchema, at, "`parameters` must be an object schema (`type: object`)",
                     )
                     .with_help("tool arguments are always a JSON object; put each argument under `properties`"),
                 );
             }
         }
         if !node.is_map() {
-            self.diags.push(Diagnostic::new(
-                Some(Rule::InvalidJsonSchema.code()),
-                Severity::Error,
-                self.span(node.range),
+            self.diags.push(self.error(
+                Rule::InvalidJsonSchema,
+                node.range,
                 format!("`{key}` must be a JSON Schema mapping, not {}", node.kind()),
             ));
             return None;
@@ -771,10 +759,9 @@ impl ToolResolver<'_> {
             let ptr = e.instance_path().as_str().to_owned();
             let at = node.at_pointer(&ptr).map(|n| n.range).unwrap_or(node.range);
             self.diags.push(
-                Diagnostic::new(
-                    Some(Rule::InvalidJsonSchema.code()),
-                    Severity::Error,
-                    self.span(at),
+                self.error(
+                    Rule::InvalidJsonSchema,
+                    at,
                     format!(
                         "`{key}{}` is not valid JSON Schema 2020-12: {}",
                         ptr,
@@ -793,10 +780,9 @@ impl ToolResolver<'_> {
             Err(e) => {
                 let ptr = e.schema_path().as_str().to_owned();
                 let at = node.at_pointer(&ptr).map(|n| n.range).unwrap_or(node.range);
-                self.diags.push(Diagnostic::new(
-                    Some(Rule::InvalidJsonSchema.code()),
-                    Severity::Error,
-                    self.span(at),
+                self.diags.push(self.error(
+                    Rule::InvalidJsonSchema,
+                    at,
                     format!("`{key}` cannot be compiled: {}", e.masked()),
                 ));
                 None
@@ -817,10 +803,9 @@ impl ToolResolver<'_> {
                     && !declared.contains(&name)
                 {
                     self.diags.push(
-                        Diagnostic::new(
-                            Some(Rule::InvalidJsonSchema.code()),
-                            Severity::Error,
-                            self.span(r.range),
+                        self.error(
+                            Rule::InvalidJsonSchema,
+                            r.range,
                             format!("`required` names `{name}`, which is not under `properties`"),
                         )
                         .with_help(did_you_mean(name, &declared)),
@@ -909,26 +894,13 @@ impl ToolResolver<'_> {
             _ if has_result => FormatterKind::Json,
             _ => FormatterKind::Text,
         });
-        let keep = match o.and_then(|o| o.keep.as_ref()) {
-            None => OutputKeep::HeadTail,
-            Some(k) => match k.value.as_str() {
-                "head" => OutputKeep::Head,
-                "tail" => OutputKeep::Tail,
-                "head_tail" => OutputKeep::HeadTail,
-                other => {
-                    self.contract(
-                        k.range,
-                        format!("unknown `keep` value `{other}`"),
-                        Some("use `head`, `tail` or `head_tail`".into()),
-                    );
-                    OutputKeep::HeadTail
-                }
-            },
-        };
+        let keep = o
+            .and_then(|o| o.keep.as_ref())
+            .map_or(OutputKeep::HeadTail, |k| k.value);
         let mut redact = Vec::new();
         if let Some(list) = o.and_then(|o| o.redact.as_ref()) {
             for r in &list.value {
-                if let Err(e) = regex_check(&r.value) {
+                if let Err(e) = crate::ir::tool::compile_redaction(&r.value) {
                     self.contract(
                         r.range,
                         format!("`redact` pattern is not a valid regular expression: {e}"),
@@ -1059,29 +1031,20 @@ impl ToolResolver<'_> {
     fn resolve_exec(&mut self, e: &Spanned<ExecAst>, parameters: &Value) -> ExecSpec {
         match &e.value {
             ExecAst::Builtin(name) => {
-                if !BUILTIN_TOOLS.contains(&name.value.as_str()) {
+                if crate::ir::Builtin::parse(&name.value).is_none() {
                     self.reference(
                         name.range,
                         format!("unknown builtin tool `{}`", name.value),
-                        Some(did_you_mean(&name.value, BUILTIN_TOOLS)),
+                        Some(did_you_mean(&name.value, &crate::ir::Builtin::names())),
                     );
                 }
                 ExecSpec::Builtin {
                     name: name.value.clone(),
                 }
             }
-            ExecAst::Handler(lang) => {
-                if lang.value != "rust" {
-                    self.contract(
-                        lang.range,
-                        format!("unknown handler language `{}`", lang.value),
-                        Some("use `handler: rust`".into()),
-                    );
-                }
-                ExecSpec::Handler {
-                    language: lang.value.clone(),
-                }
-            }
+            ExecAst::Handler(lang) => ExecSpec::Handler {
+                language: lang.value,
+            },
             ExecAst::Mcp(m) => {
                 if !self.project.mcp_servers.contains_key(&m.server.value) {
                     let names: Vec<&str> = self
@@ -1271,12 +1234,6 @@ impl ToolResolver<'_> {
         for ex in asts {
             let span = self.span(ex.range);
             let args = ex.value.args.to_json();
-            let context = ex
-                .value
-                .context
-                .as_ref()
-                .map(|c| c.value.as_str())
-                .unwrap_or("interactive");
             if let Some(c) = &ex.value.context
                 && !self.project.contexts.contains_key(&c.value)
             {
@@ -1287,24 +1244,17 @@ impl ToolResolver<'_> {
                     Some(did_you_mean(&c.value, &names)),
                 );
             }
-            if let Some(v) = validator {
-                let errs: Vec<String> = v
-                    .iter_errors(&args)
-                    .map(|e| {
-                        let at = e.instance_path().as_str();
-                        if at.is_empty() {
-                            e.masked().to_string()
-                        } else {
-                            format!("{} at `{at}`", e.masked())
-                        }
-                    })
-                    .collect();
-                if !errs.is_empty() {
+            let example = PermissionExample {
+                args,
+                context: ex.value.context.as_ref().map(|c| c.value.clone()),
+                expect: ex.value.expect.value,
+            };
+            let got = match run_example(def, policy, self.protected.clone(), validator, &example) {
+                ExampleOutcome::InvalidArguments(errs) => {
                     self.diags.push(
-                        Diagnostic::new(
-                            Some(Rule::PermissionExampleFailed.code()),
-                            Severity::Error,
-                            self.span(ex.value.args.range),
+                        self.error(
+                            Rule::PermissionExampleFailed,
+                            ex.value.args.range,
                             format!(
                                 "example arguments do not match `parameters`: {}",
                                 errs.join("; ")
@@ -1319,18 +1269,9 @@ impl ToolResolver<'_> {
                     });
                     continue;
                 }
-            }
-            let bindings = Bindings {
-                args: &args,
-                tool_name: &def.name,
-                tool_effect: def.effect.as_str(),
-                tool_version: def.version,
-                context,
-                workspace: "/workspace",
+                ExampleOutcome::Failed(m) => Err(m),
+                ExampleOutcome::Decided(d) => Ok(d),
             };
-            let got = policy
-                .decide_example(&bindings, def, self.protected.clone())
-                .map_err(|e| e.to_string());
             match &got {
                 Ok(d) if d.decision != ex.value.expect.value => {
                     let by = match &d.source {
@@ -1347,10 +1288,9 @@ impl ToolResolver<'_> {
                         ),
                     };
                     self.diags.push(
-                        Diagnostic::new(
-                            Some(Rule::PermissionExampleFailed.code()),
-                            Severity::Error,
-                            self.span(ex.value.expect.range),
+                        self.error(
+                            Rule::PermissionExampleFailed,
+                            ex.value.expect.range,
                             format!(
                                 "example expects `{}` but the policy decides `{}` by {by}",
                                 ex.value.expect.value, d.decision
@@ -1361,10 +1301,9 @@ impl ToolResolver<'_> {
                     );
                 }
                 Err(msg) => {
-                    self.diags.push(Diagnostic::new(
-                        Some(Rule::PermissionExampleFailed.code()),
-                        Severity::Error,
-                        self.span(ex.value.args.range),
+                    self.diags.push(self.error(
+                        Rule::PermissionExampleFailed,
+                        ex.value.args.range,
                         format!("example could not be decided: {msg}"),
                     ));
                 }
@@ -1380,30 +1319,77 @@ impl ToolResolver<'_> {
     }
 }
 
-fn regex_check(p: &str) -> Result<(), String> {
-    // jsonschema's `pattern` uses the same engine family; compile through it to avoid a second
-    // regex dependency.
-    jsonschema::draft202012::new(&json!({"pattern": p}))
-        .map(|_| ())
-        .map_err(|e| e.to_string())
-}
-
-fn default_idempotency(effect: Effect) -> Idempotency {
-    match effect {
-        Effect::Pure | Effect::ReadOnly | Effect::NetworkRead => Idempotency::Pure,
-        Effect::LocalWrite
-        | Effect::ProcessExecution
-        | Effect::NetworkWrite
-        | Effect::ExternalSideEffect
-        | Effect::Destructive => Idempotency::NonIdempotent,
-    }
-}
-
 /// "did you mean `x`?" or the list of valid names.
-pub fn did_you_mean(input: &str, names: &[&str]) -> String {
-    match crate::suggest::closest(input, names.iter().copied()) {
-        Some(s) => format!("did you mean `{s}`?"),
-        None if names.is_empty() => "none are defined".into(),
-        None => format!("expected one of: {}", names.join(", ")),
+pub use crate::suggest::did_you_mean_or_list as did_you_mean;
+
+#[cfg(test)]
+mod tests {
+    use std::path::PathBuf;
+
+    use crate::check::{CheckedProject, check_texts};
+    use crate::ir::{Decision, Effect, Idempotency};
+    use crate::lint::Rule;
+
+    const HEAD: &str = "name: t
+description: Write a note into the workspace's notes folder and return its path.
+parameters: {type: object, properties: {path: {type: string}}, required: [path]}
+";
+
+    fn check(body: &str) -> CheckedProject {
+        check_texts(&[(PathBuf::from("t.yaml"), format!("{HEAD}{body}"))], None)
+    }
+
+    fn errors(c: &CheckedProject, rule: Rule) -> Vec<&crate::diagnostic::Diagnostic> {
+        c.diagnostics
+            .iter()
+            .filter(|d| d.code == Some(rule.code()))
+            .collect()
+    }
+
+    #[test]
+    fn defaults_come_from_the_effect() {
+        let c = check("effect: local_write\nexec: {builtin: write_file}\n");
+        let def = c.resolution.definitions().next().unwrap();
+        assert_eq!(def.idempotency, Effect::LocalWrite.default_idempotency());
+        assert_eq!(def.idempotency, Idempotency::NonIdempotent);
+        assert_eq!(
+            def.timeout_ms,
+            Effect::LocalWrite.default_timeout().as_millis() as u64
+        );
+        assert_eq!(def.permissions.default, Decision::Ask);
+    }
+
+    #[test]
+    fn an_unknown_builtin_is_a_located_reference_error_with_a_suggestion() {
+        let c = check("effect: local_write\nexec: {builtin: write_fil}\n");
+        let e = errors(&c, Rule::UnknownProjectReference);
+        assert_eq!(e.len(), 1, "{:#?}", c.diagnostics);
+        assert_eq!(e[0].help.as_deref(), Some("did you mean `write_file`?"));
+        assert!(c.resolution.definitions().next().is_none());
+    }
+
+    #[test]
+    fn examples_with_arguments_the_schema_rejects_fail_before_the_policy_runs() {
+        let c = check(
+            "effect: local_write
+exec: {builtin: write_file}
+permissions:
+  rules: [{id: notes, allow: \"args.path.startsWith('notes/')\"}]
+  examples:
+    - {args: {path: notes/a.md}, expect: allow}
+    - {args: {path: 3}, expect: allow}
+",
+        );
+        let e = errors(&c, Rule::PermissionExampleFailed);
+        assert_eq!(e.len(), 1, "{:#?}", c.diagnostics);
+        assert!(e[0].message.contains("do not match `parameters`"), "{e:?}");
+        let runs = &c.resolution.tools[0].examples;
+        assert!(
+            runs[0]
+                .got
+                .as_ref()
+                .is_ok_and(|d| d.decision == Decision::Allow)
+        );
+        assert!(runs[1].got.is_err());
     }
 }

@@ -436,11 +436,14 @@ fn convert_error(
 fn explain(raw: &str) -> (String, Option<String>) {
     let msg = raw.trim().to_owned();
     if let Some((unknown, expected)) = suggest::parse_unknown(&msg) {
-        let help = match suggest::closest(&unknown, expected.iter().map(String::as_str)) {
-            Some(best) => format!("did you mean `{best}`?"),
-            None if expected.is_empty() => "remove this key".to_owned(),
-            None => format!("expected one of: {}", expected.join(", ")),
-        };
+        let help = crate::suggest::did_you_mean(&unknown, expected.iter().map(String::as_str))
+            .unwrap_or_else(|| {
+                if expected.is_empty() {
+                    "remove this key".to_owned()
+                } else {
+                    format!("expected one of: {}", expected.join(", "))
+                }
+            });
         let what = if msg.contains("variant") {
             "value"
         } else {

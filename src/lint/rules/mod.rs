@@ -78,6 +78,14 @@ pub(crate) const TOOL_CHECKS: &[(Rule, ToolCheck)] = &[
         provider::anthropic_incompatible::check,
     ),
     (Rule::McpIncompatible, provider::mcp_incompatible::check),
+    (
+        Rule::OpenaiStrictIncompatible,
+        provider::openai_strict_incompatible::check,
+    ),
+    (
+        Rule::ConstraintDroppedByTarget,
+        provider::constraint_dropped_by_target::check,
+    ),
     (Rule::MultiActionTool, schema::multi_action_tool::check),
     (
         Rule::FreeFormExecParameter,
@@ -128,16 +136,8 @@ pub(crate) const SCHEMA_CHECKS: &[(Rule, SchemaCheck)] = &[
         effect::runtime_known_parameter::check,
     ),
     (
-        Rule::OpenaiStrictIncompatible,
-        provider::openai_strict_incompatible::check,
-    ),
-    (
         Rule::GeminiIncompatible,
         provider::gemini_incompatible::check,
-    ),
-    (
-        Rule::ConstraintDroppedByTarget,
-        provider::constraint_dropped_by_target::check,
     ),
     (
         Rule::UnpredictableDefault,

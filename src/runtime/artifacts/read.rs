@@ -209,11 +209,16 @@ impl ArtifactStore {
 /// The file keeps the raw output; what the model sees is redacted as the producing call's
 /// output was, secrets a range cuts in half included.
 fn redact(redaction: &ArtifactRedaction, text: &str) -> String {
-    let patterns: Vec<regex::Regex> = redaction
+    // The patterns compiled when the producing tool loaded (same engine); one that no longer
+    // does (a hand-edited metadata file) withholds the text rather than skipping the pattern.
+    let Ok(patterns) = redaction
         .patterns
         .iter()
-        .filter_map(|p| regex::Regex::new(p).ok())
-        .collect();
+        .map(|p| crate::ir::tool::compile_redaction(p))
+        .collect::<Result<Vec<_>, _>>()
+    else {
+        return "[text withheld: a redaction pattern of this artifact does not compile]".into();
+    };
     let redactor = Redactor {
         secrets: redaction.secrets,
         patterns: &patterns,

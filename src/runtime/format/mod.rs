@@ -22,7 +22,7 @@ pub mod bash;
 pub mod git;
 pub mod grep;
 pub mod read_file;
-pub mod tests;
+pub mod test_runs;
 
 use serde_json::Value;
 
@@ -111,7 +111,7 @@ pub struct Formatted {
 pub fn format(kind: FormatterKind, input: &FormatInput<'_>) -> Formatted {
     match kind {
         FormatterKind::Bash => bash::format(input),
-        FormatterKind::Tests => tests::format(input),
+        FormatterKind::Tests => test_runs::format(input),
         FormatterKind::Grep => grep::format(input),
         FormatterKind::ReadFile => read_file::format(input),
         FormatterKind::GitDiff => git::diff(input),

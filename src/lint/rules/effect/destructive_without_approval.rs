@@ -162,8 +162,8 @@ fn is_allow_everything(site: &CelSite, def: &crate::ir::ToolDefinition) -> bool 
         tool_name: &def.name,
         tool_effect: def.effect.as_str(),
         tool_version: def.version,
-        context: "interactive",
-        workspace: "/workspace",
+        context: crate::ir::project::DEFAULT_CONTEXT,
+        workspace: crate::policy::EXAMPLE_WORKSPACE,
     };
     Evaluator::new(&bindings)
         .and_then(|ev| ev.condition(program))

@@ -4,33 +4,7 @@
 
 use crate::ir::Effect;
 
-/// Splits a name into lowercase words at `_`, `-`, `.`, `/`, spaces and camelCase boundaries
-/// (`getHTTPStatus` → `get`, `http`, `status`).
-pub(crate) fn words(name: &str) -> Vec<String> {
-    let chars: Vec<char> = name.chars().collect();
-    let mut out = Vec::new();
-    let mut cur = String::new();
-    for (i, &c) in chars.iter().enumerate() {
-        if !c.is_alphanumeric() {
-            if !cur.is_empty() {
-                out.push(std::mem::take(&mut cur));
-            }
-            continue;
-        }
-        if c.is_uppercase() && !cur.is_empty() {
-            let prev = chars[i - 1];
-            let next_lower = chars.get(i + 1).is_some_and(|n| n.is_lowercase());
-            if prev.is_lowercase() || prev.is_ascii_digit() || (prev.is_uppercase() && next_lower) {
-                out.push(std::mem::take(&mut cur));
-            }
-        }
-        cur.extend(c.to_lowercase());
-    }
-    if !cur.is_empty() {
-        out.push(cur);
-    }
-    out
-}
+pub(crate) use crate::words::split_identifier as words;
 
 /// What a verb says a tool does, ordered from mildest to strongest.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]

@@ -6,7 +6,6 @@ use crate::diagnostic::Severity;
 use crate::ir::Effect;
 use crate::lint::context::{LintContext, ToolView};
 use crate::lint::rule::{Applies, Group, RuleMeta};
-use crate::spec::project::effect_timeout;
 
 /// Metadata.
 pub const META: RuleMeta = RuleMeta {
@@ -72,7 +71,7 @@ pub(crate) fn check(ctx: &mut LintContext, tool: &ToolView) {
         format!(
             "`{}` has no `timeout`: it gets the {} built-in default for effect `{effect}`",
             tool.name,
-            human(effect_timeout(effect))
+            human(effect.default_timeout())
         ),
     )
     .label(at, "this effect needs a budget")

@@ -1,10 +1,11 @@
 //! TGV002 anthropic-incompatible.
 
 use crate::diagnostic::Severity;
+use crate::emit::anthropic::is_property_key;
 use crate::ir::Target;
 use crate::lint::context::{LintContext, ToolView};
 use crate::lint::rule::{Applies, Group, RuleMeta};
-use crate::lint::rules::provider::{is_anthropic_key, root_composition};
+use crate::lint::rules::provider::root_composition;
 
 /// Metadata.
 pub const META: RuleMeta = RuleMeta {
@@ -63,7 +64,7 @@ pub(crate) fn check(ctx: &mut LintContext, tool: &ToolView) {
         .help("the root must be one object: move the alternatives into a property, or split the tool in two");
     }
     for (key, _, _) in tool.properties() {
-        if !is_anthropic_key(&key.name) {
+        if !is_property_key(&key.name) {
             ctx.report(
                 tool.span(key.range),
                 format!("Anthropic rejects the property key `{}`: keys must match `^[a-zA-Z0-9_.-]{{1,64}}$`", key.name),

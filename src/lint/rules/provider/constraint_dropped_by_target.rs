@@ -1,9 +1,14 @@
 //! TGV006 constraint-dropped-by-target.
 
+use serde_json::Value;
+
 use crate::diagnostic::Severity;
+use crate::emit::dropped::dropped;
+use crate::emit::openai::is_structural;
 use crate::ir::Target;
-use crate::lint::context::{LintContext, SchemaNode, SchemaRole, ToolView};
+use crate::lint::context::{LintContext, ToolView};
 use crate::lint::rule::{Applies, Group, RuleMeta};
+use crate::lint::rules::provider::locate;
 use crate::spec::yaml::Node;
 
 /// Metadata.
@@ -15,20 +20,21 @@ pub const META: RuleMeta = RuleMeta {
     applies: Applies::Everywhere,
     purpose: "Finds parameter constraints a target cannot express, which its model then sees only as description text.",
     explanation: r#"## What it does
-For each parameter (at any depth, with its `items`), lists the keywords a target in use cannot
-carry and the emitter therefore moves into the description:
+For each parameter (at any depth, with its `items`), lists the value constraints a target in
+use cannot carry and its emitter therefore moves into the description — the emitters' own
+account of what they move (`emit::dropped`), so the rule and the output cannot disagree. With
+`openai-strict` (when the tool can be strict at all) these are `minLength`, `maxLength`,
+string `format`s other than date-time, time, date, duration, email, hostname, ipv4, ipv6 and
+uuid (`uri` among them), `uniqueItems`, `minProperties`/`maxProperties` and any other keyword
+strict mode lacks. The other targets (Gemini in its default `parametersJsonSchema` form) keep
+the constraints of parameters.
 
-- `openai-strict`: `minLength` above 10 and `maxLength` below 100 (not supported by strict
-  mode; looser bounds are sanity limits a model does not run into, and are not listed);
-  string `format`s other than date-time, time, date, duration, email, hostname, ipv4, ipv6 and
-  uuid (`uri` among them); `uniqueItems`; `minProperties`/`maxProperties`;
-- `gemini` (the `parameters` form): `exclusiveMinimum`, `exclusiveMaximum`, `multipleOf`,
-  `uniqueItems`.
-
-A keyword the description already states (it mentions the number, the format, "unique") is
-not listed. `default` is not listed either: it constrains nothing, so dropping it cannot make a
-call fail, and the emitter states it in the description. One finding per parameter, naming the
-keywords and targets.
+`minLength` up to 10 and `maxLength` from 100 up are not listed (sanity limits a model does not
+run into), nor a keyword the description already states (it mentions the number, the format,
+"unique"), nor annotations such as `default` and `examples` or keywords JSON Schema does not
+have, such as OpenAPI's `nullable` (they constrain nothing, so dropping them cannot make a call
+fail). Structural keywords (`not`, conditionals) are
+`openai-strict-incompatible`'s. One finding per parameter, naming the keywords and targets.
 
 ## Why is this bad?
 It is not wrong — toolgate still validates every argument against the full schema at run time —
@@ -55,72 +61,121 @@ parameters:
 "#,
 };
 
-/// The string formats OpenAI strict mode supports.
-const OPENAI_FORMATS: &[&str] = &[
-    "date-time",
-    "time",
-    "date",
-    "duration",
-    "email",
-    "hostname",
-    "ipv4",
-    "ipv6",
-    "uuid",
-];
 /// Length bounds beyond which a bound is a sanity limit a model does not run into, not guidance.
 const GENEROUS_MAX_LENGTH: f64 = 100.0;
 /// See [`GENEROUS_MAX_LENGTH`]: floors up to this are sanity checks (`minLength: 1`, a summary of
 /// at least 10 characters).
 const GENEROUS_MIN_LENGTH: f64 = 10.0;
+/// The JSON Schema keywords that constrain a value and that toolgate's validation enforces
+/// (structural ones are `openai-strict-incompatible`'s; annotations such as `default`, and
+/// keywords outside JSON Schema such as OpenAPI's `nullable`, constrain nothing).
+const CONSTRAINTS: &[&str] = &[
+    "minLength",
+    "maxLength",
+    "pattern",
+    "format",
+    "minimum",
+    "maximum",
+    "exclusiveMinimum",
+    "exclusiveMaximum",
+    "multipleOf",
+    "minItems",
+    "maxItems",
+    "uniqueItems",
+    "contains",
+    "minContains",
+    "maxContains",
+    "minProperties",
+    "maxProperties",
+    "propertyNames",
+    "unevaluatedItems",
+    "unevaluatedProperties",
+    "enum",
+    "const",
+];
 
-/// Reports, once per parameter, the keywords the targets in use drop.
-pub(crate) fn check(ctx: &mut LintContext, tool: &ToolView, node: &SchemaNode) {
-    if node.role != SchemaRole::Parameters {
-        return;
-    }
-    let Some((key, _)) = node.property else {
+/// Reports, once per parameter, the keywords the targets in use drop, as the emitters report
+/// them ([`crate::emit::dropped`]): value constraints only (structural keywords are
+/// `openai-strict-incompatible`'s), less those the description already states.
+pub(crate) fn check(ctx: &mut LintContext, tool: &ToolView) {
+    let Some(params) = tool.parameters() else {
         return;
     };
-    let desc = node.description().to_lowercase();
-    let mut dropped: Vec<(Target, String)> = Vec::new();
-    let mut scan = |schema: &Node, prefix: &str| {
-        for (target, keyword) in dropped_keywords(ctx, schema, &desc) {
-            dropped.push((target, format!("{prefix}{keyword}")));
+    let json = params.to_json();
+    // Parameter pointer -> (target, keyword as shown), in the order the emitters report them.
+    let mut found: Vec<(String, Vec<(Target, String)>)> = Vec::new();
+    for &target in Target::ALL {
+        if !ctx.targets(target) {
+            continue;
         }
-    };
-    scan(node.node, "");
-    if let Some(items) = node.node.get("items").filter(|i| i.is_map()) {
-        scan(items, "items.");
-    }
-    if dropped.is_empty() {
-        return;
-    }
-    let mut parts = Vec::new();
-    for target in Target::ALL {
-        let kws: Vec<String> = dropped
-            .iter()
-            .filter(|(t, _)| t == target)
-            .map(|(_, k)| format!("`{k}`"))
-            .collect();
-        if !kws.is_empty() {
-            parts.push(format!("{} drops {}", target.as_str(), kws.join(", ")));
+        for d in dropped(target, &json) {
+            if is_structural(&d.keyword) || !CONSTRAINTS.contains(&d.keyword.as_str()) {
+                continue;
+            }
+            let (param, prefix) = match d.pointer.strip_suffix("/items") {
+                Some(p) => (p, "items."),
+                None => (d.pointer.as_str(), ""),
+            };
+            let Some(node) = parameter(params, param) else {
+                continue;
+            };
+            let desc = node
+                .get("description")
+                .and_then(Node::as_str)
+                .unwrap_or("")
+                .to_lowercase();
+            let schema = params.at_pointer(&d.pointer).unwrap_or(node);
+            if !worth_reporting(&d.keyword, &d.value, schema, &desc) {
+                continue;
+            }
+            let shown = (target, format!("{prefix}{}", d.keyword));
+            match found.iter_mut().find(|(p, _)| p == param) {
+                Some((_, list)) => list.push(shown),
+                None => found.push((param.to_owned(), vec![shown])),
+            }
         }
     }
-    ctx.report(
-        tool.span(key.range),
-        format!(
-            "parameter `{}`: {}; the model there sees these constraints only as description text",
-            key.name,
-            parts.join("; ")
-        ),
-    )
-    .help("toolgate still enforces them at run time; state them in the description in your own words if the model needs them to call the tool right");
+    for (pointer, mut dropped) in found {
+        // The parameter's own keywords first, then its items' (the emitter walks items first).
+        dropped.sort_by_key(|(_, k)| k.starts_with("items."));
+        let Some(name) = pointer.rsplit('/').next() else {
+            continue;
+        };
+        let name = name.replace("~1", "/").replace("~0", "~");
+        let mut parts = Vec::new();
+        for target in Target::ALL {
+            let kws: Vec<String> = dropped
+                .iter()
+                .filter(|(t, _)| t == target)
+                .map(|(_, k)| format!("`{k}`"))
+                .collect();
+            if !kws.is_empty() {
+                parts.push(format!("{} drops {}", target.as_str(), kws.join(", ")));
+            }
+        }
+        ctx.report(
+            tool.span(locate(params, &pointer, None)),
+            format!(
+                "parameter `{name}`: {}; the model there sees these constraints only as description text",
+                parts.join("; ")
+            ),
+        )
+        .help("toolgate still enforces them at run time; state them in the description in your own words if the model needs them to call the tool right");
+    }
 }
 
-/// The keywords of one schema the targets in use drop, skipping those the description states.
-fn dropped_keywords(ctx: &LintContext, schema: &Node, desc: &str) -> Vec<(Target, &'static str)> {
-    let mut out = Vec::new();
-    let num = |k: &str| schema.get(k).and_then(Node::as_f64);
+/// The node at `pointer` when it is a parameter (a property of an object schema, at any depth).
+fn parameter<'a>(params: &'a Node, pointer: &str) -> Option<&'a Node> {
+    let (parent, _) = pointer.rsplit_once('/')?;
+    if !parent.ends_with("/properties") && parent != "/properties" {
+        return None;
+    }
+    params.at_pointer(pointer)
+}
+
+/// Whether a dropped keyword is guidance the model loses, rather than a sanity limit or
+/// something the description already says.
+fn worth_reporting(keyword: &str, value: &Value, schema: &Node, desc: &str) -> bool {
     let states_number = |n: f64| {
         let text = if n.fract() == 0.0 {
             format!("{}", n as i64)
@@ -129,51 +184,27 @@ fn dropped_keywords(ctx: &LintContext, schema: &Node, desc: &str) -> Vec<(Target
         };
         desc.contains(&text)
     };
-    let unique = schema.get("uniqueItems").and_then(Node::as_bool) == Some(true)
-        && !["unique", "distinct", "duplicate"]
-            .iter()
-            .any(|w| desc.contains(w));
-    if ctx.targets(Target::OpenaiStrict) {
-        let t = Target::OpenaiStrict;
-        if num("minLength").is_some_and(|n| n > GENEROUS_MIN_LENGTH && !states_number(n)) {
-            out.push((t, "minLength"));
+    let num = value.as_f64();
+    match keyword {
+        "minLength" => num.is_some_and(|n| n > GENEROUS_MIN_LENGTH && !states_number(n)),
+        "maxLength" => num.is_some_and(|n| n < GENEROUS_MAX_LENGTH && !states_number(n)),
+        "format" => {
+            // Numeric formats (`int32`, `uint64`) only restate the type; the range is in
+            // `minimum`/`maximum`.
+            let stringish = schema.get("type").is_none_or(|t| {
+                t.as_str() == Some("string")
+                    || t.items().iter().any(|i| i.as_str() == Some("string"))
+            });
+            stringish && !value.as_str().is_some_and(|f| states_format(f, desc))
         }
-        if num("maxLength").is_some_and(|n| n < GENEROUS_MAX_LENGTH && !states_number(n)) {
-            out.push((t, "maxLength"));
+        "uniqueItems" => {
+            value.as_bool() == Some(true)
+                && !["unique", "distinct", "duplicate"]
+                    .iter()
+                    .any(|w| desc.contains(w))
         }
-        // Numeric formats (`int32`, `uint64`) only restate the type; the range is in
-        // `minimum`/`maximum`, which strict mode keeps.
-        let stringish = schema.get("type").is_none_or(|t| {
-            t.as_str() == Some("string") || t.items().iter().any(|i| i.as_str() == Some("string"))
-        });
-        if let Some(f) = schema.get("format").and_then(Node::as_str)
-            && stringish
-            && !OPENAI_FORMATS.contains(&f)
-            && !states_format(f, desc)
-        {
-            out.push((t, "format"));
-        }
-        if unique {
-            out.push((t, "uniqueItems"));
-        }
-        for k in ["minProperties", "maxProperties"] {
-            if num(k).is_some_and(|n| !states_number(n)) {
-                out.push((t, k));
-            }
-        }
+        _ => num.is_none_or(|n| !states_number(n)),
     }
-    if ctx.targets(Target::Gemini) {
-        let t = Target::Gemini;
-        for k in ["exclusiveMinimum", "exclusiveMaximum", "multipleOf"] {
-            if num(k).is_some_and(|n| !states_number(n)) {
-                out.push((t, k));
-            }
-        }
-        if unique {
-            out.push((t, "uniqueItems"));
-        }
-    }
-    out
 }
 
 /// Whether a description already says what a `format` requires.

@@ -1,10 +1,10 @@
 //! TGV003 gemini-incompatible.
 
 use crate::diagnostic::Severity;
+use crate::emit::gemini::is_parameter_name;
 use crate::ir::Target;
 use crate::lint::context::{LintContext, SchemaNode, SchemaRole, ToolView};
 use crate::lint::rule::{Applies, Group, RuleMeta};
-use crate::lint::rules::provider::is_gemini_param;
 use crate::spec::yaml::{Node, NodeValue};
 
 /// Metadata.
@@ -64,7 +64,7 @@ pub(crate) fn check(ctx: &mut LintContext, tool: &ToolView, node: &SchemaNode) {
         return;
     }
     if let Some((key, _)) = node.property
-        && !is_gemini_param(&key.name)
+        && !is_parameter_name(&key.name)
     {
         ctx.report(
             tool.span(key.range),

@@ -9,33 +9,8 @@ pub mod mcp_incompatible;
 pub mod openai_strict_incompatible;
 pub mod too_many_tools;
 
-use crate::spec::yaml::{Key, Node};
-
-/// Whether `s` is 1 to `max` characters, the first passing `first` and the rest passing `rest`.
-fn fits(s: &str, max: usize, first: impl Fn(char) -> bool, rest: impl Fn(char) -> bool) -> bool {
-    let mut chars = s.chars();
-    match chars.next() {
-        Some(c) if first(c) => {}
-        _ => return false,
-    }
-    chars.all(rest) && s.chars().count() <= max
-}
-
-/// Anthropic's property-key rule: `^[a-zA-Z0-9_.-]{1,64}$`.
-pub(crate) fn is_anthropic_key(s: &str) -> bool {
-    let ok = |c: char| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '-');
-    fits(s, 64, ok, ok)
-}
-
-/// Gemini's parameter-name rule: `^[a-zA-Z_][a-zA-Z0-9_]{0,63}$`.
-pub(crate) fn is_gemini_param(s: &str) -> bool {
-    fits(
-        s,
-        64,
-        |c| c.is_ascii_alphabetic() || c == '_',
-        |c| c.is_ascii_alphanumeric() || c == '_',
-    )
-}
+use crate::spec::source::TextRange;
+use crate::spec::yaml::{Key, Node, NodeValue};
 
 /// The composition keyword (`oneOf`, `anyOf`, `allOf`) at the root of a schema, if any.
 pub(crate) fn root_composition(root: &Node) -> Option<&Key> {
@@ -45,20 +20,31 @@ pub(crate) fn root_composition(root: &Node) -> Option<&Key> {
         .map(|(k, _)| k)
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn name_rules() {
-        assert!(is_anthropic_key("file.path-2_x"));
-        assert!(!is_anthropic_key("file path"));
-        assert!(!is_anthropic_key(""));
-        assert!(!is_anthropic_key(&"a".repeat(65)));
-        assert!(is_gemini_param("_private"));
-        assert!(is_gemini_param("start_line"));
-        assert!(!is_gemini_param("replace-all"));
-        assert!(!is_gemini_param("2fa"));
-        assert!(!is_gemini_param("a.b"));
+/// What to underline for something an emitter reports at a JSON pointer of the schema: the
+/// `keyword` of that node when it has it, else the key that names the node, else the node.
+/// A pointer the authored schema does not have (it points into an inlined `$ref`) stops at the
+/// deepest node the authored schema has on the way, so the finding names the reference.
+pub(crate) fn locate(root: &Node, pointer: &str, keyword: Option<&str>) -> TextRange {
+    let mut cur = root;
+    let mut key: Option<TextRange> = None;
+    for raw in pointer.split('/').skip(1) {
+        let seg = raw.replace("~1", "/").replace("~0", "~");
+        let next = match &cur.value {
+            NodeValue::Map(_) => cur.entry(&seg).map(|(k, v)| (Some(k.range), v)),
+            NodeValue::Seq(items) => seg
+                .parse::<usize>()
+                .ok()
+                .and_then(|i| items.get(i))
+                .map(|v| (None, v)),
+            _ => None,
+        };
+        let Some((k, v)) = next else { break };
+        key = k;
+        cur = v;
     }
+    keyword
+        .and_then(|kw| cur.entry(kw))
+        .map(|(k, _)| k.range)
+        .or(key)
+        .unwrap_or(cur.range)
 }

@@ -1,11 +1,16 @@
 //! TGV001 openai-strict-incompatible.
 
 use crate::diagnostic::Severity;
+use crate::emit::openai::{
+    self, MAX_ENUM_VALUES, MAX_NESTING, MAX_PROPERTIES, MAX_STRING_BUDGET, StrictChange,
+    StrictChangeKind, is_structural,
+};
 use crate::ir::Target;
-use crate::lint::context::{LintContext, SchemaNode, SchemaRole, ToolView};
+use crate::lint::context::{LintContext, ToolView};
 use crate::lint::rule::{Applies, Group, RuleMeta};
-use crate::lint::rules::provider::root_composition;
-use crate::spec::yaml::{Node, NodeValue};
+use crate::lint::rules::provider::locate;
+use crate::spec::source::TextRange;
+use crate::spec::yaml::Node;
 
 /// Metadata.
 pub const META: RuleMeta = RuleMeta {
@@ -17,16 +22,17 @@ pub const META: RuleMeta = RuleMeta {
     purpose: "Finds parameter schemas that OpenAI strict mode rejects, which the emitter must loosen or emit without strict mode.",
     explanation: r#"## What it does
 When `openai-strict` is a target, reports what Structured Outputs rejects and no mechanical
-rewrite can keep:
+rewrite can keep. The findings are the OpenAI emitter's own record of its strict conversion,
+so a tool this rule is silent about is emitted strict and unchanged in meaning:
 
 - a root `oneOf`, `anyOf` or `allOf`;
-- `oneOf`, `allOf` with more than one schema, `not`, `if`/`then`/`else`, `dependentRequired`,
-  `dependentSchemas` anywhere;
+- `oneOf`, an `allOf` whose schemas do not merge, `not`, `if`/`then`/`else`,
+  `dependentRequired`, `dependentSchemas` anywhere;
 - `patternProperties` and `prefixItems`;
-- free-form objects: `additionalProperties: true` or a schema (maps with open keys), and nested
-  `type: object` schemas without `properties`;
-- more than 10 levels of nesting, more than 5000 properties or more than 1000 enum values in
-  one schema.
+- free-form objects: `additionalProperties: true` or a schema (maps with open keys), and
+  `type: object` schemas without `properties`; schemas without a type, and boolean schemas;
+- more than 10 levels of object nesting, more than 5000 properties, more than 1000 enum values
+  or more than 120,000 characters of property names and enum/const values in one schema.
 
 Not reported, because the emitter fixes them silently: objects without
 `additionalProperties: false` (it closes them) and optional properties (it lists every property
@@ -71,169 +77,138 @@ parameters:
 /// What happens to a tool whose schema cannot be made strict.
 const NOT_STRICT: &str = "the tool is emitted with `strict: false`";
 
-/// OpenAI strict limits (Structured Outputs, "Supported schemas").
-const MAX_DEPTH: usize = 10;
-const MAX_PROPERTIES: usize = 5000;
-const MAX_ENUM_VALUES: usize = 1000;
-
-/// Reports what strict mode rejects at one node.
-pub(crate) fn check(ctx: &mut LintContext, tool: &ToolView, node: &SchemaNode) {
-    if node.role != SchemaRole::Parameters || !ctx.targets(Target::OpenaiStrict) {
+/// Reports what the OpenAI emitter's strict conversion ([`openai::strict_conversion`]) loosens
+/// or cannot do: the rule and the emitted list read the same function, so they cannot disagree.
+/// Value constraints moved into descriptions are `constraint-dropped-by-target`'s.
+pub(crate) fn check(ctx: &mut LintContext, tool: &ToolView) {
+    if !ctx.targets(Target::OpenaiStrict) {
         return;
     }
-    let root = node.pointer.is_empty();
-    let root_union = if root {
-        root_composition(node.node)
-    } else {
-        None
+    let Some(params) = tool.parameters() else {
+        return;
     };
-    if let Some(k) = root_union {
-        ctx.report(
-            tool.span(k.range),
-            format!("OpenAI strict mode rejects `{}` at the root of `parameters`", k.name),
-        )
-        .help("the root must be one object: move the alternatives into a property (e.g. `target: {anyOf: [...]}`), or split the tool in two");
-    }
-    for (key, value) in node.node.entries() {
-        if root_union.is_some_and(|k| k.range == key.range) {
+    for change in openai::strict_conversion(&params.to_json()).changes {
+        let Some(finding) = finding(params, &change) else {
             continue;
+        };
+        ctx.report(tool.span(finding.at), finding.message)
+            .help(finding.help);
+    }
+}
+
+/// One finding of this rule.
+struct Finding {
+    at: TextRange,
+    message: String,
+    help: &'static str,
+}
+
+/// The finding for one change of the strict conversion, if it is this rule's.
+fn finding(params: &Node, change: &StrictChange) -> Option<Finding> {
+    let at = |keyword: Option<&str>| locate(params, &change.pointer, keyword);
+    let root = change.pointer.is_empty();
+    let f = |at, message: String, help| Some(Finding { at, message, help });
+    match &change.kind {
+        StrictChangeKind::Moved { keyword, .. }
+            if root && matches!(keyword.as_str(), "anyOf" | "oneOf" | "allOf") =>
+        {
+            f(
+                at(Some(keyword)),
+                format!("OpenAI strict mode rejects `{keyword}` at the root of `parameters`"),
+                "the root must be one object: move the alternatives into a property (e.g. `target: {anyOf: [...]}`), or split the tool in two",
+            )
         }
-        let (what, consequence, help) = match key.name.as_str() {
-            "oneOf" => (
-                "`oneOf`",
-                "the emitter turns it into `anyOf`, which also accepts values matching several branches",
-                "use `anyOf` with branches a value cannot match twice (e.g. a `kind` property with `const`); the runtime still validates against the spec",
-            ),
-            "allOf" if value.items().len() > 1 => (
-                "`allOf`",
-                "the emitter merges the schemas, and drops what does not merge into the description",
-                "merge the schemas into one",
-            ),
-            "not" => (
-                "`not`",
-                "the emitter moves it into the description, so the model is not held to it",
-                "describe the allowed values positively (`enum`, `pattern`), or move the check into a `validate` rule",
-            ),
-            "if" | "then" | "else" => (
-                "conditional schemas (`if`/`then`/`else`)",
-                "the emitter moves them into the description, so the model is not held to them",
-                "split the variants with `anyOf`, or move the condition into a `validate` rule",
-            ),
-            "dependentRequired" | "dependentSchemas" | "dependencies" => (
-                "dependent schemas",
-                "the emitter moves them into the description, so the model is not held to them",
-                "move the dependency into a `validate` rule (e.g. `!has(args.a) || has(args.b)`)",
-            ),
-            "patternProperties" => (
-                "`patternProperties`",
-                NOT_STRICT,
-                "strict mode needs fixed property names: use an array of `{key, value}` objects instead of a map",
-            ),
-            "prefixItems" => (
-                "tuple arrays (`prefixItems`)",
-                NOT_STRICT,
-                "use an object with named properties instead of a tuple",
-            ),
-            "additionalProperties"
-                if matches!(value.value, NodeValue::Bool(true) | NodeValue::Map(_)) =>
-            {
-                (
-                    "free-form objects (`additionalProperties` other than `false`)",
-                    NOT_STRICT,
+        StrictChangeKind::Moved { keyword, .. } if is_structural(keyword) => {
+            let (what, help) = match keyword.as_str() {
+                "allOf" => (
+                    "`allOf` whose schemas do not merge",
+                    "merge the schemas into one",
+                ),
+                "not" => (
+                    "`not`",
+                    "describe the allowed values positively (`enum`, `pattern`), or move the check into a `validate` rule",
+                ),
+                "if" | "then" | "else" => (
+                    "conditional schemas (`if`/`then`/`else`)",
+                    "split the variants with `anyOf`, or move the condition into a `validate` rule",
+                ),
+                _ => (
+                    "dependent schemas",
+                    "move the dependency into a `validate` rule (e.g. `!has(args.a) || has(args.b)`)",
+                ),
+            };
+            let them = if matches!(keyword.as_str(), "not" | "allOf") {
+                "it"
+            } else {
+                "them"
+            };
+            f(
+                at(Some(keyword)),
+                format!("OpenAI strict mode rejects {what}: the emitter moves {them} into the description, so the model is not held to {them}"),
+                help,
+            )
+        }
+        StrictChangeKind::Moved { .. } => None,
+        StrictChangeKind::OneOfToAnyOf => f(
+            at(Some("oneOf")),
+            "OpenAI strict mode rejects `oneOf`: the emitter turns it into `anyOf`, which also accepts values matching several branches".into(),
+            "use `anyOf` with branches a value cannot match twice (e.g. a `kind` property with `const`); the runtime still validates against the spec",
+        ),
+        StrictChangeKind::PatternProperties => f(
+            at(Some("patternProperties")),
+            format!("OpenAI strict mode rejects `patternProperties`: {NOT_STRICT}"),
+            "strict mode needs fixed property names: use an array of `{key, value}` objects instead of a map",
+        ),
+        StrictChangeKind::PrefixItems => f(
+            at(Some("prefixItems")),
+            format!("OpenAI strict mode rejects tuple arrays (`prefixItems`): {NOT_STRICT}"),
+            "use an object with named properties instead of a tuple",
+        ),
+        StrictChangeKind::OpenObject => {
+            let node = params.at_pointer(&change.pointer);
+            if node.is_some_and(|n| n.get("additionalProperties").is_some()) {
+                f(
+                    at(Some("additionalProperties")),
+                    format!("OpenAI strict mode rejects free-form objects (`additionalProperties` other than `false`): {NOT_STRICT}"),
                     "strict mode needs fixed property names: list the keys under `properties`, or use an array of `{key, value}` objects",
                 )
+            } else {
+                f(
+                    at(Some("type")),
+                    format!("OpenAI strict mode rejects free-form objects (`type: object` without `properties`): {NOT_STRICT}"),
+                    "list the object's keys under `properties`; closing it as it is would let the model pass only `{}`",
+                )
             }
-            _ => continue,
-        };
-        ctx.report(
-            tool.span(key.range),
-            format!("OpenAI strict mode rejects {what}: {consequence}"),
-        )
-        .help(help);
-    }
-    let composed = node
-        .node
-        .entries()
-        .iter()
-        .any(|(k, _)| matches!(k.name.as_str(), "anyOf" | "oneOf" | "allOf" | "$ref"));
-    if !root
-        && node.is_type("object")
-        && node.node.get("properties").is_none()
-        && node.node.get("additionalProperties").is_none()
-        && node.node.get("patternProperties").is_none()
-        && !composed
-    {
-        let at = node
-            .node
-            .entry("type")
-            .map(|(k, _)| k.range)
-            .unwrap_or(node.node.range);
-        ctx.report(
-            tool.span(at),
-            format!("OpenAI strict mode rejects free-form objects (`type: object` without `properties`): {NOT_STRICT}"),
-        )
-        .help("list the object's keys under `properties`; closing it as it is would let the model pass only `{}`");
-    }
-    if node.depth == MAX_DEPTH + 1 {
-        ctx.report(
-            tool.span(node.node.range),
-            format!("OpenAI strict mode allows at most {MAX_DEPTH} levels of nesting; this schema is nested deeper, so {NOT_STRICT}"),
-        )
-        .help("flatten the structure, e.g. by passing nested parts as separate parameters");
-    }
-    if root {
-        let mut counts = Counts::default();
-        counts.add(node.node);
-        let at = node
-            .node
-            .entry("properties")
-            .map(|(k, _)| k.range)
-            .unwrap_or(node.node.range);
-        if counts.properties > MAX_PROPERTIES {
-            ctx.report(
-                tool.span(at),
-                format!("OpenAI strict mode allows at most {MAX_PROPERTIES} properties in a schema; this one has {}, so {NOT_STRICT}", counts.properties),
-            )
-            .help("split the tool, or turn repeated structures into arrays");
         }
-        if counts.enum_values > MAX_ENUM_VALUES {
-            ctx.report(
-                tool.span(at),
-                format!("OpenAI strict mode allows at most {MAX_ENUM_VALUES} enum values in a schema; this one has {}, so {NOT_STRICT}", counts.enum_values),
-            )
-            .help("take large value sets as a string checked by a `validate` rule, or offer a search tool for them");
-        }
-    }
-}
-
-/// Property and enum-value totals of a whole schema.
-#[derive(Default)]
-struct Counts {
-    properties: usize,
-    enum_values: usize,
-}
-
-impl Counts {
-    fn add(&mut self, node: &Node) {
-        match &node.value {
-            NodeValue::Map(entries) => {
-                for (k, v) in entries {
-                    match k.name.as_str() {
-                        "properties" => self.properties += v.entries().len(),
-                        "enum" => self.enum_values += v.items().len(),
-                        // Values, not schemas.
-                        "const" | "default" | "examples" | "example" => continue,
-                        _ => {}
-                    }
-                    self.add(v);
-                }
-            }
-            NodeValue::Seq(items) => {
-                for i in items {
-                    self.add(i);
-                }
-            }
-            NodeValue::Null | NodeValue::Bool(_) | NodeValue::Number(_) | NodeValue::String(_) => {}
-        }
+        StrictChangeKind::Untyped => f(
+            at(None),
+            format!("OpenAI strict mode rejects schemas without a type (any JSON value): {NOT_STRICT}"),
+            "give it a `type` (or `enum`, `const`, `anyOf` of typed schemas)",
+        ),
+        StrictChangeKind::BooleanSchema => f(
+            at(None),
+            format!("OpenAI strict mode rejects boolean schemas (`true`/`false`): {NOT_STRICT}"),
+            "write the schema out as an object with a `type`",
+        ),
+        StrictChangeKind::Nesting { deepest } => f(
+            at(None),
+            format!("OpenAI strict mode allows at most {MAX_NESTING} levels of nesting; this schema nests {deepest} deep, so {NOT_STRICT}"),
+            "flatten the structure, e.g. by passing nested parts as separate parameters",
+        ),
+        StrictChangeKind::Properties { count } => f(
+            at(Some("properties")),
+            format!("OpenAI strict mode allows at most {MAX_PROPERTIES} properties in a schema; this one has {count}, so {NOT_STRICT}"),
+            "split the tool, or turn repeated structures into arrays",
+        ),
+        StrictChangeKind::EnumValues { count } => f(
+            at(Some("properties")),
+            format!("OpenAI strict mode allows at most {MAX_ENUM_VALUES} enum values in a schema; this one has {count}, so {NOT_STRICT}"),
+            "take large value sets as a string checked by a `validate` rule, or offer a search tool for them",
+        ),
+        StrictChangeKind::StringBudget { chars } => f(
+            at(Some("properties")),
+            format!("OpenAI strict mode allows at most {MAX_STRING_BUDGET} characters of property names, enum and const values in a schema; this one has {chars}, so {NOT_STRICT}"),
+            "shorten long enum values or property names, or take large value sets as a string checked by a `validate` rule",
+        ),
     }
 }

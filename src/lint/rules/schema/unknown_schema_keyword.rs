@@ -129,8 +129,8 @@ pub(crate) fn check(ctx: &mut LintContext, tool: &ToolView, node: &SchemaNode) {
             )
             .help("quote the text before it (`description: \"…, …\"`): in a YAML flow mapping an unquoted comma ends the value");
         } else {
-            let help = match crate::suggest::closest(k, KEYWORDS.iter().copied()) {
-                Some(s) => format!("did you mean `{s}`? Unknown keywords constrain nothing; prefix an extension with `x-`"),
+            let help = match crate::suggest::did_you_mean(k, KEYWORDS.iter().copied()) {
+                Some(s) => format!("{s} Unknown keywords constrain nothing; prefix an extension with `x-`"),
                 None => "unknown keywords constrain nothing; prefix an extension with `x-`, or remove it".to_owned(),
             };
             ctx.report(

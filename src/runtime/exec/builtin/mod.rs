@@ -38,59 +38,11 @@ use crate::runtime::workspace::{
     AccessError, PathViolation, Workspace, WorkspacePath, classify_io,
 };
 
-/// A builtin tool.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Builtin {
-    /// `read_file`
-    ReadFile,
-    /// `search_files`
-    SearchFiles,
-    /// `glob`
-    Glob,
-    /// `list_dir`
-    ListDir,
-    /// `write_file`
-    WriteFile,
-    /// `apply_patch`
-    ApplyPatch,
-    /// `read_artifact`
-    ReadArtifact,
-    /// `echo`
-    Echo,
-}
+/// A builtin tool: the vocabulary lives in the IR, so the spec resolver and this dispatch
+/// cannot disagree on the names.
+pub use crate::ir::Builtin;
 
 impl Builtin {
-    /// Every builtin.
-    pub const ALL: &'static [Builtin] = &[
-        Builtin::ReadFile,
-        Builtin::SearchFiles,
-        Builtin::Glob,
-        Builtin::ListDir,
-        Builtin::WriteFile,
-        Builtin::ApplyPatch,
-        Builtin::ReadArtifact,
-        Builtin::Echo,
-    ];
-
-    /// The name specs use.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Builtin::ReadFile => "read_file",
-            Builtin::SearchFiles => "search_files",
-            Builtin::Glob => "glob",
-            Builtin::ListDir => "list_dir",
-            Builtin::WriteFile => "write_file",
-            Builtin::ApplyPatch => "apply_patch",
-            Builtin::ReadArtifact => "read_artifact",
-            Builtin::Echo => "echo",
-        }
-    }
-
-    /// Parses a spec's builtin name.
-    pub fn parse(name: &str) -> Option<Builtin> {
-        Builtin::ALL.iter().copied().find(|b| b.as_str() == name)
-    }
-
     /// Runs the builtin (blocking file work).
     pub(crate) fn run(self, args: &Value, cx: &BuiltinContext) -> RawOutcome {
         let r = match self {

@@ -419,5 +419,5 @@ fn go(lines: &[&str]) -> Option<TestReport> {
 }
 
 #[cfg(test)]
-#[path = "tests_samples.rs"]
+#[path = "test_runs_samples.rs"]
 mod samples;
