@@ -87,7 +87,8 @@ pub struct Diff {
     /// The contracts' version before and after (toolgate.yaml `version`).
     pub versions: (Option<String>, Option<String>),
     /// How many calls the permission comparison evaluated, per origin (no witness is not a
-    /// proof: this says how hard it looked).
+    /// proof: this says how hard it looked). Tools whose decision inputs are unchanged (rules,
+    /// schemas, effect, protected paths) decide every call alike and are not sampled.
     pub calls_evaluated: CallsEvaluated,
 }
 
