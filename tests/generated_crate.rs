@@ -25,7 +25,7 @@ use std::future::Future;
 use std::task::{Context, Poll, Waker};
 
 use toolgate::ir::ErrorType;
-use toolgate::runtime::{HandlerContext, HandlerError, HandlerOutput};
+use toolgate::runtime::extend::{HandlerContext, HandlerError, HandlerOutput};
 use toolgate_tools_check::*;
 
 fn ready<F: Future>(f: F) -> F::Output {

@@ -15,7 +15,7 @@ use pretty_assertions::assert_eq;
 use serde_json::json;
 use toolgate::ir::{ErrorType, Status};
 use toolgate::runtime::Session;
-use toolgate::runtime::exec::sandbox::Protection;
+use toolgate::runtime::sandbox::Protection;
 
 fn session() -> Session {
     Session::new("s", "interactive")

@@ -13,7 +13,7 @@ use common::sandbox::{fully_sandboxed, git_snapshot, printed, runtime, session, 
 use common::{call, run1};
 use serde_json::json;
 use toolgate::ir::Status;
-use toolgate::runtime::exec::sandbox::Protection;
+use toolgate::runtime::sandbox::Protection;
 
 /// A Unix socket made inside the workspace by the person stays reachable (the view shows the
 /// workspace), which is what makes the outside ones' refusal meaningful.
@@ -156,9 +156,9 @@ fn toolgate_sandbox_lists_what_each_profile_exposes() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn escape_routes_stay_closed_in_a_user_namespace() {
     use std::sync::Arc;
-    use toolgate::runtime::exec::Backend;
-    use toolgate::runtime::exec::command::CommandExecutor;
-    use toolgate::runtime::exec::sandbox::{NamespaceSupport, probe};
+    use toolgate::runtime::extend::Backend;
+    use toolgate::runtime::sandbox::CommandExecutor;
+    use toolgate::runtime::sandbox::{NamespaceSupport, probe};
     if !common::sandbox::kernel_has(&[common::sandbox::Part::Namespaces]) {
         return;
     }

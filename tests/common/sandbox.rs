@@ -6,8 +6,8 @@ use std::time::Duration;
 use serde_json::json;
 
 use toolgate::ir::ErrorType;
-use toolgate::runtime::approval::ApprovalOutcome;
-use toolgate::runtime::exec::sandbox::{Protection, probe};
+use toolgate::runtime::extend::ApprovalOutcome;
+use toolgate::runtime::sandbox::{Protection, probe};
 use toolgate::runtime::{Session, ToolResult, ToolRuntime};
 
 use super::escape::HostileWorkspace;
@@ -94,7 +94,7 @@ pub fn workspace_write_protections() -> Vec<Protection> {
 pub fn has_scopes() -> bool {
     probe()
         .landlock_abi
-        .is_some_and(|abi| abi >= toolgate::runtime::exec::sandbox::SCOPE_ABI)
+        .is_some_and(|abi| abi >= toolgate::runtime::sandbox::SCOPE_ABI)
 }
 
 /// A part of the kernel's sandbox that a test needs.

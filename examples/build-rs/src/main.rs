@@ -7,7 +7,7 @@ mod tools {
     include!(concat!(env!("OUT_DIR"), "/tools.rs"));
 }
 
-use toolgate::runtime::{HandlerContext, HandlerError};
+use toolgate::runtime::extend::{HandlerContext, HandlerError};
 use tools::{GreetArgs, GreetHandler, GreetResult, Tools};
 
 struct Greeter;

@@ -14,11 +14,9 @@ use support_tools::{
 };
 use tokio_util::sync::CancellationToken;
 use toolgate::ir::ErrorType;
-use toolgate::runtime::approval::ApprovalFuture;
-use toolgate::runtime::{
-    ApprovalOutcome, ApprovalRequest, Approver, HandlerContext, HandlerError, RuntimeBuilder,
-    Session, ToolCall, ToolResult, ToolRuntime,
-};
+use toolgate::runtime::extend::ApprovalFuture;
+use toolgate::runtime::{RuntimeBuilder, Session, ToolCall, ToolResult, ToolRuntime};
+use toolgate::runtime::extend::{ApprovalOutcome, ApprovalRequest, Approver, HandlerContext, HandlerError};
 
 /// One order as the ledger keeps it.
 #[derive(Clone, Debug)]
@@ -269,8 +267,10 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .lookup_order(desk.clone())
         .refund_order(desk)
         .build()?;
-    let runtime = RuntimeBuilder::from_bindings(bindings)
-        .approver(Arc::new(SupportLead))
+    // The project folder (toolgate.yaml's `workspace` and `state_dir` are relative to it): the
+    // folder the harness is started in.
+    let runtime = RuntimeBuilder::from_bindings(bindings, std::env::current_dir()?)
+        .approver(SupportLead)
         .build()?;
 
     let chat = Session::new("desk-1", "support");

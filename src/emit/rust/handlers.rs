@@ -47,9 +47,9 @@ pub fn handler_items(space: &mut TypeSpace, t: &HandlerTool) {
                 #[doc = #call_doc]
                 fn call(
                     &self,
-                    ctx: ::toolgate::runtime::HandlerContext,
+                    ctx: ::toolgate::runtime::extend::HandlerContext,
                     args: #args,
-                ) -> impl ::std::future::Future<Output = ::std::result::Result<#result, ::toolgate::runtime::HandlerError>> + ::std::marker::Send;
+                ) -> impl ::std::future::Future<Output = ::std::result::Result<#result, ::toolgate::runtime::extend::HandlerError>> + ::std::marker::Send;
             }
         },
     );
@@ -67,9 +67,9 @@ pub fn handler_items(space: &mut TypeSpace, t: &HandlerTool) {
 
                 fn run(
                     &self,
-                    ctx: ::toolgate::runtime::HandlerContext,
+                    ctx: ::toolgate::runtime::extend::HandlerContext,
                     args: #args,
-                ) -> impl ::std::future::Future<Output = ::std::result::Result<#result, ::toolgate::runtime::HandlerError>> + ::std::marker::Send {
+                ) -> impl ::std::future::Future<Output = ::std::result::Result<#result, ::toolgate::runtime::extend::HandlerError>> + ::std::marker::Send {
                     #handler::call(&self.0, ctx, args)
                 }
             }
@@ -91,25 +91,25 @@ pub fn adapter_items(space: &mut TypeSpace) {
 
                 fn run(
                     &self,
-                    ctx: ::toolgate::runtime::HandlerContext,
+                    ctx: ::toolgate::runtime::extend::HandlerContext,
                     args: Self::Args,
-                ) -> impl ::std::future::Future<Output = ::std::result::Result<Self::Output, ::toolgate::runtime::HandlerError>> + ::std::marker::Send;
+                ) -> impl ::std::future::Future<Output = ::std::result::Result<Self::Output, ::toolgate::runtime::extend::HandlerError>> + ::std::marker::Send;
             }
 
-            #[doc = " Adapts a typed handler to the runtime's untyped [`::toolgate::runtime::ToolHandler`]."]
+            #[doc = " Adapts a typed handler to the runtime's untyped [`::toolgate::runtime::extend::ToolHandler`]."]
             struct Adapter<T>(T);
 
-            impl<T: TypedTool> ::toolgate::runtime::ToolHandler for Adapter<T> {
+            impl<T: TypedTool> ::toolgate::runtime::extend::ToolHandler for Adapter<T> {
                 fn call<'a>(
                     &'a self,
-                    ctx: ::toolgate::runtime::HandlerContext,
+                    ctx: ::toolgate::runtime::extend::HandlerContext,
                     args: ::serde_json::Value,
-                ) -> ::toolgate::runtime::HandlerFuture<'a> {
+                ) -> ::toolgate::runtime::extend::HandlerFuture<'a> {
                     ::std::boxed::Box::pin(async move {
                         let args: T::Args = match ::serde_json::from_value(args) {
                             ::std::result::Result::Ok(a) => a,
                             ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(::toolgate::runtime::HandlerError::new(
+                                return ::std::result::Result::Err(::toolgate::runtime::extend::HandlerError::new(
                                     ::toolgate::ir::ErrorType::InvalidArguments,
                                     ::std::format!("the arguments of `{}` do not match its parameters: {}", T::NAME, e),
                                 ));
@@ -117,8 +117,8 @@ pub fn adapter_items(space: &mut TypeSpace) {
                         };
                         let result = self.0.run(ctx, args).await?;
                         match ::serde_json::to_value(&result) {
-                            ::std::result::Result::Ok(v) => ::std::result::Result::Ok(::toolgate::runtime::HandlerOutput::structured(v)),
-                            ::std::result::Result::Err(e) => ::std::result::Result::Err(::toolgate::runtime::HandlerError::new(
+                            ::std::result::Result::Ok(v) => ::std::result::Result::Ok(::toolgate::runtime::extend::HandlerOutput::structured(v)),
+                            ::std::result::Result::Err(e) => ::std::result::Result::Err(::toolgate::runtime::extend::HandlerError::new(
                                 ::toolgate::ir::ErrorType::RuntimeException,
                                 ::std::format!("the result of `{}` cannot be serialized: {}", T::NAME, e),
                             )),
@@ -134,7 +134,7 @@ pub fn adapter_items(space: &mut TypeSpace) {
 pub fn builder_items(space: &mut TypeSpace, tools: &[HandlerTool]) {
     let fields = tools.iter().map(|t| {
         let m = ident::ident(&t.method);
-        quote!(#m: ::std::option::Option<::std::sync::Arc<dyn ::toolgate::runtime::ToolHandler>>,)
+        quote!(#m: ::std::option::Option<::std::sync::Arc<dyn ::toolgate::runtime::extend::ToolHandler>>,)
     });
     let methods = tools.iter().map(|t| {
         let m = ident::ident(&t.method);

@@ -50,13 +50,10 @@ use serde::{Deserialize, Serialize};
 #[cfg(doc)]
 use crate::ir::SandboxProfile;
 
-pub use plan::{
-    CgroupPlan, PlanContext, Rlimits, SCOPE_ABI, SandboxPlan, SandboxUnavailable, plan,
-    resolve_root,
-};
+pub use plan::{CgroupPlan, PlanContext, Rlimits, SCOPE_ABI, SandboxPlan, plan};
 pub use probe::{CgroupSupport, KernelFeatures, NamespaceSupport, PidsController, probe};
 pub(crate) use rlimit::{exceeded, refused};
-pub use shim::{SHIM_ARG, ShimReport, run_shim};
+pub use shim::{SHIM_ARG, run_shim};
 
 /// A protection in force around a tool process.
 #[derive(

@@ -157,28 +157,31 @@ trait TypedTool: ::std::marker::Send + ::std::marker::Sync + 'static {
     const NAME: &'static str;
     fn run(
         &self,
-        ctx: ::toolgate::runtime::HandlerContext,
+        ctx: ::toolgate::runtime::extend::HandlerContext,
         args: Self::Args,
     ) -> impl ::std::future::Future<
-        Output = ::std::result::Result<Self::Output, ::toolgate::runtime::HandlerError>,
+        Output = ::std::result::Result<
+            Self::Output,
+            ::toolgate::runtime::extend::HandlerError,
+        >,
     > + ::std::marker::Send;
 }
 
-/// Adapts a typed handler to the runtime's untyped [`::toolgate::runtime::ToolHandler`].
+/// Adapts a typed handler to the runtime's untyped [`::toolgate::runtime::extend::ToolHandler`].
 struct Adapter<T>(T);
 
-impl<T: TypedTool> ::toolgate::runtime::ToolHandler for Adapter<T> {
+impl<T: TypedTool> ::toolgate::runtime::extend::ToolHandler for Adapter<T> {
     fn call<'a>(
         &'a self,
-        ctx: ::toolgate::runtime::HandlerContext,
+        ctx: ::toolgate::runtime::extend::HandlerContext,
         args: ::serde_json::Value,
-    ) -> ::toolgate::runtime::HandlerFuture<'a> {
+    ) -> ::toolgate::runtime::extend::HandlerFuture<'a> {
         ::std::boxed::Box::pin(async move {
             let args: T::Args = match ::serde_json::from_value(args) {
                 ::std::result::Result::Ok(a) => a,
                 ::std::result::Result::Err(e) => {
                     return ::std::result::Result::Err(
-                        ::toolgate::runtime::HandlerError::new(
+                        ::toolgate::runtime::extend::HandlerError::new(
                             ::toolgate::ir::ErrorType::InvalidArguments,
                             ::std::format!(
                                 "the arguments of `{}` do not match its parameters: {}",
@@ -192,12 +195,12 @@ impl<T: TypedTool> ::toolgate::runtime::ToolHandler for Adapter<T> {
             match ::serde_json::to_value(&result) {
                 ::std::result::Result::Ok(v) => {
                     ::std::result::Result::Ok(
-                        ::toolgate::runtime::HandlerOutput::structured(v),
+                        ::toolgate::runtime::extend::HandlerOutput::structured(v),
                     )
                 }
                 ::std::result::Result::Err(e) => {
                     ::std::result::Result::Err(
-                        ::toolgate::runtime::HandlerError::new(
+                        ::toolgate::runtime::extend::HandlerError::new(
                             ::toolgate::ir::ErrorType::RuntimeException,
                             ::std::format!(
                                 "the result of `{}` cannot be serialized: {}", T::NAME, e
@@ -217,12 +220,12 @@ pub trait LookupOrderHandler: ::std::marker::Send + ::std::marker::Sync + 'stati
     /// Runs one call. The arguments already passed schema validation, the tool's `validate` rules and the permission decision.
     fn call(
         &self,
-        ctx: ::toolgate::runtime::HandlerContext,
+        ctx: ::toolgate::runtime::extend::HandlerContext,
         args: LookupOrderArgs,
     ) -> impl ::std::future::Future<
         Output = ::std::result::Result<
             LookupOrderResult,
-            ::toolgate::runtime::HandlerError,
+            ::toolgate::runtime::extend::HandlerError,
         >,
     > + ::std::marker::Send;
 }
@@ -236,12 +239,12 @@ impl<H: LookupOrderHandler> TypedTool for LookupOrderTool<H> {
     const NAME: &'static str = "lookup_order";
     fn run(
         &self,
-        ctx: ::toolgate::runtime::HandlerContext,
+        ctx: ::toolgate::runtime::extend::HandlerContext,
         args: LookupOrderArgs,
     ) -> impl ::std::future::Future<
         Output = ::std::result::Result<
             LookupOrderResult,
-            ::toolgate::runtime::HandlerError,
+            ::toolgate::runtime::extend::HandlerError,
         >,
     > + ::std::marker::Send {
         LookupOrderHandler::call(&self.0, ctx, args)
@@ -255,12 +258,12 @@ pub trait RefundOrderHandler: ::std::marker::Send + ::std::marker::Sync + 'stati
     /// Runs one call. The arguments already passed schema validation, the tool's `validate` rules and the permission decision.
     fn call(
         &self,
-        ctx: ::toolgate::runtime::HandlerContext,
+        ctx: ::toolgate::runtime::extend::HandlerContext,
         args: RefundOrderArgs,
     ) -> impl ::std::future::Future<
         Output = ::std::result::Result<
             RefundOrderResult,
-            ::toolgate::runtime::HandlerError,
+            ::toolgate::runtime::extend::HandlerError,
         >,
     > + ::std::marker::Send;
 }
@@ -274,12 +277,12 @@ impl<H: RefundOrderHandler> TypedTool for RefundOrderTool<H> {
     const NAME: &'static str = "refund_order";
     fn run(
         &self,
-        ctx: ::toolgate::runtime::HandlerContext,
+        ctx: ::toolgate::runtime::extend::HandlerContext,
         args: RefundOrderArgs,
     ) -> impl ::std::future::Future<
         Output = ::std::result::Result<
             RefundOrderResult,
-            ::toolgate::runtime::HandlerError,
+            ::toolgate::runtime::extend::HandlerError,
         >,
     > + ::std::marker::Send {
         RefundOrderHandler::call(&self.0, ctx, args)
@@ -313,10 +316,10 @@ impl Tools {
 #[derive(::std::default::Default)]
 pub struct ToolsBuilder {
     lookup_order: ::std::option::Option<
-        ::std::sync::Arc<dyn ::toolgate::runtime::ToolHandler>,
+        ::std::sync::Arc<dyn ::toolgate::runtime::extend::ToolHandler>,
     >,
     refund_order: ::std::option::Option<
-        ::std::sync::Arc<dyn ::toolgate::runtime::ToolHandler>,
+        ::std::sync::Arc<dyn ::toolgate::runtime::extend::ToolHandler>,
     >,
 }
 
