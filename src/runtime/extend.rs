@@ -4,7 +4,8 @@
 //! - [`Hook`]: observes every stage, makes a permission decision stricter, redacts projections
 //!   (every method has a default: a hook that only redacts writes only [`Hook::redact`]).
 //! - [`Approver`]: answers `ask` decisions; [`approver_fn`] makes one of a closure.
-//! - [`ToolHandler`]: runs a `handler: rust` tool ([`RuntimeBuilder::bind`]).
+//! - [`ToolHandler`]: runs a `handler: rust` tool ([`RuntimeBuilder::bind`]); with typed
+//!   arguments and result, [`TypedHandler`] for a generated crate's tool type.
 //! - [`Executor`]: replaces a backend ([`RuntimeBuilder::executor`]).
 //! - [`Journal`]: where operations are recorded ([`RuntimeBuilder::journal`]); with recovery's
 //!   [`Precondition`] and [`Reconciler`].
@@ -36,5 +37,6 @@ pub use super::journal::{
 };
 pub use super::permission::{AuthorizedCall, PermissionRecord, Resolution};
 pub use super::trace::{TraceRecord, TraceSink};
+pub use super::typed::{Typed, TypedHandler, TypedTool, typed};
 pub use super::validate::canonical_json;
 pub use super::workspace::Workspace;

@@ -53,6 +53,7 @@ pub mod sandbox;
 pub(crate) mod scheduler;
 pub(crate) mod session;
 pub(crate) mod trace;
+pub(crate) mod typed;
 pub(crate) mod validate;
 pub(crate) mod workspace;
 
@@ -71,3 +72,5 @@ pub use projection::Projection;
 pub use result::ToolResult;
 pub use scheduler::{LOCK_FILE, Plan, WaitedBehind};
 pub use session::{Session, ToolCall};
+/// The token that cancels a turn ([`ToolRuntime::execute`]).
+pub use tokio_util::sync::CancellationToken;

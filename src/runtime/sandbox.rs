@@ -7,8 +7,8 @@
 pub use super::exec::command::CommandExecutor;
 #[cfg(feature = "mcp")]
 pub use super::exec::mcp::{UpstreamSandbox, connect};
-pub use super::exec::sandbox::walk::{Found, walk};
 pub use super::exec::sandbox::probe::{
     CgroupSupport, KernelFeatures, NamespaceSupport, PidsController, probe,
 };
+pub use super::exec::sandbox::walk::{Found, walk};
 pub use super::exec::sandbox::{Protection, SCOPE_ABI, SHIM_ARG, run_shim};

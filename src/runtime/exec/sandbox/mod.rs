@@ -51,7 +51,7 @@ use serde::{Deserialize, Serialize};
 use crate::ir::SandboxProfile;
 
 pub use plan::{CgroupPlan, PlanContext, Rlimits, SCOPE_ABI, SandboxPlan, plan};
-pub use probe::{CgroupSupport, KernelFeatures, NamespaceSupport, PidsController, probe};
+pub use probe::{KernelFeatures, probe};
 pub(crate) use rlimit::{exceeded, refused};
 pub use shim::{SHIM_ARG, run_shim};
 
