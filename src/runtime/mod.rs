@@ -30,6 +30,10 @@
 //! reconcilers, and the types their signatures name — is in [`extend`]; what the kernel offers
 //! the process sandbox, and the exec shim's entry point, are in [`sandbox`].
 
+// What only the command line and the MCP server use (the question renderer, the registry
+// handle, the MCP idempotency key) is dead code in a build of the runtime alone.
+#![cfg_attr(not(all(feature = "cli", feature = "mcp")), allow(dead_code))]
+
 pub(crate) mod approval;
 pub(crate) mod artifacts;
 pub(crate) mod bindings;
