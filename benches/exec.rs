@@ -25,9 +25,9 @@ use serde_json::json;
 use tokio_util::sync::CancellationToken;
 use toolgate::ir::ProtectPolicy;
 use toolgate::policy::ProtectedSet;
-use toolgate::runtime::exec::Backend;
-use toolgate::runtime::exec::command::CommandExecutor;
-use toolgate::runtime::exec::sandbox::{KernelFeatures, Protection, probe, walk};
+use toolgate::runtime::extend::Backend;
+use toolgate::runtime::sandbox::CommandExecutor;
+use toolgate::runtime::sandbox::{KernelFeatures, Protection, probe, walk};
 use toolgate::runtime::{RuntimeBuilder, Session, ToolCall, ToolRuntime};
 use toolgate::spec::load::LoadOptions;
 
@@ -236,14 +236,14 @@ fn workspace_walk(c: &mut Criterion) {
     let mut g = c.benchmark_group("workspace_walk");
     g.sample_size(30).measurement_time(Duration::from_secs(6));
     for (name, dir) in [("repository", checkout.path()), ("20k_files", big.path())] {
-        let found = walk::walk(dir, &set);
+        let found = walk(dir, &set);
         eprintln!(
             "workspace_walk/{name}: {} entries, {} masks, {} .git",
             found.entries,
             found.masks(),
             found.git.len()
         );
-        g.bench_function(name, |b| b.iter(|| walk::walk(dir, &set)));
+        g.bench_function(name, |b| b.iter(|| walk(dir, &set)));
     }
     g.finish();
 }

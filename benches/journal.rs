@@ -29,11 +29,9 @@ use criterion::{Criterion, criterion_group, criterion_main};
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 use toolgate::ir::Status;
-use toolgate::runtime::journal::sqlite::{JOURNAL_FILE, SqliteJournal};
-use toolgate::runtime::{
-    HandlerContext, HandlerOutput, Journal, MemoryJournal, RuntimeBuilder, Session, ToolCall,
-    ToolRuntime,
-};
+use toolgate::runtime::extend::{HandlerContext, HandlerOutput, Journal};
+use toolgate::runtime::{JOURNAL_FILE, SqliteJournal};
+use toolgate::runtime::{MemoryJournal, RuntimeBuilder, Session, ToolCall, ToolRuntime};
 use toolgate::spec::load::LoadOptions;
 
 fn repo() -> PathBuf {
@@ -60,15 +58,10 @@ fn runtime(ws: &Path, state: &Path, journal: Arc<dyn Journal>) -> ToolRuntime {
     .state_dir(state)
     .journal(journal)
     .bind("echo_handler", Arc::new(echo))
-    .unwrap()
     .bind("slow_edit", Arc::new(nothing))
-    .unwrap()
     .bind("slow_read", Arc::new(nothing))
-    .unwrap()
     .bind("flaky", Arc::new(nothing))
-    .unwrap()
     .bind("send_note", Arc::new(nothing))
-    .unwrap()
     .build()
     .unwrap()
 }

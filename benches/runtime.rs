@@ -18,9 +18,8 @@ use std::time::{Duration, Instant};
 use criterion::{Criterion, criterion_group, criterion_main};
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
-use toolgate::runtime::{
-    HandlerContext, HandlerOutput, RuntimeBuilder, Session, ToolCall, ToolHandler, ToolRuntime,
-};
+use toolgate::runtime::extend::{HandlerContext, HandlerOutput, ToolHandler};
+use toolgate::runtime::{RuntimeBuilder, Session, ToolCall, ToolRuntime};
 use toolgate::spec::load::LoadOptions;
 
 fn repo() -> PathBuf {
@@ -61,15 +60,10 @@ fn builder(ws: &std::path::Path, state: &std::path::Path) -> toolgate::runtime::
     .workspace(ws)
     .state_dir(state)
     .bind("echo_handler", echo_handler())
-    .unwrap()
     .bind("slow_read", Arc::new(sleep))
-    .unwrap()
     .bind("slow_edit", Arc::new(sleep))
-    .unwrap()
     .bind("flaky", Arc::new(nothing))
-    .unwrap()
     .bind("send_note", Arc::new(nothing))
-    .unwrap()
 }
 
 /// The pure tools through the pipeline, one call at a time.

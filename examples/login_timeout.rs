@@ -12,7 +12,7 @@
 
 use std::process::ExitCode;
 
-use toolgate::runtime::exec::sandbox::{SHIM_ARG, run_shim};
+use toolgate::runtime::sandbox::{SHIM_ARG, run_shim};
 
 #[path = "login-timeout/driver.rs"]
 mod driver;

@@ -6,7 +6,7 @@
 
 use std::process::ExitCode;
 
-use toolgate::runtime::exec::sandbox::{SHIM_ARG, run_shim};
+use toolgate::runtime::sandbox::{SHIM_ARG, run_shim};
 
 fn main() -> ExitCode {
     if std::env::args_os().nth(1).is_some_and(|a| a == SHIM_ARG) {

@@ -221,7 +221,7 @@ async fn the_projection_names_only_ways_that_work_in_the_session() {
 fn with_budgets(f: &Fixture, edit: impl FnOnce(&mut Bundle)) -> ToolRuntime {
     let mut bundle = (*common::bundle()).clone();
     edit(&mut bundle);
-    let b = RuntimeBuilder::from_bundle(bundle)
+    let b = RuntimeBuilder::from_bundle(bundle, env!("CARGO_MANIFEST_DIR"))
         .workspace(f.path())
         .state_dir(f.state.path())
         .shim(shim());

@@ -12,7 +12,7 @@ use common::{Counters, Fixture, Scripted, bind_handlers, call, run1, shim};
 use pretty_assertions::assert_eq;
 use serde_json::json;
 use toolgate::ir::{Bundle, ErrorType};
-use toolgate::runtime::approval::ApprovalOutcome;
+use toolgate::runtime::extend::ApprovalOutcome;
 use toolgate::runtime::{RuntimeBuilder, Session, ToolRuntime};
 
 fn session(id: &str) -> Session {
@@ -32,7 +32,7 @@ async fn call1(
 fn runtime_with(f: &Fixture, edit: impl FnOnce(&mut Bundle)) -> ToolRuntime {
     let mut bundle = (*common::bundle()).clone();
     edit(&mut bundle);
-    let b = RuntimeBuilder::from_bundle(bundle)
+    let b = RuntimeBuilder::from_bundle(bundle, env!("CARGO_MANIFEST_DIR"))
         .workspace(f.path())
         .state_dir(f.state.path())
         .shim(shim())

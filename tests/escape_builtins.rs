@@ -20,7 +20,7 @@ use common::{Scripted, call, run1};
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 use toolgate::ir::{ErrorType, Status};
-use toolgate::runtime::approval::ApprovalOutcome;
+use toolgate::runtime::extend::ApprovalOutcome;
 use toolgate::runtime::{Session, ToolResult, ToolRuntime};
 
 fn session(id: &str) -> Session {

@@ -20,7 +20,7 @@ use common::{Scripted, call, run1};
 use serde_json::{Value, json};
 use toolgate::ir::{ErrorType, Status};
 use toolgate::policy::DecisionSource;
-use toolgate::runtime::approval::{ApprovalOutcome, ApprovalScope};
+use toolgate::runtime::extend::{ApprovalOutcome, ApprovalScope};
 use toolgate::runtime::{Session, ToolResult, ToolRuntime};
 
 /// Spellings of protected paths that try to dodge the globs.
@@ -100,11 +100,7 @@ async fn refused_as_protected(
         "{route}: {}",
         r.summary()
     );
-    assert_eq!(
-        r.hint(),
-        Some(toolgate::runtime::permission::PROTECTED_HINT),
-        "{route}"
-    );
+    assert_eq!(r.hint(), Some(toolgate::runtime::PROTECTED_HINT), "{route}");
     r
 }
 

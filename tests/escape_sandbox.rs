@@ -20,7 +20,7 @@ use common::sandbox::{
 use common::{call, run1};
 use serde_json::json;
 use toolgate::ir::Status;
-use toolgate::runtime::exec::sandbox::Protection;
+use toolgate::runtime::sandbox::Protection;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn escape_cat_and_grep_see_empty_masks() {

@@ -26,7 +26,7 @@ use std::path::PathBuf;
 
 use pretty_assertions::assert_eq;
 use toolgate::ir::{ErrorType, Status};
-use toolgate::runtime::journal::Settled;
+use toolgate::runtime::extend::Settled;
 
 /// The toolgate binary is the exec shim; experiment 7's crashing process is this test binary
 /// running only [`exp7_crash_child`].

@@ -17,7 +17,7 @@ mod samples;
 
 const CRATE: &str = "toolgate-tools-check";
 
-/// Exercises the builder and the adapters of the fixture's handler tools.
+/// Exercises `Handlers` and toolgate's typed adapter on the fixture's handler tools.
 const BIND_TEST: &str = r#"
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
@@ -25,7 +25,7 @@ use std::future::Future;
 use std::task::{Context, Poll, Waker};
 
 use toolgate::ir::ErrorType;
-use toolgate::runtime::{HandlerContext, HandlerError, HandlerOutput};
+use toolgate::runtime::extend::{HandlerContext, HandlerError, HandlerOutput, TypedHandler};
 use toolgate_tools_check::*;
 
 fn ready<F: Future>(f: F) -> F::Output {
@@ -49,21 +49,21 @@ fn ctx(tool: &str) -> HandlerContext {
 }
 
 struct Orders;
-impl CreateOrderHandler for Orders {
+impl TypedHandler<CreateOrder> for Orders {
     async fn call(&self, _ctx: HandlerContext, args: CreateOrderArgs) -> Result<CreateOrderResult, HandlerError> {
         if args.items.is_empty() {
             return Err(HandlerError::new(ErrorType::SemanticValidationError, "no items"));
         }
         Ok(CreateOrderResult {
             order_id: format!("o-{}", args.customer.name),
-            status: CreateOrderResultStatus::Placed,
+            status: CreateOrderStatus::Placed,
             total: args.items.iter().map(|i| i.quantity as f64).sum(),
         })
     }
 }
 
 struct Routes;
-impl PlanRouteHandler for Routes {
+impl TypedHandler<PlanRoute> for Routes {
     async fn call(&self, _ctx: HandlerContext, args: PlanRouteArgs) -> Result<PlanRouteResult, HandlerError> {
         let leg = PlanRouteLeg { meters: (args.origin.lat - args.destination.lat).abs(), sub_legs: None };
         Ok(PlanRouteResult { legs: vec![leg] })
@@ -71,51 +71,60 @@ impl PlanRouteHandler for Routes {
 }
 
 struct Matcher;
-impl MatchTypeHandler for Matcher {
+impl TypedHandler<MatchType> for Matcher {
     async fn call(&self, _ctx: HandlerContext, args: MatchTypeArgs) -> Result<MatchTypeResult, HandlerError> {
         Ok(MatchTypeResult { matched: args.type_ == "x" && args.self_ != Some(false) })
     }
 }
 
 struct Settings;
-impl SetValueHandler for Settings {
+impl TypedHandler<SetValue> for Settings {
     async fn call(&self, _ctx: HandlerContext, _args: SetValueArgs) -> Result<SetValueResult, HandlerError> {
         Ok("rev-2".to_owned())
     }
 }
 
 struct Notes;
-impl ReadNoteHandler for Notes {
+impl TypedHandler<ReadNote> for Notes {
     async fn call(&self, _ctx: HandlerContext, args: ReadNoteArgs) -> Result<ReadNoteResult, HandlerError> {
         Ok(ReadNoteResult { text: args.title })
     }
 }
-impl WriteNoteHandler for Notes {
+impl TypedHandler<WriteNote> for Notes {
     async fn call(&self, _ctx: HandlerContext, _args: WriteNoteArgs) -> Result<WriteNoteResult, HandlerError> {
         Ok(WriteNoteResult { existed: true })
     }
 }
 
 #[test]
-fn missing_handlers_are_an_error() {
-    let err = Tools::builder().create_order(Orders).build().unwrap_err();
-    assert_eq!(
-        err.to_string(),
-        "no handler bound for: match_type, plan_route, read_note, set_value, write_note"
-    );
+fn handlers_bind_every_handler_tool() {
+    let bindings = Handlers {
+        create_order: Orders,
+        plan_route: Routes,
+        match_type: Matcher,
+        set_value: Settings,
+        read_note: Notes,
+        write_note: Notes,
+    }
+    .bind()
+    .unwrap();
+    for tool in ["create_order", "plan_route", "match_type", "set_value", "read_note", "write_note"] {
+        assert!(bindings.handler(tool).is_some(), "{tool}");
+    }
 }
 
 #[test]
 fn bound_handlers_run_with_typed_arguments() {
-    let bindings = Tools::builder()
-        .create_order(Orders)
-        .plan_route(Routes)
-        .match_type(Matcher)
-        .set_value(Settings)
-        .read_note(Notes)
-        .write_note(Notes)
-        .build()
-        .unwrap();
+    let bindings = Handlers {
+        create_order: Orders,
+        plan_route: Routes,
+        match_type: Matcher,
+        set_value: Settings,
+        read_note: Notes,
+        write_note: Notes,
+    }
+    .bind()
+    .unwrap();
     let h = bindings.handler("create_order").unwrap();
     let args = serde_json::json!({
         "customer": {"name": "Ada", "email": "ada@example.com"},
@@ -198,8 +207,9 @@ fn generated_crate_builds_is_clippy_clean_and_conforms() {
         .filter_map(|l| l.strip_prefix("test result: ok. "))
         .filter_map(|l| l.split(' ').next()?.parse::<usize>().ok())
         .sum();
-    // One conformance test per tool, plus the two binding tests.
-    assert_eq!(passed, bundle.tools.len() + 2, "{report}");
+    // One conformance test per tool, the two binding tests, and the crate documentation's two
+    // examples (the end-to-end one compiles; leaving a handler out of `Handlers` does not).
+    assert_eq!(passed, bundle.tools.len() + 2 + 2, "{report}");
 }
 
 #[test]

@@ -9,10 +9,10 @@ use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 use toolgate::ir::{Decision, Effect, Idempotency};
 use toolgate::policy::DecisionSource;
-use toolgate::runtime::journal::sqlite::{JOURNAL_FILE, SqliteJournal};
-use toolgate::runtime::journal::{Journal, KeySource, OperationStart};
-use toolgate::runtime::permission::{PermissionRecord, Resolution};
-use toolgate::runtime::validate::canonical_json;
+use toolgate::runtime::extend::canonical_json;
+use toolgate::runtime::extend::{Journal, KeySource, OperationStart};
+use toolgate::runtime::extend::{PermissionRecord, Resolution};
+use toolgate::runtime::{JOURNAL_FILE, SqliteJournal};
 
 struct Project(tempfile::TempDir);
 

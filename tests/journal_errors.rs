@@ -15,11 +15,11 @@ use std::time::Duration;
 use common::toolchain::{Toolchain, require};
 use common::{Fixture, repo};
 use pretty_assertions::assert_eq;
-use toolgate::runtime::journal::JournalError;
-use toolgate::runtime::journal::sqlite::{
+use toolgate::runtime::extend::JournalError;
+use toolgate::runtime::{BuildError, RuntimeBuilder};
+use toolgate::runtime::{
     JOURNAL_FILE, JournalReader, SCHEMA_VERSION, SqliteJournal, SqliteOptions,
 };
-use toolgate::runtime::{BuildError, RuntimeBuilder};
 
 fn journal_in(dir: &Path) -> PathBuf {
     dir.join(JOURNAL_FILE)
@@ -243,7 +243,7 @@ fn an_unwritable_state_folder_is_an_error() {
             state.display()
         )
     );
-    let b = RuntimeBuilder::from_bundle(common::bundle())
+    let b = RuntimeBuilder::from_bundle(common::bundle(), env!("CARGO_MANIFEST_DIR"))
         .workspace(f.path())
         .state_dir(&state)
         .sqlite_journal()

@@ -15,18 +15,17 @@ use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 use toolgate::ir::{Bundle, Decision, ErrorType, Status};
 use toolgate::policy::DecisionSource;
-use toolgate::runtime::approval::{ApprovalOutcome, FixedApprover};
-use toolgate::runtime::journal::sqlite::{JOURNAL_FILE, JournalReader, SqliteJournal};
-use toolgate::runtime::journal::{
+use toolgate::runtime::extend::Workspace;
+use toolgate::runtime::extend::canonical_json;
+use toolgate::runtime::extend::{ApprovalOutcome, FixedApprover};
+use toolgate::runtime::extend::{HandlerContext, HandlerError, HandlerOutput};
+use toolgate::runtime::extend::{
     Journal, KeySource, OperationRecord, OperationStart, Precondition, PreconditionCheck,
     ReconcileFuture, Reconciler, Reconciliation, Settled, SettledBy, Settlement, derived_key,
 };
-use toolgate::runtime::permission::{PermissionRecord, Resolution};
-use toolgate::runtime::validate::canonical_json;
-use toolgate::runtime::workspace::Workspace;
-use toolgate::runtime::{
-    HandlerContext, HandlerError, HandlerOutput, MemoryJournal, RuntimeBuilder, Session,
-};
+use toolgate::runtime::extend::{PermissionRecord, Resolution};
+use toolgate::runtime::{JOURNAL_FILE, JournalReader, SqliteJournal};
+use toolgate::runtime::{MemoryJournal, RuntimeBuilder, Session};
 use toolgate::spec::load::LoadOptions;
 
 /// The runtime fixtures plus `compare_and_set`, a conditionally idempotent handler tool.
@@ -60,7 +59,7 @@ fn builder(
 ) -> RuntimeBuilder {
     let s = store.clone();
     bind_handlers(
-        RuntimeBuilder::from_bundle(bundle)
+        RuntimeBuilder::from_bundle(bundle, env!("CARGO_MANIFEST_DIR"))
             .workspace(f.path())
             .state_dir(f.state.path())
             .approver(Arc::new(FixedApprover(ApprovalOutcome::AllowOnce))),
@@ -84,7 +83,6 @@ fn builder(
             }
         }),
     )
-    .unwrap()
     .precondition("compare_and_set", Arc::new(StoreHolds(store)))
 }
 

@@ -12,8 +12,8 @@ use pretty_assertions::assert_eq;
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 use toolgate::ir::{ErrorType, Status};
-use toolgate::runtime::journal::sqlite::{JOURNAL_FILE, JournalReader, SqliteJournal};
-use toolgate::runtime::journal::{Journal, OperationState, Settled, SettledBy, Settlement};
+use toolgate::runtime::extend::{Journal, OperationState, Settled, SettledBy, Settlement};
+use toolgate::runtime::{JOURNAL_FILE, JournalReader, SqliteJournal};
 use toolgate::runtime::{RuntimeBuilder, Session, ToolCall, ToolResult, ToolRuntime};
 use toolgate::spec::load::LoadOptions;
 

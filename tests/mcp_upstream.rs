@@ -18,9 +18,10 @@ use indexmap::IndexMap;
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 use toolgate::ir::{ErrorType, McpServer, Status};
-use toolgate::runtime::exec::mcp::{McpExecutor, McpUpstreams};
-use toolgate::runtime::journal::derived_key;
-use toolgate::runtime::{Backend, MemoryJournal, RuntimeBuilder, Session, ToolCall, ToolRuntime};
+use toolgate::runtime::extend::Backend;
+use toolgate::runtime::extend::derived_key;
+use toolgate::runtime::extend::{McpExecutor, McpUpstreams};
+use toolgate::runtime::{MemoryJournal, RuntimeBuilder, Session, ToolCall, ToolRuntime};
 use toolgate::spec::load::LoadOptions;
 
 use common::toolchain::{Toolchain, require};
@@ -435,8 +436,8 @@ async fn the_idempotency_key_reaches_the_upstream() {
 /// program's folder is its toolchain, the workspace is read-only, `/tmp` is its own.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_upstream_runs_under_its_own_profile() {
-    use toolgate::runtime::exec::mcp::{UpstreamSandbox, connect};
-    use toolgate::runtime::exec::sandbox::{Protection, probe};
+    use toolgate::runtime::sandbox::Protection;
+    use toolgate::runtime::sandbox::{UpstreamSandbox, connect};
     let ws = tempfile::tempdir().unwrap();
     std::fs::write(
         ws.path().join("toolgate.yaml"),
@@ -466,11 +467,7 @@ async fn an_upstream_runs_under_its_own_profile() {
         shim: env!("CARGO_BIN_EXE_toolgate-shim").into(),
     };
     let started = connect("confined", &server, ws.path(), &sandbox).await;
-    let complete = probe().namespaces.as_ref().is_some_and(|n| n.pid)
-        && probe().landlock_abi.is_some()
-        && probe().seccomp
-        && probe().pids.is_some();
-    if !complete {
+    if !common::sandbox::kernel_has(&common::sandbox::WORKSPACE_WRITE) {
         let e = started.unwrap_err().to_string();
         assert!(e.contains("refusing to run unsandboxed"), "{e}");
         return;

@@ -11,11 +11,12 @@ use common::{Fixture, Recorder, Scripted, Silent, call, run, run1};
 use pretty_assertions::assert_eq;
 use serde_json::json;
 use toolgate::ir::{Decision, ErrorType, Status};
-use toolgate::runtime::approval::{
+use toolgate::runtime::extend::Resolution;
+use toolgate::runtime::extend::{Annotations, CallView, Hook, HookPoint};
+use toolgate::runtime::extend::{
     ApprovalFuture, ApprovalOutcome, ApprovalRequest, ApprovalScope, Approver,
 };
-use toolgate::runtime::permission::Resolution;
-use toolgate::runtime::{Annotations, CallView, Hook, HookPoint, MemoryJournal, Session};
+use toolgate::runtime::{MemoryJournal, Session};
 
 /// An approver that forwards to whichever approver a test case sets.
 #[derive(Default)]

@@ -11,11 +11,12 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use common::{Counters, Fixture, bind_handlers, call, repo};
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
-use toolgate::runtime::journal::{
+use toolgate::runtime::extend::Journal;
+use toolgate::runtime::extend::{
     AttemptRecord, JournalError, JournalFuture, OperationFinish, OperationRecord, OperationStart,
     Settlement,
 };
-use toolgate::runtime::{EngineError, Journal, MemoryJournal, RuntimeBuilder, Session};
+use toolgate::runtime::{EngineError, MemoryJournal, RuntimeBuilder, Session};
 use toolgate::spec::load::LoadOptions;
 
 /// A journal on memory whose writes can be made to fail, as a full or vanished disk would.

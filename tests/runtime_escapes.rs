@@ -9,13 +9,13 @@
 
 mod common;
 
-use common::sandbox::{all_gone, fully_sandboxed, has_scopes, shell, unique};
+use common::sandbox::{Part, all_gone, fully_sandboxed, kernel_has, shell, unique};
 use common::{Fixture, call, run1};
 use pretty_assertions::assert_eq;
 use serde_json::json;
 use toolgate::ir::{ErrorType, Status};
 use toolgate::runtime::Session;
-use toolgate::runtime::exec::sandbox::{Protection, probe};
+use toolgate::runtime::sandbox::Protection;
 
 fn session() -> Session {
     Session::new("s", "interactive")
@@ -84,7 +84,7 @@ async fn escape_read_of_a_denied_path_is_a_sandbox_violation() {
         ),
     )
     .await;
-    if probe().landlock_abi.is_none() {
+    if !kernel_has(&[Part::Landlock]) {
         assert_eq!(r.error_type(), Some(ErrorType::RuntimeException));
         return;
     }
@@ -318,7 +318,7 @@ async fn escape_signal_to_a_process_outside_the_tree_is_refused() {
     if !fully_sandboxed(&r) {
         return;
     }
-    if !has_scopes() {
+    if !kernel_has(&[Part::Scopes]) {
         assert!(!r.protections().contains(&Protection::SignalScope));
         return;
     }
@@ -374,7 +374,7 @@ async fn escape_abstract_unix_socket_outside_the_sandbox_is_refused() {
     if !fully_sandboxed(&r) {
         return;
     }
-    if !has_scopes() {
+    if !kernel_has(&[Part::Scopes]) {
         assert!(!r.protections().contains(&Protection::AbstractSocketScope));
         return;
     }

@@ -16,8 +16,8 @@ use serde_json::json;
 use tokio_util::sync::CancellationToken;
 use toolgate::ir::{Decision, Effect, ErrorType, Idempotency, Status};
 use toolgate::policy::DecisionSource;
-use toolgate::runtime::journal::{Journal, KeySource, OperationStart};
-use toolgate::runtime::permission::{PermissionRecord, Resolution};
+use toolgate::runtime::extend::{Journal, KeySource, OperationStart};
+use toolgate::runtime::extend::{PermissionRecord, Resolution};
 use toolgate::runtime::{MemoryJournal, RuntimeBuilder, Session};
 
 fn session() -> Session {
@@ -171,7 +171,7 @@ async fn retries_stay_inside_idempotency_and_budget() {
     let counters = Arc::new(Counters::default());
     let journal = Arc::new(MemoryJournal::default());
     let rt = bind_handlers(
-        RuntimeBuilder::from_bundle(common::bundle())
+        RuntimeBuilder::from_bundle(common::bundle(), env!("CARGO_MANIFEST_DIR"))
             .workspace(f.path())
             .state_dir(f.state.path()),
         counters.clone(),
@@ -242,7 +242,7 @@ async fn idempotency_key_replays_and_never_runs_twice() {
     let counters = Arc::new(Counters::default());
     let journal = Arc::new(MemoryJournal::default());
     let rt = bind_handlers(
-        RuntimeBuilder::from_bundle(common::bundle())
+        RuntimeBuilder::from_bundle(common::bundle(), env!("CARGO_MANIFEST_DIR"))
             .workspace(f.path())
             .state_dir(f.state.path()),
         counters.clone(),
@@ -349,7 +349,7 @@ async fn every_call_leaves_a_trace_record() {
     let rt = f
         .builder()
         .approver(common::Scripted::new(
-            toolgate::runtime::ApprovalOutcome::AllowOnce,
+            toolgate::runtime::extend::ApprovalOutcome::AllowOnce,
         ))
         .build()
         .unwrap();
@@ -410,7 +410,7 @@ async fn every_call_leaves_a_trace_record() {
     assert_eq!(
         w.permission.as_ref().unwrap().resolution,
         Resolution::Approver {
-            outcome: toolgate::runtime::ApprovalOutcome::AllowOnce
+            outcome: toolgate::runtime::extend::ApprovalOutcome::AllowOnce
         }
     );
     assert!(w.output_size > 0);

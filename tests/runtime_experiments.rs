@@ -10,8 +10,9 @@ use common::{Fixture, Recorder, Scripted, call, run, run1};
 use pretty_assertions::assert_eq;
 use serde_json::json;
 use toolgate::ir::{ErrorType, Status};
-use toolgate::runtime::approval::ApprovalOutcome;
-use toolgate::runtime::{HookPoint, MemoryJournal, Session};
+use toolgate::runtime::extend::ApprovalOutcome;
+use toolgate::runtime::extend::HookPoint;
+use toolgate::runtime::{MemoryJournal, Session};
 
 /// Experiment 1: an unknown tool is an observation naming alternatives, not a crash.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

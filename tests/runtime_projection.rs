@@ -3,22 +3,16 @@
 
 mod common;
 
-use std::sync::Arc;
-
 use common::{Fixture, Scripted, call, run1};
 use serde_json::json;
-use toolgate::runtime::approval::ApprovalOutcome;
-use toolgate::runtime::{Annotations, CallView, Hook, Redactions, Session};
+use toolgate::runtime::Session;
+use toolgate::runtime::extend::ApprovalOutcome;
+use toolgate::runtime::extend::{CallView, Hook, Redactions};
 
 struct MaskPassword;
 
+/// A hook that only redacts: the other methods keep their defaults.
 impl Hook for MaskPassword {
-    fn points(&self) -> &[toolgate::runtime::HookPoint] {
-        &[]
-    }
-
-    fn on(&self, _view: &CallView<'_>, _a: &mut Annotations) {}
-
     fn redact(&self, _view: &CallView<'_>, r: &mut Redactions) {
         r.literal("correct-horse");
         r.pattern(regex::Regex::new(r"ghp_\w+").unwrap());
@@ -44,7 +38,7 @@ async fn projections() {
         .build()
         .unwrap();
     let plain = f.builder().build().unwrap();
-    let masking = f.builder().hook(Arc::new(MaskPassword)).build().unwrap();
+    let masking = f.builder().hook(MaskPassword).build().unwrap();
     let long: String = (1..=60).map(|i| format!("build step {i}: ok\n")).collect();
     let cases = vec![
         (

@@ -17,9 +17,9 @@ use serde_json::json;
 use tokio_util::sync::CancellationToken;
 use toolgate::ir::{ErrorType, Status};
 use toolgate::runtime::Session;
-use toolgate::runtime::exec::Backend;
-use toolgate::runtime::exec::command::CommandExecutor;
-use toolgate::runtime::exec::sandbox::{KernelFeatures, Protection};
+use toolgate::runtime::extend::Backend;
+use toolgate::runtime::sandbox::CommandExecutor;
+use toolgate::runtime::sandbox::{KernelFeatures, Protection};
 
 fn session() -> Session {
     Session::new("s", "interactive")

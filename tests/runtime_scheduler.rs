@@ -15,7 +15,7 @@ use pretty_assertions::assert_eq;
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 use toolgate::ir::{ErrorType, Status};
-use toolgate::runtime::scheduler::WaitedBehind;
+use toolgate::runtime::WaitedBehind;
 use toolgate::runtime::{RuntimeBuilder, Session, ToolCall, ToolResult, ToolRuntime};
 use toolgate::spec::load::LoadOptions;
 
@@ -235,7 +235,7 @@ async fn two_runtimes_on_one_project_share_the_lock_file() {
     assert_eq!(a.lock_file(), b.lock_file());
     assert_eq!(
         a.lock_file().unwrap(),
-        state.path().join(toolgate::runtime::scheduler::LOCK_FILE)
+        state.path().join(toolgate::runtime::LOCK_FILE)
     );
     let mut tasks = tokio::task::JoinSet::new();
     for i in 0..16 {
@@ -293,10 +293,7 @@ fn a_lock_file_that_cannot_be_made_stops_build() {
     let toolgate::runtime::BuildError::Locks { path, source } = &err else {
         panic!("{err}");
     };
-    assert_eq!(
-        path,
-        &not_a_folder.join(toolgate::runtime::scheduler::LOCK_FILE)
-    );
+    assert_eq!(path, &not_a_folder.join(toolgate::runtime::LOCK_FILE));
     assert_eq!(
         err.to_string(),
         format!(

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 use toolgate::ir::{ErrorType, Status};
-use toolgate::runtime::approval::{ApprovalOutcome, FixedApprover};
+use toolgate::runtime::extend::{ApprovalOutcome, FixedApprover};
 use toolgate::runtime::{Session, ToolCall};
 
 use crate::lab::{self, BoxError, Lab, Scratch, ensure};

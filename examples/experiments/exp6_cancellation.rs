@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 use toolgate::ir::{ErrorType, Status};
-use toolgate::runtime::approval::{ApprovalOutcome, FixedApprover};
+use toolgate::runtime::extend::{ApprovalOutcome, FixedApprover};
 use toolgate::runtime::{Session, ToolCall};
 
 use crate::lab::{self, BoxError, Lab, Scratch, ensure};

@@ -15,8 +15,8 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 use toolgate::ir::{ErrorType, Status};
-use toolgate::runtime::journal::Settled;
-use toolgate::runtime::journal::sqlite::{JOURNAL_FILE, JournalReader};
+use toolgate::runtime::extend::Settled;
+use toolgate::runtime::{JOURNAL_FILE, JournalReader};
 use toolgate::runtime::{Session, ToolCall};
 
 use crate::lab::{self, BoxError, Lab, Scratch, ensure};

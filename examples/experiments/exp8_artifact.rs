@@ -6,7 +6,7 @@ use std::io::Write;
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 use toolgate::ir::Status;
-use toolgate::runtime::artifacts::ArtifactStore;
+use toolgate::runtime::ArtifactStore;
 use toolgate::runtime::{Session, ToolCall, ToolResult, ToolRuntime};
 
 use crate::lab::{self, BoxError, Lab, Scratch, ensure};

@@ -16,7 +16,7 @@ use std::ffi::OsString;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use toolgate::runtime::exec::sandbox::{SHIM_ARG, run_shim};
+use toolgate::runtime::sandbox::{SHIM_ARG, run_shim};
 
 mod exp1_unknown_tool;
 mod exp2_validation;

@@ -42,10 +42,9 @@ use serde::Deserialize;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 use toolgate::ir::{ErrorType, Status};
-use toolgate::runtime::approval::ApprovalFuture;
-use toolgate::runtime::{
-    ApprovalOutcome, ApprovalRequest, Approver, RuntimeBuilder, Session, ToolCall,
-};
+use toolgate::runtime::extend::ApprovalFuture;
+use toolgate::runtime::extend::{ApprovalOutcome, ApprovalRequest, Approver};
+use toolgate::runtime::{RuntimeBuilder, Session, ToolCall};
 use toolgate::spec::load::LoadOptions;
 
 /// Errors of the driver: the script, git, or the runtime's engine.
@@ -63,7 +62,7 @@ pub struct Options {
     /// The toolset the session sees.
     pub toolset: String,
     /// The program process tools run under as their exec shim: a toolgate binary, or a program
-    /// that calls `toolgate::runtime::exec::sandbox::run_shim()` when argv\[1\] is
+    /// that calls `toolgate::runtime::sandbox::run_shim()` when argv\[1\] is
     /// `__exec-shim` (the example does).
     pub shim: PathBuf,
 }

@@ -2,7 +2,7 @@
 //! starting it per tool process costs a fraction of re-executing `toolgate` (fewer pages to
 //! map and fault in). It takes the same arguments as `toolgate __exec-shim`.
 
-use toolgate::runtime::exec::sandbox::{SHIM_ARG, run_shim};
+use toolgate::runtime::sandbox::{SHIM_ARG, run_shim};
 
 fn main() {
     if std::env::args_os().nth(1).is_some_and(|a| a == SHIM_ARG) {

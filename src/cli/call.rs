@@ -125,7 +125,10 @@ pub(super) fn load(
         Some(path) => {
             let text = std::fs::read_to_string(path)
                 .map_err(|e| Failed(format!("cannot read {}: {e}", path.display())))?;
-            RuntimeBuilder::from_bundle_json(&text).map_err(|e| Failed(e.to_string()))?
+            // A bundle alone names no project folder: the command line's is the current one.
+            let here = std::env::current_dir()
+                .map_err(|e| Failed(format!("cannot read the current folder: {e}")))?;
+            RuntimeBuilder::from_bundle_json(&text, here).map_err(|e| Failed(e.to_string()))?
         }
         None => {
             let checked = checked_specs(a.config.clone())?;

@@ -378,8 +378,8 @@ fn text(
         None => t.push_str("  cgroup v2: not writable\n"),
     }
     let pids = match &kernel.pids {
-        Some(sandbox::PidsController::V2) => "cgroup v2".to_owned(),
-        Some(sandbox::PidsController::V1(p)) => format!("cgroup v1 at {}", p.display()),
+        Some(sandbox::probe::PidsController::V2) => "cgroup v2".to_owned(),
+        Some(sandbox::probe::PidsController::V1(p)) => format!("cgroup v1 at {}", p.display()),
         None => "not available".to_owned(),
     };
     t.push_str(&format!("  process cap (pids controller): {pids}\n"));

@@ -22,8 +22,9 @@ use clap::Args;
 
 use super::call::Failed;
 use crate::mcp::{ElicitationApprover, Exposure, ServeOptions, ToolgateServer};
+use crate::runtime::RuntimeBuilder;
 use crate::runtime::exec::mcp::{McpExecutor, McpUpstreams};
-use crate::runtime::{Backend, RuntimeBuilder};
+use crate::runtime::extend::Backend;
 
 /// How long the process waits for in-flight work once the client has gone.
 const SHUTDOWN_GRACE_MS: u64 = 500;

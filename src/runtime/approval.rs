@@ -117,6 +117,57 @@ pub trait Approver: Send + Sync {
     }
 }
 
+impl<A: Approver + ?Sized> Approver for std::sync::Arc<A> {
+    fn request<'a>(&'a self, request: &'a ApprovalRequest) -> ApprovalFuture<'a> {
+        (**self).request(request)
+    }
+
+    fn cannot_ask(&self, request: &ApprovalRequest) -> Option<String> {
+        (**self).cannot_ask(request)
+    }
+}
+
+/// An approver that answers with a closure (see [`approver_fn`]).
+#[derive(Clone)]
+pub struct ApproverFn<F>(F);
+
+impl<F> std::fmt::Debug for ApproverFn<F> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("ApproverFn")
+    }
+}
+
+/// An approver that decides with `decide`, at once (a policy function, a script).
+///
+/// ```
+/// use toolgate::runtime::extend::{ApprovalOutcome, approver_fn};
+///
+/// let approver = approver_fn(|request| {
+///     if request.tool == "read_file" {
+///         ApprovalOutcome::AllowOnce
+///     } else {
+///         ApprovalOutcome::Deny { reason: Some("only reads are approved here".into()) }
+///     }
+/// });
+/// # let _ = approver;
+/// ```
+pub fn approver_fn<F>(decide: F) -> ApproverFn<F>
+where
+    F: Fn(&ApprovalRequest) -> ApprovalOutcome + Send + Sync,
+{
+    ApproverFn(decide)
+}
+
+impl<F> Approver for ApproverFn<F>
+where
+    F: Fn(&ApprovalRequest) -> ApprovalOutcome + Send + Sync,
+{
+    fn request<'a>(&'a self, request: &'a ApprovalRequest) -> ApprovalFuture<'a> {
+        let outcome = (self.0)(request);
+        Box::pin(async move { outcome })
+    }
+}
+
 /// An approver that always gives the same answer (scripts, tests, `toolgate call --approve`).
 #[derive(Clone, Debug)]
 pub struct FixedApprover(pub ApprovalOutcome);

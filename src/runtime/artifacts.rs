@@ -31,7 +31,7 @@ use serde::{Deserialize, Serialize};
 
 use budget::Ledger;
 pub use budget::{Allowance, ArtifactBudgets, BudgetCut, BudgetLimit, size_exact, size_text};
-pub use read::{ArtifactPart, ArtifactRange, PartError, ReadLimits};
+pub use read::{ArtifactRange, PartError, ReadLimits};
 
 /// The id prefix naming the hash function.
 pub const ID_PREFIX: &str = "blake3:";
@@ -175,9 +175,10 @@ impl ArtifactStore {
         &self.root
     }
 
+    #[cfg(test)]
     /// Stores bytes (once per content) and returns the reference. No budget applies (calls
     /// store through [`ArtifactStore::put_within`]).
-    pub fn put(
+    pub(crate) fn put(
         &self,
         bytes: &[u8],
         origin: ArtifactOrigin<'_>,
@@ -234,7 +235,7 @@ impl ArtifactStore {
 
     /// Starts an artifact whose bytes arrive in pieces (a temporary file in the store), for a
     /// call whose allowance the writer of the pieces draws on ([`Allowance::take`]).
-    pub fn writer(&self, allowance: &Allowance) -> Result<ArtifactWriter, ArtifactError> {
+    pub(crate) fn writer(&self, allowance: &Allowance) -> Result<ArtifactWriter, ArtifactError> {
         let dir = self.root.join("tmp");
         std::fs::create_dir_all(&dir)?;
         let tmp = dir.join(format!("{}.part", uuid::Uuid::now_v7().simple()));

@@ -108,6 +108,8 @@ pub struct RuntimeBuilder {
     shim: Option<PathBuf>,
     process_locks: bool,
     lock_dir: Option<PathBuf>,
+    /// The first error of a chained call (`bind`), returned by `build`.
+    deferred: Option<BuildError>,
 }
 
 /// The environment variable that places the project's lock file elsewhere than the state
@@ -124,12 +126,13 @@ impl std::fmt::Debug for RuntimeBuilder {
 }
 
 impl RuntimeBuilder {
-    /// A runtime for a bundle; the project folder defaults to the current folder.
-    pub fn from_bundle(bundle: impl Into<Arc<Bundle>>) -> Self {
+    /// A runtime for a bundle of the project in `project_root` (the folder toolgate.yaml's
+    /// `workspace` and `state_dir` are relative to).
+    pub fn from_bundle(bundle: impl Into<Arc<Bundle>>, project_root: impl AsRef<Path>) -> Self {
         RuntimeBuilder {
             bundle: bundle.into(),
             bindings: None,
-            project_root: std::env::current_dir().unwrap_or_else(|_| PathBuf::from(".")),
+            project_root: project_root.as_ref().to_path_buf(),
             workspace: None,
             state_dir: None,
             approver: None,
@@ -144,17 +147,26 @@ impl RuntimeBuilder {
             shim: None,
             process_locks: true,
             lock_dir: None,
+            deferred: None,
         }
     }
 
-    /// A runtime for a bundle.json text (format and content hash are checked).
-    pub fn from_bundle_json(text: &str) -> Result<Self, BuildError> {
-        Ok(RuntimeBuilder::from_bundle(Bundle::from_json(text)?))
+    /// A runtime for a bundle.json text (format and content hash are checked) of the project
+    /// in `project_root`.
+    pub fn from_bundle_json(
+        text: &str,
+        project_root: impl AsRef<Path>,
+    ) -> Result<Self, BuildError> {
+        Ok(RuntimeBuilder::from_bundle(
+            Bundle::from_json(text)?,
+            project_root,
+        ))
     }
 
-    /// A runtime for a generated crate's bindings; every `handler: rust` tool must be bound.
-    pub fn from_bindings(bindings: HandlerBindings) -> Self {
-        let mut b = RuntimeBuilder::from_bundle(bindings.bundle().clone());
+    /// A runtime for a generated crate's bindings of the project in `project_root`; every
+    /// `handler: rust` tool must be bound.
+    pub fn from_bindings(bindings: HandlerBindings, project_root: impl AsRef<Path>) -> Self {
+        let mut b = RuntimeBuilder::from_bundle(bindings.bundle().clone(), project_root);
         b.bindings = Some(bindings);
         b
     }
@@ -174,7 +186,7 @@ impl RuntimeBuilder {
                 .collect();
             return Err(BuildError::Lint(errors));
         };
-        Ok(RuntimeBuilder::from_bundle(bundle).project_root(&checked.loaded.root))
+        Ok(RuntimeBuilder::from_bundle(bundle, &checked.loaded.root))
     }
 
     /// A runtime straight from the specs (load, resolve, lint; refuses on lint errors).
@@ -182,12 +194,6 @@ impl RuntimeBuilder {
     pub fn from_specs(opts: &crate::spec::load::LoadOptions) -> Result<Self, BuildError> {
         let checked = crate::check::check_specs(opts)?;
         RuntimeBuilder::from_checked(&checked)
-    }
-
-    /// The folder `workspace` and `state_dir` of toolgate.yaml are relative to.
-    pub fn project_root(mut self, dir: impl AsRef<Path>) -> Self {
-        self.project_root = dir.as_ref().to_path_buf();
-        self
     }
 
     /// Overrides the workspace folder.
@@ -202,30 +208,35 @@ impl RuntimeBuilder {
         self
     }
 
-    /// Binds a handler to a `handler: rust` tool.
-    pub fn bind(mut self, tool: &str, handler: Arc<dyn ToolHandler>) -> Result<Self, BuildError> {
+    /// Binds a handler to a `handler: rust` tool. A wrong binding (no such tool, not a
+    /// handler tool, bound twice) is returned by [`RuntimeBuilder::build`].
+    pub fn bind(mut self, tool: &str, handler: impl ToolHandler) -> Self {
         let bindings = self
             .bindings
             .get_or_insert_with(|| HandlerBindings::new(self.bundle.clone()));
-        bindings.bind(tool, handler)?;
-        Ok(self)
+        if let Err(e) = bindings.bind(tool, Arc::new(handler))
+            && self.deferred.is_none()
+        {
+            self.deferred = Some(e.into());
+        }
+        self
     }
 
-    /// Who answers `ask` decisions.
-    pub fn approver(mut self, approver: Arc<dyn Approver>) -> Self {
-        self.approver = Some(approver);
+    /// Who answers `ask` decisions (a closure too: [`crate::runtime::extend::approver_fn`]).
+    pub fn approver(mut self, approver: impl Approver + 'static) -> Self {
+        self.approver = Some(Arc::new(approver));
         self
     }
 
     /// Adds a hook (hooks run in the order added).
-    pub fn hook(mut self, hook: Arc<dyn Hook>) -> Self {
-        self.hooks.push(hook);
+    pub fn hook(mut self, hook: impl Hook + 'static) -> Self {
+        self.hooks.push(Arc::new(hook));
         self
     }
 
-    /// The journal (default: in memory).
-    pub fn journal(mut self, journal: Arc<dyn Journal>) -> Self {
-        self.journal = Some(journal);
+    /// The journal (default: in memory). Pass an `Arc` of it to keep a handle.
+    pub fn journal(mut self, journal: impl Journal + 'static) -> Self {
+        self.journal = Some(Arc::new(journal));
         self
     }
 
@@ -239,33 +250,33 @@ impl RuntimeBuilder {
 
     /// The condition under which an unfinished call of a conditionally idempotent tool may run
     /// again after a crash (builtins bring their own: `apply_patch` checks `expected_hash`).
-    pub fn precondition(mut self, tool: impl Into<String>, p: Arc<dyn Precondition>) -> Self {
-        self.preconditions.insert(tool.into(), p);
+    pub fn precondition(mut self, tool: impl Into<String>, p: impl Precondition + 'static) -> Self {
+        self.preconditions.insert(tool.into(), Arc::new(p));
         self
     }
 
     /// Asked during recovery about operations whose outcome is otherwise unknown.
-    pub fn reconciler(mut self, r: Arc<dyn Reconciler>) -> Self {
-        self.reconciler = Some(r);
+    pub fn reconciler(mut self, r: impl Reconciler + 'static) -> Self {
+        self.reconciler = Some(Arc::new(r));
         self
     }
 
     /// Where trace records go (default: the most recent 4096 in memory).
-    pub fn trace_sink(mut self, sink: Arc<dyn TraceSink>) -> Self {
-        self.trace = Some(sink);
+    pub fn trace_sink(mut self, sink: impl TraceSink + 'static) -> Self {
+        self.trace = Some(Arc::new(sink));
         self
     }
 
     /// Replaces the executor of one backend (e.g. the subprocess backend by a sandbox shim).
-    pub fn executor(mut self, backend: Backend, executor: Arc<dyn Executor>) -> Self {
-        self.executors.push((backend, executor));
+    pub fn executor(mut self, backend: Backend, executor: impl Executor) -> Self {
+        self.executors.push((backend, Arc::new(executor)));
         self
     }
 
     /// The program process tools run under as the exec shim: `toolgate-shim` or `toolgate`
     /// (default: `TOOLGATE_SHIM`, else `toolgate-shim` beside this executable, else this
     /// executable). Needed when neither is beside the running program and it does not dispatch
-    /// `toolgate::runtime::exec::sandbox::run_shim` itself.
+    /// `toolgate::runtime::sandbox::run_shim` itself.
     pub fn shim(mut self, program: impl AsRef<Path>) -> Self {
         self.shim = Some(program.as_ref().to_path_buf());
         self
@@ -287,8 +298,12 @@ impl RuntimeBuilder {
         self
     }
 
-    /// Opens the workspace, compiles every tool, and returns the runtime.
-    pub fn build(self) -> Result<ToolRuntime, BuildError> {
+    /// Opens the workspace, compiles every tool, and returns the runtime; or the first error
+    /// of a chained call (a wrong [`RuntimeBuilder::bind`]).
+    pub fn build(mut self) -> Result<ToolRuntime, BuildError> {
+        if let Some(e) = self.deferred.take() {
+            return Err(e);
+        }
         let project = self.bundle.project.clone();
         let workspace_dir = self
             .workspace

@@ -89,6 +89,12 @@ pub trait ToolHandler: Send + Sync + 'static {
     fn call<'a>(&'a self, ctx: HandlerContext, args: serde_json::Value) -> HandlerFuture<'a>;
 }
 
+impl<H: ToolHandler + ?Sized> ToolHandler for std::sync::Arc<H> {
+    fn call<'a>(&'a self, ctx: HandlerContext, args: serde_json::Value) -> HandlerFuture<'a> {
+        (**self).call(ctx, args)
+    }
+}
+
 impl<F, Fut> ToolHandler for F
 where
     F: Fn(HandlerContext, serde_json::Value) -> Fut + Send + Sync + 'static,

@@ -172,11 +172,25 @@ pub trait Hook: Send + Sync {
         HookPoint::ALL
     }
 
-    /// Called at each of [`Hook::points`].
-    fn on(&self, view: &CallView<'_>, annotations: &mut Annotations);
+    /// Called at each of [`Hook::points`] (by default, does nothing).
+    fn on(&self, _view: &CallView<'_>, _annotations: &mut Annotations) {}
 
     /// Called at [`HookPoint::BeforeProject`] to mask text in the projection.
     fn redact(&self, _view: &CallView<'_>, _redactions: &mut Redactions) {}
+}
+
+impl<H: Hook + ?Sized> Hook for std::sync::Arc<H> {
+    fn points(&self) -> &[HookPoint] {
+        (**self).points()
+    }
+
+    fn on(&self, view: &CallView<'_>, annotations: &mut Annotations) {
+        (**self).on(view, annotations);
+    }
+
+    fn redact(&self, view: &CallView<'_>, redactions: &mut Redactions) {
+        (**self).redact(view, redactions);
+    }
 }
 
 /// The hooks of a runtime, called in registration order.

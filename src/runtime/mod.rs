@@ -10,7 +10,7 @@
 //! use toolgate::runtime::{RuntimeBuilder, Session, ToolCall};
 //! use tokio_util::sync::CancellationToken;
 //!
-//! let runtime = RuntimeBuilder::from_bundle(bundle).workspace("/path/to/repo").build()?;
+//! let runtime = RuntimeBuilder::from_bundle(bundle, "/path/to/repo").build()?;
 //! let session = Session::new("session-1", "interactive");
 //! let calls = vec![ToolCall::new("c1", "read_file", serde_json::json!({"path": "src/main.rs"}))];
 //! for result in runtime.execute(calls, &session, CancellationToken::new()).await? {
@@ -19,45 +19,62 @@
 //! # Ok(()) }
 //! ```
 //!
-//! The stages, in the order [`pipeline`] runs them: [`registry`] lookup → [`validate`] (schema,
-//! then CEL rules and the [`workspace`] path policy) → [`permission`] (with the [`approval`]
-//! [`Approver`]) → [`scheduler`] → [`journal`] → [`exec`] (under [`retry`]) → [`result`]
-//! normalization → [`projection`]. [`hooks`] observe every stage; [`trace`] and [`metrics`]
-//! record every call; [`artifacts`] keeps large outputs.
+//! The stages run in this order, and are private to the runtime: registry lookup → validation
+//! (schema, then CEL rules and the workspace path policy) → permission (with the approver) →
+//! scheduling → the journal → execution (under retry) → result normalization → projection.
+//! Hooks observe every stage; traces and metrics record every call; the artifact store keeps
+//! large outputs.
+//!
+//! The surface: what a harness uses to run calls is re-exported here; what it plugs in — hooks,
+//! approvers, handlers, executors, journals, trace sinks, recovery's preconditions and
+//! reconcilers, and the types their signatures name — is in [`extend`]; what the kernel offers
+//! the process sandbox, and the exec shim's entry point, are in [`sandbox`].
 
-pub mod approval;
-pub mod artifacts;
-pub mod bindings;
-pub mod build;
-pub mod exec;
-pub mod format;
-pub mod handler;
-pub mod hooks;
-pub mod journal;
-pub mod metrics;
-pub mod output;
-pub mod permission;
-pub mod pipeline;
-pub mod projection;
-pub mod question;
-pub mod registry;
-pub mod result;
-pub mod retry;
-pub mod scheduler;
-pub mod session;
-pub mod trace;
-pub mod validate;
-pub mod workspace;
+// What only the command line and the MCP server use (the question renderer, the registry
+// handle, the MCP idempotency key) is dead code in a build of the runtime alone.
+#![cfg_attr(not(all(feature = "cli", feature = "mcp")), allow(dead_code))]
 
-pub use approval::{ApprovalOutcome, ApprovalRequest, ApprovalScope, Approver};
+pub(crate) mod approval;
+pub(crate) mod artifacts;
+pub(crate) mod bindings;
+pub(crate) mod build;
+pub(crate) mod exec;
+pub mod extend;
+pub(crate) mod format;
+pub(crate) mod handler;
+pub(crate) mod hooks;
+pub(crate) mod journal;
+pub(crate) mod metrics;
+pub(crate) mod output;
+pub(crate) mod permission;
+pub(crate) mod pipeline;
+pub(crate) mod projection;
+pub(crate) mod question;
+pub(crate) mod registry;
+pub(crate) mod result;
+pub(crate) mod retry;
+pub mod sandbox;
+pub(crate) mod scheduler;
+pub(crate) mod session;
+pub(crate) mod trace;
+pub(crate) mod typed;
+pub(crate) mod validate;
+pub(crate) mod workspace;
+
+pub use artifacts::{ArtifactMeta, ArtifactRef, ArtifactStore};
 pub use bindings::{BindError, HandlerBindings};
-pub use build::{BuildError, RuntimeBuilder};
-pub use exec::{Backend, ExecContext, Executor, RawOutcome};
-pub use handler::{HandlerContext, HandlerError, HandlerFuture, HandlerOutput, ToolHandler};
-pub use hooks::{Annotations, CallView, Hook, HookPoint, Redactions};
-pub use journal::{Journal, MemoryJournal};
+pub use build::{BuildError, LOCK_DIR_ENV, RuntimeBuilder};
+#[cfg(feature = "journal-sqlite")]
+pub use journal::sqlite::{
+    JOURNAL_FILE, JournalReader, SCHEMA_VERSION, SqliteJournal, SqliteOptions,
+};
+pub use journal::{MemoryJournal, RecoveryReport};
+pub use metrics::MetricsSnapshot;
+pub use permission::PROTECTED_HINT;
 pub use pipeline::{EngineError, Execution, ToolRuntime};
 pub use projection::Projection;
 pub use result::ToolResult;
-pub use scheduler::Plan;
+pub use scheduler::{LOCK_FILE, Plan, WaitedBehind};
 pub use session::{Session, ToolCall};
+/// The token that cancels a turn ([`ToolRuntime::execute`]).
+pub use tokio_util::sync::CancellationToken;

@@ -25,7 +25,7 @@
 //!    UNKNOWN_OUTCOME for an unfinished or uncertain earlier run) and records the start —
 //!    durable before the body for side-effecting calls;
 //! 5. per attempt: hooks `BeforeExecute`, then the backend's
-//!    [`Executor`](crate::runtime::Executor) under the tool's timeout and the caller's
+//!    [`Executor`](crate::runtime::extend::Executor) under the tool's timeout and the caller's
 //!    cancellation; failed attempts are retried by the [`Retry`](crate::runtime::retry::Retry)
 //!    policy within its budget (each attempt journaled);
 //! 6. normalization into a [`ToolResult`]; hooks `AfterExecute` / `OnError`;
@@ -268,7 +268,7 @@ impl ToolRuntime {
     }
 
     /// The tools.
-    pub fn registry(&self) -> &Registry {
+    pub(crate) fn registry(&self) -> &Registry {
         &self.inner.registry
     }
 

@@ -108,7 +108,11 @@ impl Session {
 
     /// The lookup stage for this session: the call's tool if the session sees it, else
     /// UNKNOWN_TOOL with alternatives among the tools it sees.
-    pub fn lookup(&self, registry: &Registry, call: ToolCall) -> Result<ResolvedCall, UnknownTool> {
+    pub(crate) fn lookup(
+        &self,
+        registry: &Registry,
+        call: ToolCall,
+    ) -> Result<ResolvedCall, UnknownTool> {
         match &self.served {
             Some(s) => registry.lookup_among(call, &s.names, &s.label),
             None => registry.lookup(call, self.toolset()),
@@ -116,7 +120,7 @@ impl Session {
     }
 
     /// Whether a tool is one the session sees.
-    pub fn sees(&self, registry: &Registry, name: &str) -> bool {
+    pub(crate) fn sees(&self, registry: &Registry, name: &str) -> bool {
         match &self.served {
             Some(s) => s.names.iter().any(|n| n == name),
             None => match self.toolset() {

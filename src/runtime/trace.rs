@@ -98,6 +98,12 @@ pub trait TraceSink: Send + Sync {
     fn record(&self, record: &TraceRecord);
 }
 
+impl<T: TraceSink + ?Sized> TraceSink for std::sync::Arc<T> {
+    fn record(&self, record: &TraceRecord) {
+        (**self).record(record);
+    }
+}
+
 /// Keeps the most recent records in memory.
 #[derive(Debug)]
 pub struct MemoryTrace {

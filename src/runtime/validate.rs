@@ -81,23 +81,6 @@ pub struct CheckedCall {
     pub(crate) links: Vec<LinkedPath>,
 }
 
-impl CheckedCall {
-    /// The call.
-    pub fn call(&self) -> &ToolCall {
-        &self.call
-    }
-
-    /// The resources it reads and writes.
-    pub fn footprint(&self) -> &Footprint {
-        &self.footprint
-    }
-
-    /// The arguments as canonical JSON (keys sorted, no spaces): what approvals are bound to.
-    pub fn canonical_args(&self) -> &str {
-        &self.canonical_args
-    }
-}
-
 /// Why validation refused a call: what the model is told.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Rejection {

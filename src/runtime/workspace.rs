@@ -26,7 +26,7 @@ mod access;
 mod beneath;
 mod identity;
 
-pub use access::{AccessError, FolderLock, OpenedFile};
+pub use access::AccessError;
 
 use std::io;
 use std::path::{Path, PathBuf};
@@ -334,6 +334,27 @@ pub fn classify_io(e: &io::Error, path: &str) -> (ErrorType, String) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The open itself is safe: a path checked while `sub` was a folder fails to open once `sub`
+    /// is a symlink to the outside.
+    #[test]
+    fn swapped_symlink_cannot_escape_at_open() {
+        let f = tempfile::tempdir().unwrap();
+        let outside = tempfile::tempdir().unwrap();
+        std::fs::write(outside.path().join("file.txt"), "SECRET\n").unwrap();
+        std::fs::create_dir(f.path().join("sub")).unwrap();
+        std::fs::write(f.path().join("sub/file.txt"), "inside\n").unwrap();
+        let ws = Workspace::open(f.path()).unwrap();
+        let checked = ws.check("sub/file.txt").unwrap();
+        std::fs::rename(f.path().join("sub"), f.path().join("sub.old")).unwrap();
+        std::os::unix::fs::symlink(outside.path(), f.path().join("sub")).unwrap();
+        let err = ws.dir().open(checked.as_path()).unwrap_err();
+        assert!(is_escape(&err), "{err}");
+        assert_eq!(
+            ws.check("sub/file.txt"),
+            Err(PathViolation::Symlink("sub/file.txt".into()))
+        );
+    }
 
     #[test]
     fn lexical_policy() {

@@ -11,11 +11,11 @@ use std::time::Duration;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 use toolgate::ir::{Bundle, ErrorType};
-use toolgate::runtime::approval::{ApprovalFuture, ApprovalOutcome, ApprovalRequest, Approver};
-use toolgate::runtime::{
+use toolgate::runtime::extend::{
     Annotations, CallView, HandlerContext, HandlerError, HandlerOutput, Hook, HookPoint,
-    RuntimeBuilder, Session, ToolCall, ToolResult, ToolRuntime,
 };
+use toolgate::runtime::extend::{ApprovalFuture, ApprovalOutcome, ApprovalRequest, Approver};
+use toolgate::runtime::{RuntimeBuilder, Session, ToolCall, ToolResult, ToolRuntime};
 use toolgate::spec::load::LoadOptions;
 
 pub mod escape;
@@ -121,7 +121,6 @@ pub fn bind_handlers(b: RuntimeBuilder, counters: Arc<Counters>) -> RuntimeBuild
             Ok(HandlerOutput::structured(json!({"path": args["path"]})))
         }),
     )
-    .unwrap()
     .bind(
         "slow_edit",
         Arc::new(|_ctx: HandlerContext, args: Value| async move {
@@ -132,7 +131,6 @@ pub fn bind_handlers(b: RuntimeBuilder, counters: Arc<Counters>) -> RuntimeBuild
             )))
         }),
     )
-    .unwrap()
     .bind(
         "flaky",
         Arc::new(move |ctx: HandlerContext, args: Value| {
@@ -153,7 +151,6 @@ pub fn bind_handlers(b: RuntimeBuilder, counters: Arc<Counters>) -> RuntimeBuild
             }
         }),
     )
-    .unwrap()
     .bind(
         "echo_handler",
         Arc::new(|_ctx: HandlerContext, args: Value| async move {
@@ -162,7 +159,6 @@ pub fn bind_handlers(b: RuntimeBuilder, counters: Arc<Counters>) -> RuntimeBuild
             ))
         }),
     )
-    .unwrap()
     .bind(
         "send_note",
         Arc::new(move |ctx: HandlerContext, args: Value| {
@@ -182,7 +178,6 @@ pub fn bind_handlers(b: RuntimeBuilder, counters: Arc<Counters>) -> RuntimeBuild
             }
         }),
     )
-    .unwrap()
 }
 
 pub fn call(id: &str, name: &str, args: Value) -> ToolCall {

@@ -6,8 +6,8 @@ use std::time::Duration;
 use serde_json::json;
 
 use toolgate::ir::ErrorType;
-use toolgate::runtime::approval::ApprovalOutcome;
-use toolgate::runtime::exec::sandbox::{Protection, probe};
+use toolgate::runtime::extend::ApprovalOutcome;
+use toolgate::runtime::sandbox::{Protection, probe};
 use toolgate::runtime::{Session, ToolResult, ToolRuntime};
 
 use super::escape::HostileWorkspace;
@@ -94,18 +94,104 @@ pub fn workspace_write_protections() -> Vec<Protection> {
 pub fn has_scopes() -> bool {
     probe()
         .landlock_abi
-        .is_some_and(|abi| abi >= toolgate::runtime::exec::sandbox::SCOPE_ABI)
+        .is_some_and(|abi| abi >= toolgate::runtime::sandbox::SCOPE_ABI)
 }
 
+/// A part of the kernel's sandbox that a test needs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Part {
+    /// Landlock (any ABI).
+    Landlock,
+    /// Landlock scopes (signals, abstract Unix sockets: ABI 6).
+    Scopes,
+    /// The seccomp filter.
+    Seccomp,
+    /// A pids cgroup (v2 or v1) for the process cap.
+    Pids,
+    /// Unprivileged mount namespaces (the private view).
+    Namespaces,
+    /// A PID namespace for the view.
+    PidNamespace,
+}
+
+impl Part {
+    /// Every part, as `TOOLGATE_REQUIRE_SANDBOX=1` requires them.
+    pub const ALL: [Part; 6] = [
+        Part::Landlock,
+        Part::Scopes,
+        Part::Seccomp,
+        Part::Pids,
+        Part::Namespaces,
+        Part::PidNamespace,
+    ];
+
+    /// The name `TOOLGATE_REQUIRE_SANDBOX` lists it by.
+    pub fn name(self) -> &'static str {
+        match self {
+            Part::Landlock => "landlock",
+            Part::Scopes => "scopes",
+            Part::Seccomp => "seccomp",
+            Part::Pids => "pids",
+            Part::Namespaces => "namespaces",
+            Part::PidNamespace => "pid_namespace",
+        }
+    }
+
+    /// Whether this kernel has it.
+    pub fn present(self) -> bool {
+        let k = probe();
+        match self {
+            Part::Landlock => k.landlock_abi.is_some(),
+            Part::Scopes => has_scopes(),
+            Part::Seccomp => k.seccomp,
+            Part::Pids => k.pids.is_some(),
+            Part::Namespaces => k.namespaces.is_some(),
+            Part::PidNamespace => k.namespaces.as_ref().is_some_and(|n| n.pid),
+        }
+    }
+
+    /// Whether `TOOLGATE_REQUIRE_SANDBOX` requires it: `1` (or `all`) requires every part, a
+    /// comma-separated list of names those parts.
+    pub fn required(self) -> bool {
+        let Ok(v) = std::env::var("TOOLGATE_REQUIRE_SANDBOX") else {
+            return false;
+        };
+        let v = v.trim();
+        matches!(v, "1" | "all") || v.split(',').any(|n| n.trim() == self.name())
+    }
+}
+
+/// Whether this kernel has every one of `parts`. A test that gets `false` checks that the call
+/// failed closed and returns without running the rest — unless `TOOLGATE_REQUIRE_SANDBOX`
+/// requires a missing part: then it fails here, so that CI on a machine that has the sandbox
+/// cannot pass by skipping.
+pub fn kernel_has(parts: &[Part]) -> bool {
+    let missing: Vec<Part> = parts.iter().copied().filter(|p| !p.present()).collect();
+    let required: Vec<&str> = missing
+        .iter()
+        .filter(|p| p.required())
+        .map(|p| p.name())
+        .collect();
+    assert!(
+        required.is_empty(),
+        "TOOLGATE_REQUIRE_SANDBOX requires {required:?}, which this kernel lacks (probe: {:?}); unset it, or list only what this machine has",
+        probe()
+    );
+    missing.is_empty()
+}
+
+/// What workspace-write needs of the kernel.
+pub const WORKSPACE_WRITE: [Part; 4] = [
+    Part::Landlock,
+    Part::Seccomp,
+    Part::Pids,
+    Part::PidNamespace,
+];
+
 /// Whether this kernel has everything workspace-write needs; when it does not, the test
-/// asserts that the call failed closed instead.
+/// asserts that the call failed closed instead (or fails, see [`kernel_has`]).
 pub fn fully_sandboxed(r: &ToolResult) -> bool {
-    let k = probe();
-    let complete = k.landlock_abi.is_some()
-        && k.seccomp
-        && k.pids.is_some()
-        && k.namespaces.as_ref().is_some_and(|n| n.pid);
-    if !complete {
+    if !kernel_has(&WORKSPACE_WRITE) {
         assert_eq!(r.error_type(), Some(ErrorType::RuntimeException));
         assert!(
             r.summary().contains("refusing to run unsandboxed"),

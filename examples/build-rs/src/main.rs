@@ -7,12 +7,12 @@ mod tools {
     include!(concat!(env!("OUT_DIR"), "/tools.rs"));
 }
 
-use toolgate::runtime::{HandlerContext, HandlerError};
-use tools::{GreetArgs, GreetHandler, GreetResult, Tools};
+use toolgate::runtime::extend::{HandlerContext, HandlerError, TypedHandler};
+use tools::{Greet, GreetArgs, GreetResult, Handlers};
 
 struct Greeter;
 
-impl GreetHandler for Greeter {
+impl TypedHandler<Greet> for Greeter {
     async fn call(
         &self,
         _ctx: HandlerContext,
@@ -31,7 +31,7 @@ impl GreetHandler for Greeter {
 
 #[tokio::main(flavor = "current_thread")]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let bindings = Tools::builder().greet(Greeter).build()?;
+    let bindings = Handlers { greet: Greeter }.bind()?;
     let handler = bindings.handler("greet").ok_or("greet is not bound")?;
     let ctx = HandlerContext {
         call_id: "call-1".into(),

@@ -9,25 +9,25 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use serde_json::json;
 use support_tools::{
-    LookupOrderArgs, LookupOrderHandler, LookupOrderResult, LookupOrderResultItemsItem,
-    LookupOrderResultStatus, RefundOrderArgs, RefundOrderHandler, RefundOrderResult, Tools,
+    Handlers, LookupOrder, LookupOrderArgs, LookupOrderItem, LookupOrderResult, LookupOrderStatus,
+    RefundOrder, RefundOrderArgs, RefundOrderResult,
 };
 use tokio_util::sync::CancellationToken;
 use toolgate::ir::ErrorType;
-use toolgate::runtime::approval::ApprovalFuture;
-use toolgate::runtime::{
-    ApprovalOutcome, ApprovalRequest, Approver, HandlerContext, HandlerError, RuntimeBuilder,
-    Session, ToolCall, ToolResult, ToolRuntime,
+use toolgate::runtime::extend::{
+    ApprovalFuture, ApprovalOutcome, ApprovalRequest, Approver, HandlerContext, HandlerError,
+    TypedHandler,
 };
+use toolgate::runtime::{RuntimeBuilder, Session, ToolCall, ToolResult, ToolRuntime};
 
 /// One order as the ledger keeps it.
 #[derive(Clone, Debug)]
 struct Order {
     customer: String,
-    status: LookupOrderResultStatus,
-    items: Vec<LookupOrderResultItemsItem>,
-    total_cents: i64,
-    refunded_cents: i64,
+    status: LookupOrderStatus,
+    items: Vec<LookupOrderItem>,
+    total_cents: u64,
+    refunded_cents: u64,
 }
 
 /// The shop's books: orders by id, and every refund paid by the idempotency key of the call
@@ -48,7 +48,7 @@ struct OrderDesk {
 impl OrderDesk {
     /// A desk with two orders to work on.
     fn with_sample_orders() -> Self {
-        let item = |sku: &str, quantity| LookupOrderResultItemsItem {
+        let item = |sku: &str, quantity| LookupOrderItem {
             sku: sku.to_owned(),
             quantity,
         };
@@ -57,7 +57,7 @@ impl OrderDesk {
             "ORD-1001".to_owned(),
             Order {
                 customer: "Ada Lovelace".to_owned(),
-                status: LookupOrderResultStatus::Delivered,
+                status: LookupOrderStatus::Delivered,
                 items: vec![item("MUG-0001", 2)],
                 total_cents: 2400,
                 refunded_cents: 0,
@@ -67,7 +67,7 @@ impl OrderDesk {
             "ORD-1002".to_owned(),
             Order {
                 customer: "Grace Hopper".to_owned(),
-                status: LookupOrderResultStatus::Shipped,
+                status: LookupOrderStatus::Shipped,
                 items: vec![item("KBD-0042", 1), item("CBL-0007", 2)],
                 total_cents: 12900,
                 refunded_cents: 0,
@@ -99,7 +99,7 @@ fn no_such_order(order_id: &str) -> HandlerError {
     )
 }
 
-impl LookupOrderHandler for OrderDesk {
+impl TypedHandler<LookupOrder> for OrderDesk {
     async fn call(
         &self,
         _ctx: HandlerContext,
@@ -121,7 +121,7 @@ impl LookupOrderHandler for OrderDesk {
     }
 }
 
-impl RefundOrderHandler for OrderDesk {
+impl TypedHandler<RefundOrder> for OrderDesk {
     async fn call(
         &self,
         ctx: HandlerContext,
@@ -168,7 +168,7 @@ impl RefundOrderHandler for OrderDesk {
 struct SupportLead;
 
 /// The largest refund the lead approves without looking into it, in cents.
-const LEAD_LIMIT_CENTS: i64 = 10_000;
+const LEAD_LIMIT_CENTS: u64 = 10_000;
 
 impl Approver for SupportLead {
     fn request<'a>(&'a self, request: &'a ApprovalRequest) -> ApprovalFuture<'a> {
@@ -263,14 +263,16 @@ fn call(id: &str, tool: &str, arguments: serde_json::Value) -> ToolCall {
 #[tokio::main(flavor = "current_thread")]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let desk = OrderDesk::with_sample_orders();
-    // Binding is checked at start-up: leaving out a handler tool is an error here, not at the
-    // model's first call.
-    let bindings = Tools::builder()
-        .lookup_order(desk.clone())
-        .refund_order(desk)
-        .build()?;
-    let runtime = RuntimeBuilder::from_bindings(bindings)
-        .approver(Arc::new(SupportLead))
+    // One handler per `handler: rust` tool: leaving one out does not compile.
+    let bindings = Handlers {
+        lookup_order: desk.clone(),
+        refund_order: desk,
+    }
+    .bind()?;
+    // The project folder (toolgate.yaml's `workspace` and `state_dir` are relative to it): the
+    // folder the harness is started in.
+    let runtime = RuntimeBuilder::from_bindings(bindings, std::env::current_dir()?)
+        .approver(SupportLead)
         .build()?;
 
     let chat = Session::new("desk-1", "support");

@@ -1,6 +1,8 @@
-//! The handler side of a generated crate: one typed handler trait per `exec: {handler: rust}`
-//! tool, one generic adapter to the runtime's `ToolHandler`, the `Tools` builder that binds
-//! them to the embedded bundle, and the error it returns.
+//! The handler side of a generated crate: one type per `exec: {handler: rust}` tool naming its
+//! arguments and result for toolgate's `TypedHandler`, the `Handlers` struct with one field per
+//! tool (so a missing handler does not compile), and the error binding returns. The plumbing —
+//! deserializing arguments, serializing results, the runtime's untyped handler — is toolgate's
+//! (`toolgate::runtime::extend::typed`).
 
 use proc_macro2::TokenStream;
 use quote::quote;
@@ -16,148 +18,81 @@ pub struct HandlerTool {
     pub args: String,
     /// `<Tool>Result`.
     pub result: String,
-    /// `<Tool>Handler`.
-    pub handler: String,
-    /// `<Tool>Tool`, the [`adapter_items`] side of the tool.
-    pub adapter: String,
-    /// The builder method (snake case).
-    pub method: String,
+    /// `<Tool>`: the type that names the tool (`TypedHandler<Tool>`).
+    pub marker: String,
+    /// The field of `Handlers` (snake case).
+    pub field: String,
     /// The tool's description, for docs.
     pub description: String,
 }
 
-/// Adds the trait and adapter of one handler tool.
+/// Adds the type naming one handler tool, with its [`TypedTool`] impl.
+///
+/// [`TypedTool`]: crate::runtime::extend::TypedTool
 pub fn handler_items(space: &mut TypeSpace, t: &HandlerTool) {
     let name = &t.name;
     let args = ident::ident(&t.args);
     let result = ident::ident(&t.result);
-    let handler = ident::ident(&t.handler);
-    let adapter = ident::ident(&t.adapter);
-    let trait_doc = format!(" Implements the `{name}` tool (`exec: {{handler: rust}}`).");
+    let marker = ident::ident(&t.marker);
     let first_line = t.description.lines().next().unwrap_or("").to_owned();
+    let doc = format!(
+        " The `{name}` tool (`exec: {{handler: rust}}`): implement `TypedHandler<{}>` to run it, and put the implementation in [`Handlers`].",
+        t.marker
+    );
     let summary = format!(" {first_line}");
-    let call_doc = " Runs one call. The arguments already passed schema validation, the tool's `validate` rules and the permission decision.";
     space.items.insert(
-        (Section::Handlers, t.handler.clone()),
-        quote! {
-            #[doc = #trait_doc]
-            #[doc = ""]
-            #[doc = #summary]
-            pub trait #handler: ::std::marker::Send + ::std::marker::Sync + 'static {
-                #[doc = #call_doc]
-                fn call(
-                    &self,
-                    ctx: ::toolgate::runtime::HandlerContext,
-                    args: #args,
-                ) -> impl ::std::future::Future<Output = ::std::result::Result<#result, ::toolgate::runtime::HandlerError>> + ::std::marker::Send;
-            }
-        },
-    );
-    let tool_doc = format!(" The `{name}` tool for [`Adapter`].");
-    space.items.insert(
-        (Section::Handlers, t.adapter.clone()),
-        quote! {
-            #[doc = #tool_doc]
-            struct #adapter<H>(H);
-
-            impl<H: #handler> TypedTool for #adapter<H> {
-                type Args = #args;
-                type Output = #result;
-                const NAME: &'static str = #name;
-
-                fn run(
-                    &self,
-                    ctx: ::toolgate::runtime::HandlerContext,
-                    args: #args,
-                ) -> impl ::std::future::Future<Output = ::std::result::Result<#result, ::toolgate::runtime::HandlerError>> + ::std::marker::Send {
-                    #handler::call(&self.0, ctx, args)
-                }
-            }
-        },
-    );
-}
-
-/// Adds the one adapter every handler tool goes through: arguments that do not deserialize
-/// are `INVALID_ARGUMENTS`, the result becomes `HandlerOutput::structured`.
-pub fn adapter_items(space: &mut TypeSpace) {
-    space.items.insert(
-        (Section::Handlers, "Adapter".into()),
-        quote! {
-            #[doc = " A handler tool's types and name, so that one [`Adapter`] serves them all."]
-            trait TypedTool: ::std::marker::Send + ::std::marker::Sync + 'static {
-                type Args: ::serde::de::DeserializeOwned;
-                type Output: ::serde::Serialize;
-                const NAME: &'static str;
-
-                fn run(
-                    &self,
-                    ctx: ::toolgate::runtime::HandlerContext,
-                    args: Self::Args,
-                ) -> impl ::std::future::Future<Output = ::std::result::Result<Self::Output, ::toolgate::runtime::HandlerError>> + ::std::marker::Send;
-            }
-
-            #[doc = " Adapts a typed handler to the runtime's untyped [`::toolgate::runtime::ToolHandler`]."]
-            struct Adapter<T>(T);
-
-            impl<T: TypedTool> ::toolgate::runtime::ToolHandler for Adapter<T> {
-                fn call<'a>(
-                    &'a self,
-                    ctx: ::toolgate::runtime::HandlerContext,
-                    args: ::serde_json::Value,
-                ) -> ::toolgate::runtime::HandlerFuture<'a> {
-                    ::std::boxed::Box::pin(async move {
-                        let args: T::Args = match ::serde_json::from_value(args) {
-                            ::std::result::Result::Ok(a) => a,
-                            ::std::result::Result::Err(e) => {
-                                return ::std::result::Result::Err(::toolgate::runtime::HandlerError::new(
-                                    ::toolgate::ir::ErrorType::InvalidArguments,
-                                    ::std::format!("the arguments of `{}` do not match its parameters: {}", T::NAME, e),
-                                ));
-                            }
-                        };
-                        let result = self.0.run(ctx, args).await?;
-                        match ::serde_json::to_value(&result) {
-                            ::std::result::Result::Ok(v) => ::std::result::Result::Ok(::toolgate::runtime::HandlerOutput::structured(v)),
-                            ::std::result::Result::Err(e) => ::std::result::Result::Err(::toolgate::runtime::HandlerError::new(
-                                ::toolgate::ir::ErrorType::RuntimeException,
-                                ::std::format!("the result of `{}` cannot be serialized: {}", T::NAME, e),
-                            )),
-                        }
-                    })
-                }
-            }
-        },
-    );
-}
-
-/// Adds `Tools`, `ToolsBuilder` and `ToolsError`.
-pub fn builder_items(space: &mut TypeSpace, tools: &[HandlerTool]) {
-    let fields = tools.iter().map(|t| {
-        let m = ident::ident(&t.method);
-        quote!(#m: ::std::option::Option<::std::sync::Arc<dyn ::toolgate::runtime::ToolHandler>>,)
-    });
-    let methods = tools.iter().map(|t| {
-        let m = ident::ident(&t.method);
-        let handler = ident::ident(&t.handler);
-        let adapter = ident::ident(&t.adapter);
-        let doc = format!(" Binds the handler of the `{}` tool.", t.name);
+        (Section::Handlers, t.marker.clone()),
         quote! {
             #[doc = #doc]
-            pub fn #m(mut self, handler: impl #handler) -> Self {
-                self.#m = ::std::option::Option::Some(::std::sync::Arc::new(Adapter(#adapter(handler))));
-                self
+            #[doc = ""]
+            #[doc = #summary]
+            #[derive(::std::clone::Clone, ::std::marker::Copy, ::std::fmt::Debug)]
+            pub enum #marker {}
+
+            impl ::toolgate::runtime::extend::TypedTool for #marker {
+                const NAME: &'static str = #name;
+                type Args = #args;
+                type Output = #result;
             }
-        }
+        },
+    );
+}
+
+/// Adds `Tools`, `Handlers` and `ToolsError`.
+pub fn builder_items(space: &mut TypeSpace, tools: &[HandlerTool]) {
+    let params: Vec<syn::Ident> = tools
+        .iter()
+        .map(|t| ident::ident(&format!("{}Handler", t.marker)))
+        .collect();
+    let fields = tools.iter().zip(&params).map(|(t, p)| {
+        let f = ident::ident(&t.field);
+        let doc = format!(" Runs the `{}` tool.", t.name);
+        quote!(#[doc = #doc] pub #f: #p,)
+    });
+    let bounds = tools.iter().zip(&params).map(|(t, p)| {
+        let m = ident::ident(&t.marker);
+        quote!(#p: ::toolgate::runtime::extend::TypedHandler<#m>)
     });
     let binds = tools.iter().map(|t| {
-        let m = ident::ident(&t.method);
-        let name = &t.name;
+        let f = ident::ident(&t.field);
+        let m = ident::ident(&t.marker);
         quote! {
-            if let ::std::option::Option::Some(h) = self.#m {
-                bindings.bind(#name, h)?;
-            }
+            bindings.bind(
+                <#m as ::toolgate::runtime::extend::TypedTool>::NAME,
+                ::std::sync::Arc::new(::toolgate::runtime::extend::typed::<#m, _>(self.#f)),
+            )?;
         }
     });
+    let generics = if tools.is_empty() {
+        quote!()
+    } else {
+        quote!(<#(#params),*>)
+    };
+    let impl_generics = if tools.is_empty() {
+        quote!()
+    } else {
+        quote!(<#(#bounds),*>)
+    };
     let binding = if tools.is_empty() {
         quote!(let bindings = ::toolgate::runtime::HandlerBindings::new(bundle);)
     } else {
@@ -166,33 +101,26 @@ pub fn builder_items(space: &mut TypeSpace, tools: &[HandlerTool]) {
     space.items.insert(
         (Section::Builder, "Tools".into()),
         quote! {
-            #[doc = " The tools of this crate: the embedded bundle and a builder for its handlers."]
+            #[doc = " The tools of this crate: the embedded bundle."]
             #[derive(::std::clone::Clone, ::std::marker::Copy, ::std::fmt::Debug, ::std::default::Default)]
             pub struct Tools;
 
             impl Tools {
-                #[doc = " A builder that binds one typed handler per `handler: rust` tool."]
-                pub fn builder() -> ToolsBuilder {
-                    ToolsBuilder::default()
-                }
-
                 #[doc = " The embedded bundle, parsed and its content hash verified."]
                 pub fn bundle() -> ::std::result::Result<::toolgate::ir::Bundle, ::toolgate::ir::BundleError> {
                     ::toolgate::ir::Bundle::from_json(BUNDLE_JSON)
                 }
             }
 
-            #[doc = " Binds typed handlers; [`ToolsBuilder::build`] fails when one is missing."]
-            #[derive(::std::default::Default)]
-            pub struct ToolsBuilder {
+            #[doc = " One handler per `handler: rust` tool: leaving one out does not compile."]
+            #[derive(::std::clone::Clone, ::std::fmt::Debug, ::std::default::Default)]
+            pub struct Handlers #generics {
                 #(#fields)*
             }
 
-            impl ToolsBuilder {
-                #(#methods)*
-
-                #[doc = " The bundle with every handler bound, ready for the runtime."]
-                pub fn build(self) -> ::std::result::Result<::toolgate::runtime::HandlerBindings, ToolsError> {
+            impl #impl_generics Handlers #generics {
+                #[doc = " The embedded bundle with every handler bound, ready for the runtime (`RuntimeBuilder::from_bindings`)."]
+                pub fn bind(self) -> ::std::result::Result<::toolgate::runtime::HandlerBindings, ToolsError> {
                     let bundle = ::toolgate::ir::Bundle::from_json(BUNDLE_JSON)?;
                     #binding
                     #(#binds)*
@@ -201,13 +129,13 @@ pub fn builder_items(space: &mut TypeSpace, tools: &[HandlerTool]) {
                 }
             }
 
-            #[doc = " Why [`ToolsBuilder::build`] failed."]
+            #[doc = " Why [`Handlers::bind`] failed."]
             #[derive(::std::fmt::Debug)]
             #[non_exhaustive]
             pub enum ToolsError {
                 #[doc = " The embedded bundle does not load (a toolgate version mismatch)."]
                 Bundle(::toolgate::ir::BundleError),
-                #[doc = " A handler could not be bound, or one is missing."]
+                #[doc = " A handler could not be bound (the bundle and this code disagree)."]
                 Bind(::toolgate::runtime::BindError),
             }
 

@@ -111,18 +111,32 @@ fn render(name: &str, ctx: TemplateValue) -> Result<String, EmitError> {
     tmpl.render(ctx).map_err(|e| template_error(name, &e))
 }
 
-/// The crate-level documentation (`//!` lines of `src/lib.rs`).
-pub fn lib_doc(bundle: &Bundle, tools: &[ToolNames]) -> Result<String, EmitError> {
+/// The crate-level documentation (`//!` lines of `src/lib.rs`), with an end-to-end example
+/// (implement, bind, run) and one that shows a missing handler does not compile.
+pub fn lib_doc(
+    bundle: &Bundle,
+    crate_name: &str,
+    tools: &[ToolNames],
+) -> Result<String, EmitError> {
     let names: Vec<String> = tools.iter().map(|t| format!("`{}`", t.tool)).collect();
-    let handlers: Vec<String> = tools
+    let handlers: Vec<TemplateValue> = tools
         .iter()
-        .filter_map(|t| t.handler.as_ref())
-        .map(|(h, _)| format!("[`{h}`]"))
+        .filter_map(|t| {
+            let (marker, field) = t.handler.as_ref()?;
+            Some(minijinja::context! {
+                tool => t.tool.clone(),
+                marker => marker.clone(),
+                field => field.clone(),
+                args => t.args.clone(),
+                result => t.result.clone(),
+            })
+        })
         .collect();
     render(
         "lib_doc.md",
         minijinja::context! {
             content_hash => bundle.content_hash.clone(),
+            crate_ident => crate_name.replace('-', "_"),
             tool_count => bundle.tools.len(),
             tool_names => names,
             handlers => handlers,
@@ -158,10 +172,10 @@ pub fn readme(
     let handlers: Vec<TemplateValue> = names
         .iter()
         .filter_map(|t| t.handler.as_ref())
-        .map(|(handler, method)| {
+        .map(|(marker, field)| {
             minijinja::context! {
-                method => method.clone(),
-                handler => handler.clone(),
+                field => field.clone(),
+                marker => marker.clone(),
             }
         })
         .collect();

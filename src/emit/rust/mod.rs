@@ -1,8 +1,8 @@
 //! Rust code generation: a crate (or a `build.rs` module) of typed tools.
 //!
 //! Per tool, `<Tool>Args` and `<Tool>Result` ([`types`]); per `exec: {handler: rust}` tool, a
-//! `<Tool>Handler` trait and its adapter, and one `Tools::builder()` that binds them to the
-//! embedded bundle ([`handlers`]). Code is built with `quote!` only, identifiers come from
+//! type `<Tool>` for toolgate's `TypedHandler<Tool>`, and one `Handlers` struct that binds them
+//! to the embedded bundle ([`handlers`]). Code is built with `quote!` only, identifiers come from
 //! [`ident`], items are collected by (section, name) and formatted with prettyplease; each item
 //! is parsed on its own so a toolgate bug names the item that broke
 //! ([`EmitError::InvalidTokens`]). The crate's `Cargo.toml` is built with `toml_edit` and its
@@ -152,7 +152,8 @@ pub struct ToolNames {
     pub args: String,
     /// `<Tool>Result`.
     pub result: String,
-    /// `<Tool>Handler` and the builder method, for `handler: rust` tools.
+    /// `<Tool>` (the type `TypedHandler` is implemented for) and the field of `Handlers`, for
+    /// `handler: rust` tools.
     pub handler: Option<(String, String)>,
 }
 
@@ -163,20 +164,22 @@ pub fn items(
 ) -> Result<(Vec<syn::Item>, Vec<ToolNames>), EmitError> {
     let mut bases = Namespace::new(Case::Pascal);
     let mut methods = Namespace::new(Case::Snake);
-    methods.reserve("build");
     let mut reserved = vec![
         "Tools".to_owned(),
-        "ToolsBuilder".to_owned(),
+        "Handlers".to_owned(),
         "ToolsError".to_owned(),
-        "Adapter".to_owned(),
-        "TypedTool".to_owned(),
     ];
     let mut plan = Vec::new();
     for tool in &bundle.tools {
         let base = bases.claim(&ident::pascal(&tool.name));
         let is_handler = matches!(tool.exec, ExecSpec::Handler { .. });
-        for suffix in ["Args", "Result", "Handler", "Tool"] {
+        for suffix in ["Args", "Result"] {
             reserved.push(format!("{base}{suffix}"));
+        }
+        if is_handler {
+            // The tool's type, and the name of its parameter of `Handlers`.
+            reserved.push(base.clone());
+            reserved.push(format!("{base}Handler"));
         }
         let method = if is_handler {
             Some(methods.claim(&ident::snake(&tool.name)))
@@ -209,14 +212,13 @@ pub fn items(
         }
         let mut handler = None;
         if let Some(method) = method {
-            handler = Some((format!("{base}Handler"), method.clone()));
+            handler = Some((base.clone(), method.clone()));
             let h = HandlerTool {
                 name: tool.name.clone(),
                 args: args.clone(),
                 result: result.clone(),
-                handler: format!("{base}Handler"),
-                adapter: format!("{base}Tool"),
-                method: method.clone(),
+                marker: base.clone(),
+                field: method.clone(),
                 description: tool.description.clone(),
             };
             handlers::handler_items(&mut space, &h);
@@ -228,9 +230,6 @@ pub fn items(
             result,
             handler,
         });
-    }
-    if !handler_tools.is_empty() {
-        handlers::adapter_items(&mut space);
     }
     handlers::builder_items(&mut space, &handler_tools);
     let include = match source {
@@ -321,7 +320,7 @@ pub fn emit_crate(
     options: &RustOptions,
 ) -> Result<OutputFiles, EmitError> {
     let (items, names) = items(bundle, BundleSource::Adjacent)?;
-    let doc = manifest::lib_doc(bundle, &names)?;
+    let doc = manifest::lib_doc(bundle, &options.crate_name, &names)?;
     let doc_lines: Vec<String> = doc.trim_end().lines().map(str::to_owned).collect();
     let mut files = OutputFiles::new();
     files.insert("Cargo.toml", manifest::cargo_toml(bundle, options));

@@ -16,6 +16,8 @@ pub enum RustType {
     String,
     /// `i64`.
     Integer,
+    /// `u64` (an integer whose `minimum` is 0 or more).
+    Unsigned,
     /// `f64`.
     Number,
     /// `bool`.
@@ -46,6 +48,7 @@ impl RustType {
             }
             RustType::String => quote!(::std::string::String),
             RustType::Integer => quote!(i64),
+            RustType::Unsigned => quote!(u64),
             RustType::Number => quote!(f64),
             RustType::Bool => quote!(bool),
             RustType::Unit => quote!(()),
@@ -78,6 +81,7 @@ impl RustType {
             RustType::Named(n) => n.clone(),
             RustType::String => "::std::string::String".into(),
             RustType::Integer => "i64".into(),
+            RustType::Unsigned => "u64".into(),
             RustType::Number => "f64".into(),
             RustType::Bool => "bool".into(),
             RustType::Unit => "()".into(),

@@ -129,18 +129,49 @@ impl TypeSpace {
             return Ok(());
         };
         if schema.as_object().is_some_and(is_struct_like) {
-            self.root_struct(cx, name, name, schema)?;
+            // Its types are named like the arguments' (`<Tool><Field>`), with `Result` only to
+            // tell apart two of one name.
+            let base = cx.pascal.clone();
+            self.root_struct(cx, name, &base, schema)?;
             return Ok(());
         }
         let m = self.map(cx, schema, name)?;
         let n = ident::ident(name);
         let ty = m.ty.tokens();
-        let doc = doc_attrs(description(schema).as_deref(), m.note.as_deref());
+        let tool = cx
+            .scope
+            .split_once('/')
+            .map_or(cx.scope.as_str(), |(t, _)| t);
+        let text =
+            description(schema).unwrap_or_else(|| format!("The result of the `{tool}` tool."));
+        let doc = doc_attrs(Some(&text), m.note.as_deref());
         self.items.insert(
             (Section::Types, name.to_owned()),
             quote! { #doc pub type #n = #ty; },
         );
         Ok(())
+    }
+
+    /// The name of a named type: its schema's `title` when it has a free one, else the first
+    /// free of the hint's alternatives (`a|b`), else the first numbered.
+    fn claim(&mut self, obj: &Map<String, Value>, hint: &str) -> String {
+        let title = obj
+            .get("title")
+            .and_then(Value::as_str)
+            .map(ident::pascal)
+            .filter(|t| t != "Value");
+        let alternatives: Vec<&str> = hint.split('|').collect();
+        for candidate in title
+            .as_deref()
+            .into_iter()
+            .chain(alternatives.iter().copied())
+        {
+            if !self.names.is_taken(candidate) {
+                return self.names.claim(candidate);
+            }
+        }
+        self.names
+            .claim(alternatives.first().copied().unwrap_or("Value"))
     }
 
     fn struct_item(
@@ -166,7 +197,14 @@ impl TypeSpace {
         let mut override_required = false;
         for (key, sub) in &props {
             let fname = field_names.claim(&ident::snake(key));
-            let hint = format!("{base}{}", ident::pascal(key));
+            // The short path first (`<Tool><Field>`), then the full one (`<Tool>Result<Field>`)
+            // when the short one is taken.
+            let field = ident::pascal(key);
+            let hint = if name == base {
+                format!("{base}{field}")
+            } else {
+                format!("{base}{field}|{name}{field}")
+            };
             let m = self.map(cx, sub, &hint)?;
             let is_required = required.contains(&key.as_str());
             let mut attrs = Vec::new();
@@ -196,7 +234,9 @@ impl TypeSpace {
                     None => text,
                 });
             }
-            let doc = doc_attrs(description(sub).as_deref(), note.as_deref());
+            // Every public item is documented: the property's description, else its name.
+            let text = description(sub).unwrap_or_else(|| format!("The `{key}` property."));
+            let doc = doc_attrs(Some(&text), note.as_deref());
             let fi = ident::ident(&fname);
             let ty = ty.tokens();
             fields.push(quote! { #doc #(#attrs)* pub #fi: #ty, });
@@ -232,7 +272,20 @@ impl TypeSpace {
         if let Some(ext) = extend_attr(&residual, cx.root) {
             container.push(ext);
         }
-        let doc = doc_attrs(description_of(obj).as_deref(), None);
+        let text = description_of(obj).unwrap_or_else(|| {
+            let (tool, side) = cx.scope.split_once('/').unwrap_or((&cx.scope, "args"));
+            match side {
+                "result" if name == format!("{}Result", cx.pascal) => {
+                    format!("The result of the `{tool}` tool.")
+                }
+                "result" => format!("Part of the result of the `{tool}` tool."),
+                _ if name == format!("{}Args", cx.pascal) => {
+                    format!("The arguments of the `{tool}` tool.")
+                }
+                _ => format!("Part of the arguments of the `{tool}` tool."),
+            }
+        });
+        let doc = doc_attrs(Some(&text), None);
         let n = ident::ident(name);
         self.items.insert(
             (Section::Types, name.to_owned()),
@@ -252,10 +305,17 @@ impl TypeSpace {
         let mut variants = Namespace::new(Case::Pascal);
         let vs = values.iter().map(|v| {
             let vi = ident::ident(&variants.claim(&ident::pascal(v)));
-            quote! { #[serde(rename = #v)] #vi, }
+            let vdoc = format!(" `{v}`.");
+            quote! { #[doc = #vdoc] #[serde(rename = #v)] #vi, }
         });
         let vs: Vec<TokenStream> = vs.collect();
-        let doc = doc_attrs(doc, None);
+        let listed = values
+            .iter()
+            .map(|v| format!("`{v}`"))
+            .collect::<Vec<_>>()
+            .join(", ");
+        let fallback = format!("One of {listed}.");
+        let doc = doc_attrs(Some(doc.unwrap_or(&fallback)), None);
         let n = ident::ident(name);
         self.items.insert(
             (Section::Types, name.to_owned()),
@@ -380,7 +440,7 @@ impl TypeSpace {
             return self.nullable(cx, &Value::Object(inner), hint, obj);
         }
         if let Some(values) = string_enum(obj) {
-            let name = self.names.claim(hint);
+            let name = self.claim(obj, hint);
             self.enum_item(&name, &values, None);
             return Ok(plain(
                 RustType::Named(name),
@@ -404,13 +464,14 @@ impl TypeSpace {
         let scalar = |ty| Ok(plain(ty, residual_without(&["type"])));
         match single {
             "string" => scalar(RustType::String),
+            "integer" if non_negative(obj) => scalar(RustType::Unsigned),
             "integer" => scalar(RustType::Integer),
             "number" => scalar(RustType::Number),
             "boolean" => scalar(RustType::Bool),
             "null" => scalar(RustType::Unit),
             "array" => match obj.get("items") {
                 Some(items @ (Value::Object(_) | Value::Bool(_))) => {
-                    let m = self.map(cx, items, &format!("{hint}Item"))?;
+                    let m = self.map(cx, items, &derive(hint, singular))?;
                     let consumed: &[&str] = if m.residual.is_empty() && !m.nullable {
                         &["type", "items"]
                     } else {
@@ -427,13 +488,13 @@ impl TypeSpace {
             },
             "object" => {
                 if is_struct_like(obj) {
-                    let name = self.names.claim(hint);
+                    let name = self.claim(obj, hint);
                     self.struct_item(cx, &name, &name, obj)?;
                     return Ok(plain(RustType::Named(name), Map::new()));
                 }
                 match obj.get("additionalProperties") {
                     Some(ap @ Value::Object(_)) => {
-                        let m = self.map(cx, ap, &format!("{hint}Value"))?;
+                        let m = self.map(cx, ap, &derive(hint, |h| format!("{h}Value")))?;
                         let consumed: &[&str] = if m.residual.is_empty() && !m.nullable {
                             &["type", "additionalProperties"]
                         } else {
@@ -581,5 +642,111 @@ fn contains_ref(v: &Value) -> bool {
         Value::Object(m) => m.contains_key("$ref") || m.values().any(contains_ref),
         Value::Array(a) => a.iter().any(contains_ref),
         _ => false,
+    }
+}
+
+/// Applies `f` to each alternative of a hint (`a|b`).
+fn derive(hint: &str, f: impl Fn(&str) -> String) -> String {
+    hint.split('|').map(f).collect::<Vec<_>>().join("|")
+}
+
+/// The name of one element of an array named `plural`: `Items` → `Item`, `Entries` → `Entry`,
+/// `Legs` → `Leg`; a name that does not look plural gets `Item`.
+fn singular(plural: &str) -> String {
+    if let Some(stem) = plural.strip_suffix("ies") {
+        format!("{stem}y")
+    } else if plural.ends_with("ss") || plural.ends_with("us") || !plural.ends_with('s') {
+        format!("{plural}Item")
+    } else {
+        plural[..plural.len() - 1].to_owned()
+    }
+}
+
+/// Whether an integer schema's `minimum` (or `exclusiveMinimum`) rules out negative values.
+fn non_negative(obj: &Map<String, Value>) -> bool {
+    let at_least = |k: &str, bound: f64| {
+        obj.get(k)
+            .and_then(Value::as_f64)
+            .is_some_and(|m| m >= bound)
+    };
+    at_least("minimum", 0.0) || at_least("exclusiveMinimum", -1.0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn array_elements_are_named_in_the_singular() {
+        assert_eq!(singular("LookupOrderItems"), "LookupOrderItem");
+        assert_eq!(singular("ListDirEntries"), "ListDirEntry");
+        assert_eq!(singular("PlanRouteLegs"), "PlanRouteLeg");
+        assert_eq!(singular("ShippingAddress"), "ShippingAddressItem");
+        assert_eq!(singular("OrderStatus"), "OrderStatusItem");
+        assert_eq!(singular("Data"), "DataItem");
+        assert_eq!(derive("AItems|ABItems", singular), "AItem|ABItem");
+    }
+
+    fn names(space: &TypeSpace) -> Vec<String> {
+        space.items.keys().map(|(_, n)| n.clone()).collect()
+    }
+
+    #[test]
+    fn types_are_named_by_title_then_by_the_shortest_free_path() {
+        let status = serde_json::json!({"type": "string", "enum": ["open", "closed"]});
+        let args = serde_json::json!({"type": "object", "properties": {
+            "status": status,
+            "lines": {"type": "array", "items": {"title": "order line", "type": "object",
+                "properties": {"sku": {"type": "string"}}}},
+        }});
+        let result = serde_json::json!({"type": "object", "properties": {
+            "status": status,
+            "items": {"type": "array", "items": {"type": "object",
+                "properties": {"sku": {"type": "string"}}}},
+        }});
+        let mut space = TypeSpace::new(&["LookupOrderArgs".into(), "LookupOrderResult".into()]);
+        let cx = |scope: &str, root| ToolCx {
+            pascal: "LookupOrder".into(),
+            scope: scope.into(),
+            root,
+        };
+        space
+            .root_struct(
+                &cx("lookup_order/args", &args),
+                "LookupOrderArgs",
+                "LookupOrder",
+                &args,
+            )
+            .unwrap();
+        space
+            .root_alias(
+                &cx("lookup_order/result", &result),
+                "LookupOrderResult",
+                Some(&result),
+            )
+            .unwrap();
+        assert_eq!(
+            names(&space),
+            [
+                "LookupOrderArgs",
+                "LookupOrderItem",
+                "LookupOrderResult",
+                "LookupOrderResultStatus",
+                "LookupOrderStatus",
+                "OrderLine",
+            ]
+        );
+    }
+
+    #[test]
+    fn a_non_negative_minimum_makes_an_unsigned_integer() {
+        let obj = |v: Value| v.as_object().cloned().unwrap();
+        assert!(non_negative(&obj(serde_json::json!({"minimum": 0}))));
+        assert!(non_negative(&obj(serde_json::json!({"minimum": 1}))));
+        assert!(non_negative(&obj(
+            serde_json::json!({"exclusiveMinimum": -1})
+        )));
+        assert!(!non_negative(&obj(serde_json::json!({"minimum": -1}))));
+        assert!(!non_negative(&obj(serde_json::json!({}))));
     }
 }

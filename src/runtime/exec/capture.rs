@@ -74,6 +74,7 @@ impl Captured {
         self.total - self.head.len() as u64 - self.tail.len() as u64
     }
 
+    #[cfg(test)]
     /// Whether the whole stream is in `head`.
     pub fn is_complete(&self) -> bool {
         self.omitted() == 0 && self.tail.is_empty()

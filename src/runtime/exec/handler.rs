@@ -1,4 +1,4 @@
-//! The handler backend: `exec: {handler: rust}` tools run the [`ToolHandler`](crate::runtime::ToolHandler) the embedding
+//! The handler backend: `exec: {handler: rust}` tools run the [`ToolHandler`](crate::runtime::extend::ToolHandler) the embedding
 //! program bound in [`HandlerBindings`]. Every poll of the handler's future is guarded, so a
 //! handler that panics becomes a RUNTIME_EXCEPTION result instead of taking the runtime down;
 //! a handler still running when the pipeline gives up on it is dropped with the attempt.

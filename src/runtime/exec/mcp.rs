@@ -40,7 +40,7 @@ use tokio_util::sync::CancellationToken;
 use crate::ir::{ErrorType, ExecSpec, McpServer};
 use crate::runtime::exec::sandbox::cgroup::ExecCgroups;
 use crate::runtime::exec::spawn::default_shim;
-pub use crate::runtime::exec::upstream::{Started, UpstreamSandbox, connect};
+pub use crate::runtime::exec::upstream::{UpstreamSandbox, connect};
 use crate::runtime::exec::{ExecContext, ExecFailure, ExecFuture, Executor, RawOutcome};
 use crate::runtime::permission::AuthorizedCall;
 

@@ -203,11 +203,19 @@ pub trait Executor: Send + Sync + 'static {
     fn run<'a>(&'a self, call: AuthorizedCall, ctx: ExecContext) -> ExecFuture<'a>;
 }
 
+impl<E: Executor + ?Sized> Executor for Arc<E> {
+    fn run<'a>(&'a self, call: AuthorizedCall, ctx: ExecContext) -> ExecFuture<'a> {
+        (**self).run(call, ctx)
+    }
+}
+
 /// The backend of `exec: {mcp: …}` tools in a build without the `mcp` feature: every call
 /// fails with RUNTIME_EXCEPTION, saying so.
+#[cfg(not(feature = "mcp"))]
 #[derive(Clone, Copy, Debug, Default)]
 pub struct McpUnavailable;
 
+#[cfg(not(feature = "mcp"))]
 impl Executor for McpUnavailable {
     fn run<'a>(&'a self, call: AuthorizedCall, _ctx: ExecContext) -> ExecFuture<'a> {
         let (server, tool) = match &call.definition().exec {

@@ -86,8 +86,6 @@ pub struct Spawned {
     pub forks_refused: u64,
     /// Processes the tool left running, killed when it ended.
     pub leftovers: u32,
-    /// Landlock's enforcement as the shim saw it.
-    pub landlock: Option<String>,
 }
 
 /// What to run and how.
@@ -131,7 +129,6 @@ fn failed(t: ErrorType, m: String) -> Spawned {
         protections: Vec::new(),
         forks_refused: 0,
         leftovers: 0,
-        landlock: None,
     }
 }
 
@@ -342,7 +339,6 @@ pub async fn spawn(req: SpawnRequest<'_>) -> Spawned {
         protections,
         forks_refused,
         leftovers: report.leftovers,
-        landlock: report.landlock,
     }
 }
 

@@ -17,7 +17,7 @@
 //! that is not idempotent does not run while an earlier call of the same tool with the same
 //! canonical arguments has an unknown outcome ([`Claim::Blocked`]), from whichever session,
 //! connection or process it came. Command tools find the key in [`IDEMPOTENCY_KEY_ENV`],
-//! handlers in [`HandlerContext::idempotency_key`](crate::runtime::HandlerContext), and an MCP
+//! handlers in [`HandlerContext::idempotency_key`](crate::runtime::extend::HandlerContext), and an MCP
 //! backend sends it as request metadata under [`IDEMPOTENCY_KEY_MCP_META`].
 //!
 //! After a crash, [`recovery`] settles every operation that started and never finished by its
@@ -53,7 +53,7 @@ pub use error::JournalError;
 pub use memory::MemoryJournal;
 pub use recovery::{
     FileHashPrecondition, Precondition, PreconditionCheck, ReconcileFuture, Reconciler,
-    Reconciliation, RecoveredOperation, RecoveryReport,
+    Reconciliation, RecoveryReport,
 };
 
 /// The environment variable a command tool finds its call's idempotency key in.
@@ -506,6 +506,70 @@ pub trait Journal: Send + Sync {
     /// process is about to end.
     fn flush(&self) -> JournalFuture<'_, ()> {
         Box::pin(async { Ok(()) })
+    }
+}
+impl<J: Journal + ?Sized> Journal for std::sync::Arc<J> {
+    fn start<'a>(&'a self, op: &'a OperationStart) -> JournalFuture<'a, ()> {
+        (**self).start(op)
+    }
+
+    fn attempt<'a>(&'a self, attempt: &'a AttemptRecord) -> JournalFuture<'a, ()> {
+        (**self).attempt(attempt)
+    }
+
+    fn finish<'a>(&'a self, finish: &'a OperationFinish) -> JournalFuture<'a, ()> {
+        (**self).finish(finish)
+    }
+
+    fn settle<'a>(&'a self, settlement: &'a Settlement) -> JournalFuture<'a, ()> {
+        (**self).settle(settlement)
+    }
+
+    fn by_idempotency_key<'a>(
+        &'a self,
+        tool: &'a str,
+        key: &'a str,
+    ) -> JournalFuture<'a, Option<OperationRecord>> {
+        (**self).by_idempotency_key(tool, key)
+    }
+
+    fn operation<'a>(
+        &'a self,
+        operation_id: &'a str,
+    ) -> JournalFuture<'a, Option<OperationRecord>> {
+        (**self).operation(operation_id)
+    }
+
+    fn unfinished<'a>(&'a self) -> JournalFuture<'a, Vec<OperationRecord>> {
+        (**self).unfinished()
+    }
+
+    fn uncertain<'a>(
+        &'a self,
+        tool: &'a str,
+        arguments_hash: &'a str,
+    ) -> JournalFuture<'a, Option<OperationRecord>> {
+        (**self).uncertain(tool, arguments_hash)
+    }
+
+    fn claim<'a>(&'a self, op: &'a OperationStart) -> JournalFuture<'a, Claim> {
+        (**self).claim(op)
+    }
+
+    fn records_read_only(&self) -> bool {
+        (**self).records_read_only()
+    }
+
+    fn records_audit(&self) -> bool {
+        (**self).records_audit()
+    }
+
+    fn audit(&self, entry: AuditEntry) {
+        (**self).audit(entry);
+    }
+
+    fn flush(&self) -> JournalFuture<'_, ()> {
+        (**self).flush()
     }
 }
 

@@ -50,6 +50,12 @@ pub trait Precondition: Send + Sync {
     fn check(&self, arguments: &Value, workspace: &Workspace) -> PreconditionCheck;
 }
 
+impl<P: Precondition + ?Sized> Precondition for std::sync::Arc<P> {
+    fn check(&self, arguments: &Value, workspace: &Workspace) -> PreconditionCheck {
+        (**self).check(arguments, workspace)
+    }
+}
+
 /// "The file at parameter `path` still has the blake3 hash in parameter `hash`": the
 /// precondition of `apply_patch` (`path`, `expected_hash`) and of any tool built the same way.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -150,6 +156,16 @@ pub trait Reconciler: Send + Sync {
         operation: &'a OperationRecord,
         workspace: &'a Workspace,
     ) -> ReconcileFuture<'a>;
+}
+
+impl<R: Reconciler + ?Sized> Reconciler for std::sync::Arc<R> {
+    fn reconcile<'a>(
+        &'a self,
+        operation: &'a OperationRecord,
+        workspace: &'a Workspace,
+    ) -> ReconcileFuture<'a> {
+        (**self).reconcile(operation, workspace)
+    }
 }
 
 /// One operation recovery settled.

@@ -52,6 +52,7 @@ pub(super) struct ViewDone {
 #[serde(rename_all = "snake_case")]
 pub(super) enum Step {
     Session,
+    ParentDeathSignal,
     ParentGone,
     Cgroup,
     View,
@@ -67,6 +68,7 @@ impl Step {
     pub(super) fn describe(self) -> &'static str {
         match self {
             Step::Session => "could not start a new session",
+            Step::ParentDeathSignal => "could not arm the parent-death signal",
             Step::ParentGone => "the shim is gone",
             Step::Cgroup => "could not join the process-cap cgroup",
             Step::View => "the mount namespace (the view and the masks) could not be set up",
@@ -281,7 +283,9 @@ impl ChildSetup {
         }
         // The tool dies with its parent; the re-check closes the race with a parent that died
         // before the signal was armed.
-        let _ = prctl::set_pdeathsig(Signal::SIGKILL);
+        if let Err(e) = prctl::set_pdeathsig(Signal::SIGKILL) {
+            return self.fail(Step::ParentDeathSignal, e);
+        }
         if getppid() != self.parent {
             return self.fail(Step::ParentGone, Errno::ESRCH);
         }
@@ -415,6 +419,8 @@ pub(super) fn namespaces_work(user: bool, pid: bool) -> bool {
     // SAFETY: the caller may be multi-threaded, so the child makes only async-signal-safe
     // system calls (unshare, mount, _exit) on constants, and allocates nothing.
     match unsafe { nix::unistd::fork() } {
+        // SAFETY: raw libc calls on constant, NUL-terminated strings and null pointers; the
+        // child leaves with `_exit`, running no destructor or atexit handler of the parent's.
         Ok(nix::unistd::ForkResult::Child) => unsafe {
             let code = if user && libc::unshare(libc::CLONE_NEWUSER) != 0 {
                 1

@@ -90,12 +90,15 @@ pub(super) struct InitSetup {
 pub(super) fn run(setup: InitSetup) -> ! {
     // The init dies with the shim, and the namespace with it. (If the shim died before this,
     // the first write to the status pipe fails and the init gives up.)
-    let _ = prctl::set_pdeathsig(Signal::SIGKILL);
     let status = match setup.status.try_clone() {
         Ok(s) => s,
         Err(_) => std::process::exit(1),
     };
-    let line = supervise(setup);
+    // Without it an init (and its namespace) could outlive a killed shim: refuse to go on.
+    let line = match prctl::set_pdeathsig(Signal::SIGKILL) {
+        Ok(()) => supervise(setup),
+        Err(e) => failed(Step::ParentDeathSignal, e),
+    };
     if send(&status, &line).is_err() {
         // Nobody is listening: everything in the namespace goes with us.
         let _ = nix::sys::signal::kill(Pid::from_raw(-1), Signal::SIGKILL);

@@ -51,13 +51,10 @@ use serde::{Deserialize, Serialize};
 #[cfg(doc)]
 use crate::ir::SandboxProfile;
 
-pub use plan::{
-    CgroupPlan, PlanContext, Rlimits, SCOPE_ABI, SandboxPlan, SandboxUnavailable, plan,
-    resolve_root,
-};
-pub use probe::{CgroupSupport, KernelFeatures, NamespaceSupport, PidsController, probe};
+pub use plan::{CgroupPlan, PlanContext, Rlimits, SCOPE_ABI, SandboxPlan, plan};
+pub use probe::{KernelFeatures, probe};
 pub(crate) use rlimit::{exceeded, refused};
-pub use shim::{SHIM_ARG, ShimReport, run_shim};
+pub use shim::{SHIM_ARG, run_shim};
 
 /// Asks for a pipe of `bytes` (Linux's `F_SETPIPE_SZ`; elsewhere nothing). Best effort: the
 /// system's limit for unprivileged processes may refuse it, and the pipe stays as it was.

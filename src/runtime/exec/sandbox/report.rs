@@ -19,7 +19,7 @@
 //!   is treated as no report.
 //!
 //! The one `unsafe` outside the Linux shim is here: `pre_exec`, and taking ownership of the
-//! inherited descriptor.
+//! inherited descriptor ([`ReportSender::take`], an `unsafe fn` with its contract).
 #![allow(unsafe_code)]
 
 use std::io;
@@ -152,7 +152,14 @@ pub struct ReportSender(OwnedFd);
 impl ReportSender {
     /// Takes the inherited write end at `fd`: `None` unless it is an open pipe. Call it before
     /// anything forks.
-    pub fn take(fd: RawFd) -> Option<ReportSender> {
+    ///
+    /// # Safety
+    ///
+    /// `fd` must be a descriptor nothing else in this process owns or will use: the sender
+    /// takes ownership and closes it when dropped, so any other owner (a `File`, an `OwnedFd`,
+    /// a number kept elsewhere) would act on a closed or reused descriptor. The shim meets this
+    /// by calling it first thing, on the number its parent passed for it alone.
+    pub unsafe fn take(fd: RawFd) -> Option<ReportSender> {
         // SAFETY: F_GETFD on any number is harmless; it fails with EBADF when not open.
         if fd <= 2 || unsafe { libc::fcntl(fd, libc::F_GETFD) } == -1 {
             return None;
@@ -166,8 +173,8 @@ impl ReportSender {
         fcntl(borrowed, FcntlArg::F_SETFD(FdFlag::FD_CLOEXEC)).ok()?;
         let flags = OFlag::from_bits_truncate(fcntl(borrowed, FcntlArg::F_GETFL).ok()?);
         fcntl(borrowed, FcntlArg::F_SETFL(flags | OFlag::O_NONBLOCK)).ok()?;
-        // SAFETY: the parent passed this descriptor to the shim alone; nothing else in this
-        // process refers to it.
+        // SAFETY: the caller guarantees nothing else in this process owns the open
+        // descriptor (this function's contract).
         Some(ReportSender(unsafe { OwnedFd::from_raw_fd(fd) }))
     }
 
@@ -239,13 +246,16 @@ mod tests {
         let fd = w.fd();
         // The shim's side, in this process: it takes over the descriptor.
         std::mem::forget(w);
-        let sender = ReportSender::take(fd).unwrap();
+        // SAFETY: the write end was forgotten above: nothing else owns `fd`.
+        let sender = unsafe { ReportSender::take(fd) }.unwrap();
         let flags = fcntl(sender.0.as_fd(), FcntlArg::F_GETFD).unwrap();
         assert_ne!(flags & libc::FD_CLOEXEC, 0, "the tool must not inherit it");
         sender.send(&report());
         assert_eq!(r.receive(), Some(report()));
-        assert!(ReportSender::take(1_000_000).is_none());
+        // SAFETY: not open: nothing is taken.
+        assert!(unsafe { ReportSender::take(1_000_000) }.is_none());
         let file = std::fs::File::open("/dev/null").unwrap();
-        assert!(ReportSender::take(file.as_raw_fd()).is_none());
+        // SAFETY: not a pipe, so refused before ownership is taken; `file` keeps it.
+        assert!(unsafe { ReportSender::take(file.as_raw_fd()) }.is_none());
     }
 }

@@ -159,7 +159,9 @@ pub fn shim_args(plan: &ShimPlan, program: &str, args: &[String]) -> Vec<String>
 }
 
 /// Runs the shim with this process's arguments and exits with the tool's code. Call it first
-/// thing in `main` when `argv[1]` is [`SHIM_ARG`].
+/// thing in `main` when `argv[1]` is [`SHIM_ARG`], before anything starts a thread or opens a
+/// file: the shim forks, which is sound only single-threaded (on Linux it checks, and refuses
+/// to run the tool otherwise), and it takes ownership of the report pipe's descriptor.
 pub fn run_shim() -> ! {
     // Lossy, never panicking: the parent only ever passes UTF-8.
     let args: Vec<String> = std::env::args_os()
@@ -169,7 +171,7 @@ pub fn run_shim() -> ! {
     let code = match parse(&args) {
         // First, before anything forks: the report pipe becomes the shim's alone. Without it
         // the parent could not learn what ran, so nothing does.
-        Ok((plan, program, tool_args)) => match ReportSender::take(plan.report_fd) {
+        Ok((plan, program, tool_args)) => match take_report_pipe(plan.report_fd) {
             Some(sender) => {
                 let (code, report) = imp::run(&plan, program, tool_args);
                 sender.send(&report);
@@ -190,6 +192,15 @@ pub fn run_shim() -> ! {
         }
     };
     std::process::exit(code)
+}
+
+/// The report pipe the parent passed at `fd`.
+#[allow(unsafe_code)]
+fn take_report_pipe(fd: std::os::fd::RawFd) -> Option<ReportSender> {
+    // SAFETY: `run_shim` runs first thing in `main` (its contract), before this process opened
+    // anything of its own; the parent passed this number for the shim alone, and nothing else
+    // here refers to it.
+    unsafe { ReportSender::take(fd) }
 }
 
 fn parse(args: &[String]) -> Result<(ShimPlan, &str, &[String]), String> {

@@ -44,12 +44,40 @@ const SWEEP_INTERVAL_MS: u16 = 10;
 
 /// Runs the shim; returns its exit code and the report.
 pub(super) fn run(plan: &ShimPlan, program: &str, args: &[String]) -> (i32, ShimReport) {
+    let mut report = ShimReport::default();
+    // The child's `pre_exec` allocates, and the init's `fork` runs arbitrary code: both are
+    // sound only when no other thread can hold the allocator's (or any) lock at the fork.
+    if let Err(e) = single_threaded() {
+        return (refuse(&mut report, e), report);
+    }
     // Not dumpable: a process of the same user can then neither ptrace the shim nor open its
     // descriptors (the report pipe) through /proc/<shim>/fd. The tool's exec resets it.
-    let _ = prctl::set_dumpable(false);
-    let mut report = ShimReport::default();
+    if let Err(e) = prctl::set_dumpable(false) {
+        let code = refuse(
+            &mut report,
+            format!("could not make the shim non-dumpable: {e}"),
+        );
+        return (code, report);
+    }
     let code = supervise(plan, program, args, &mut report);
     (code, report)
+}
+
+/// `Ok` when this process has exactly one thread (counted in `/proc/self/task`); otherwise
+/// why the shim refuses to fork.
+pub(super) fn single_threaded() -> Result<(), String> {
+    let threads = std::fs::read_dir("/proc/self/task")
+        .map_err(|e| {
+            format!("cannot count the shim's threads in /proc/self/task ({e}); the shim forks only when it can tell it is single-threaded")
+        })?
+        .count();
+    if threads == 1 {
+        Ok(())
+    } else {
+        Err(format!(
+            "the exec shim has {threads} threads; it forks only single-threaded. Call `run_shim` first thing in `main`, before anything starts a thread (an async runtime, a logger)"
+        ))
+    }
 }
 
 fn refuse(report: &mut ShimReport, what: String) -> i32 {
@@ -100,8 +128,14 @@ fn supervise(plan: &ShimPlan, program: &str, args: &[String], report: &mut ShimR
     if let Err(e) = prctl::set_child_subreaper(true) {
         return refuse(report, format!("could not become the child subreaper: {e}"));
     }
-    // TERM, not KILL: the shim must live long enough to kill the tree it contains.
-    let _ = prctl::set_pdeathsig(Signal::SIGTERM);
+    // TERM, not KILL: the shim must live long enough to kill the tree it contains. Without it
+    // the tool would outlive a killed runtime: refuse.
+    if let Err(e) = prctl::set_pdeathsig(Signal::SIGTERM) {
+        return refuse(
+            report,
+            format!("could not arm the parent-death signal: {e}"),
+        );
+    }
     if u32::try_from(getppid().as_raw()).ok() != Some(plan.parent) {
         // The parent died before the death signal was armed.
         report.stopped = true;
@@ -230,7 +264,7 @@ fn supervise(plan: &ShimPlan, program: &str, args: &[String], report: &mut ShimR
         let mut cmd = Command::new(program);
         cmd.args(args);
         // SAFETY: the closure runs in the forked child before exec. The shim is
-        // single-threaded, so no lock or allocator state can be held by another thread at the
+        // single-threaded (`run` checked it first), so no lock or allocator state can be held by another thread at the
         // fork, and the child may allocate; the closure makes system calls (setsid, prctl,
         // writes to cgroup files, unshare and mount for the view, setrlimit, capset,
         // landlock_restrict_self, seccomp) on values built before the fork.
@@ -306,7 +340,7 @@ fn run_in_pid_namespace(
     if let Err(e) = unshare(CloneFlags::CLONE_NEWPID) {
         return refuse(report, format!("could not make a PID namespace: {e}"));
     }
-    // SAFETY: the shim is single-threaded, so the child is a complete copy that may allocate
+    // SAFETY: the shim is single-threaded (`run` checked it first), so the child is a complete copy that may allocate
     // and run anything; it never returns (init::run exits).
     let child = match unsafe { fork() } {
         Ok(ForkResult::Child) => init::run(setup),
@@ -523,6 +557,15 @@ fn parent_of(stat: &str) -> Option<i32> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn refuses_to_fork_with_other_threads_running() {
+        // The test harness runs this test on a thread of its own: two at least.
+        let other = std::thread::spawn(|| std::thread::sleep(Duration::from_millis(200)));
+        let e = single_threaded().unwrap_err();
+        assert!(e.contains("threads; it forks only single-threaded"), "{e}");
+        other.join().unwrap();
+    }
 
     #[test]
     fn parses_the_parent_from_stat() {

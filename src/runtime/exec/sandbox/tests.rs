@@ -4,6 +4,8 @@ use std::path::{Path, PathBuf};
 
 use pretty_assertions::assert_eq;
 
+use super::plan::{SandboxUnavailable, resolve_root};
+use super::probe::{CgroupSupport, NamespaceSupport, PidsController};
 use super::view::{HOST_SECRETS, ProtectSpec, ViewBase, ViewPlan};
 use super::*;
 use crate::ir::{ResourceLimits, SandboxProfile};

@@ -2,11 +2,67 @@
 //!
 //! 2 tools: `lookup_order`, `refund_order`.
 //!
-//! Handlers to implement: [`LookupOrderHandler`], [`RefundOrderHandler`]; bind them with [`Tools::builder`].
+//! Each `handler: rust` tool is a type here ([`LookupOrder`], [`RefundOrder`]): implement
+//! `toolgate::runtime::extend::TypedHandler` for it, and put one implementation per tool in
+//! [`Handlers`]. [`Handlers::bind`] gives the bindings the toolgate runtime runs: schema and
+//! semantic validation, permissions, the journal, timeouts and output policy all run before and
+//! after your handler, which gets typed arguments and returns a typed result.
+//!
+//! ```no_run
+//! use toolgate::runtime::extend::{HandlerContext, HandlerError, TypedHandler};
+//! use toolgate::runtime::{CancellationToken, RuntimeBuilder, Session, ToolCall};
+//! use support_tools::*;
+//!
+//! struct Service;
+//!
+//! impl TypedHandler<LookupOrder> for Service {
+//!     async fn call(
+//!         &self,
+//!         _ctx: HandlerContext,
+//!         _args: LookupOrderArgs,
+//!     ) -> Result<LookupOrderResult, HandlerError> {
+//!         todo!("run `lookup_order`")
+//!     }
+//! }
+//!
+//! impl TypedHandler<RefundOrder> for Service {
+//!     async fn call(
+//!         &self,
+//!         _ctx: HandlerContext,
+//!         _args: RefundOrderArgs,
+//!     ) -> Result<RefundOrderResult, HandlerError> {
+//!         todo!("run `refund_order`")
+//!     }
+//! }
+//!
+//! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
+//! let bindings = Handlers {
+//!     lookup_order: Service,
+//!     refund_order: Service,
+//! }
+//! .bind()?;
+//! let runtime = RuntimeBuilder::from_bindings(bindings, "/path/to/project").build()?;
+//! let session = Session::new("session-1", "interactive");
+//! let call = ToolCall::new("c1", "lookup_order", serde_json::json!({}));
+//! for result in runtime.execute(vec![call], &session, CancellationToken::new()).await? {
+//!     println!("{}", result.projection().text);
+//! }
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! A handler left out is a compile error, not a failure at start-up:
+//!
+//! ```compile_fail
+//! use support_tools::*;
+//!
+//! let bindings = Handlers {}.bind();
+//! ```
 
 /// The resolved contracts this crate was generated from (`bundle.json`).
 pub const BUNDLE_JSON: &str = include_str!("bundle.json");
 
+/// The arguments of the `lookup_order` tool.
 #[derive(
     ::std::clone::Clone,
     ::std::fmt::Debug,
@@ -22,6 +78,25 @@ pub struct LookupOrderArgs {
     pub order_id: ::std::string::String,
 }
 
+/// Part of the result of the `lookup_order` tool.
+#[derive(
+    ::std::clone::Clone,
+    ::std::fmt::Debug,
+    ::std::cmp::PartialEq,
+    ::serde::Serialize,
+    ::serde::Deserialize,
+    ::schemars::JsonSchema
+)]
+#[serde(deny_unknown_fields)]
+pub struct LookupOrderItem {
+    /// The `sku` property.
+    pub sku: ::std::string::String,
+    /// The `quantity` property.
+    #[schemars(extend("minimum" = 1))]
+    pub quantity: u64,
+}
+
+/// The result of the `lookup_order` tool.
 #[derive(
     ::std::clone::Clone,
     ::std::fmt::Debug,
@@ -32,35 +107,23 @@ pub struct LookupOrderArgs {
 )]
 #[serde(deny_unknown_fields)]
 pub struct LookupOrderResult {
+    /// The `order_id` property.
     pub order_id: ::std::string::String,
     /// The customer's name.
     pub customer: ::std::string::String,
     /// Where the order is.
-    pub status: LookupOrderResultStatus,
-    pub items: ::std::vec::Vec<LookupOrderResultItemsItem>,
+    pub status: LookupOrderStatus,
+    /// The `items` property.
+    pub items: ::std::vec::Vec<LookupOrderItem>,
     /// What the customer paid, in cents.
     #[schemars(extend("minimum" = 0))]
-    pub total_cents: i64,
+    pub total_cents: u64,
     /// What was refunded so far, in cents.
     #[schemars(extend("minimum" = 0))]
-    pub refunded_cents: i64,
+    pub refunded_cents: u64,
 }
 
-#[derive(
-    ::std::clone::Clone,
-    ::std::fmt::Debug,
-    ::std::cmp::PartialEq,
-    ::serde::Serialize,
-    ::serde::Deserialize,
-    ::schemars::JsonSchema
-)]
-#[serde(deny_unknown_fields)]
-pub struct LookupOrderResultItemsItem {
-    pub sku: ::std::string::String,
-    #[schemars(extend("minimum" = 1))]
-    pub quantity: i64,
-}
-
+/// One of `paid`, `shipped`, `delivered`.
 #[derive(
     ::std::clone::Clone,
     ::std::marker::Copy,
@@ -73,15 +136,19 @@ pub struct LookupOrderResultItemsItem {
     ::schemars::JsonSchema
 )]
 #[allow(clippy::enum_variant_names)]
-pub enum LookupOrderResultStatus {
+pub enum LookupOrderStatus {
+    /// `paid`.
     #[serde(rename = "paid")]
     Paid,
+    /// `shipped`.
     #[serde(rename = "shipped")]
     Shipped,
+    /// `delivered`.
     #[serde(rename = "delivered")]
     Delivered,
 }
 
+/// The arguments of the `refund_order` tool.
 #[derive(
     ::std::clone::Clone,
     ::std::fmt::Debug,
@@ -97,7 +164,7 @@ pub struct RefundOrderArgs {
     pub order_id: ::std::string::String,
     /// The amount to refund, in cents (2500 is 25.00).
     #[schemars(extend("minimum" = 1))]
-    pub amount_cents: i64,
+    pub amount_cents: u64,
     /// Why the customer gets the refund.
     pub reason: RefundOrderReason,
     /// What happened, in a sentence; required when reason is other.
@@ -107,6 +174,7 @@ pub struct RefundOrderArgs {
     pub note: ::std::option::Option<::std::string::String>,
 }
 
+/// One of `damaged`, `late`, `not_received`, `other`.
 #[derive(
     ::std::clone::Clone,
     ::std::marker::Copy,
@@ -120,16 +188,21 @@ pub struct RefundOrderArgs {
 )]
 #[allow(clippy::enum_variant_names)]
 pub enum RefundOrderReason {
+    /// `damaged`.
     #[serde(rename = "damaged")]
     Damaged,
+    /// `late`.
     #[serde(rename = "late")]
     Late,
+    /// `not_received`.
     #[serde(rename = "not_received")]
     NotReceived,
+    /// `other`.
     #[serde(rename = "other")]
     Other,
 }
 
+/// The result of the `refund_order` tool.
 #[derive(
     ::std::clone::Clone,
     ::std::fmt::Debug,
@@ -140,153 +213,43 @@ pub enum RefundOrderReason {
 )]
 #[serde(deny_unknown_fields)]
 pub struct RefundOrderResult {
+    /// The `refund_id` property.
     pub refund_id: ::std::string::String,
+    /// The `order_id` property.
     pub order_id: ::std::string::String,
     /// What this refund paid back.
     #[schemars(extend("minimum" = 1))]
-    pub refunded_cents: i64,
+    pub refunded_cents: u64,
     /// What is still refundable on the order.
     #[schemars(extend("minimum" = 0))]
-    pub remaining_cents: i64,
+    pub remaining_cents: u64,
 }
 
-/// A handler tool's types and name, so that one [`Adapter`] serves them all.
-trait TypedTool: ::std::marker::Send + ::std::marker::Sync + 'static {
-    type Args: ::serde::de::DeserializeOwned;
-    type Output: ::serde::Serialize;
-    const NAME: &'static str;
-    fn run(
-        &self,
-        ctx: ::toolgate::runtime::HandlerContext,
-        args: Self::Args,
-    ) -> impl ::std::future::Future<
-        Output = ::std::result::Result<Self::Output, ::toolgate::runtime::HandlerError>,
-    > + ::std::marker::Send;
-}
-
-/// Adapts a typed handler to the runtime's untyped [`::toolgate::runtime::ToolHandler`].
-struct Adapter<T>(T);
-
-impl<T: TypedTool> ::toolgate::runtime::ToolHandler for Adapter<T> {
-    fn call<'a>(
-        &'a self,
-        ctx: ::toolgate::runtime::HandlerContext,
-        args: ::serde_json::Value,
-    ) -> ::toolgate::runtime::HandlerFuture<'a> {
-        ::std::boxed::Box::pin(async move {
-            let args: T::Args = match ::serde_json::from_value(args) {
-                ::std::result::Result::Ok(a) => a,
-                ::std::result::Result::Err(e) => {
-                    return ::std::result::Result::Err(
-                        ::toolgate::runtime::HandlerError::new(
-                            ::toolgate::ir::ErrorType::InvalidArguments,
-                            ::std::format!(
-                                "the arguments of `{}` do not match its parameters: {}",
-                                T::NAME, e
-                            ),
-                        ),
-                    );
-                }
-            };
-            let result = self.0.run(ctx, args).await?;
-            match ::serde_json::to_value(&result) {
-                ::std::result::Result::Ok(v) => {
-                    ::std::result::Result::Ok(
-                        ::toolgate::runtime::HandlerOutput::structured(v),
-                    )
-                }
-                ::std::result::Result::Err(e) => {
-                    ::std::result::Result::Err(
-                        ::toolgate::runtime::HandlerError::new(
-                            ::toolgate::ir::ErrorType::RuntimeException,
-                            ::std::format!(
-                                "the result of `{}` cannot be serialized: {}", T::NAME, e
-                            ),
-                        ),
-                    )
-                }
-            }
-        })
-    }
-}
-
-/// Implements the `lookup_order` tool (`exec: {handler: rust}`).
+/// The `lookup_order` tool (`exec: {handler: rust}`): implement `TypedHandler<LookupOrder>` to run it, and put the implementation in [`Handlers`].
 ///
 /// Look up one order by its id. Use before refunding, to see what was paid and what is still refundable. Returns the customer, the status, the items, the total paid and the amount refunded so far, in cents.
-pub trait LookupOrderHandler: ::std::marker::Send + ::std::marker::Sync + 'static {
-    /// Runs one call. The arguments already passed schema validation, the tool's `validate` rules and the permission decision.
-    fn call(
-        &self,
-        ctx: ::toolgate::runtime::HandlerContext,
-        args: LookupOrderArgs,
-    ) -> impl ::std::future::Future<
-        Output = ::std::result::Result<
-            LookupOrderResult,
-            ::toolgate::runtime::HandlerError,
-        >,
-    > + ::std::marker::Send;
-}
+#[derive(::std::clone::Clone, ::std::marker::Copy, ::std::fmt::Debug)]
+pub enum LookupOrder {}
 
-/// The `lookup_order` tool for [`Adapter`].
-struct LookupOrderTool<H>(H);
-
-impl<H: LookupOrderHandler> TypedTool for LookupOrderTool<H> {
+impl ::toolgate::runtime::extend::TypedTool for LookupOrder {
+    const NAME: &'static str = "lookup_order";
     type Args = LookupOrderArgs;
     type Output = LookupOrderResult;
-    const NAME: &'static str = "lookup_order";
-    fn run(
-        &self,
-        ctx: ::toolgate::runtime::HandlerContext,
-        args: LookupOrderArgs,
-    ) -> impl ::std::future::Future<
-        Output = ::std::result::Result<
-            LookupOrderResult,
-            ::toolgate::runtime::HandlerError,
-        >,
-    > + ::std::marker::Send {
-        LookupOrderHandler::call(&self.0, ctx, args)
-    }
 }
 
-/// Implements the `refund_order` tool (`exec: {handler: rust}`).
+/// The `refund_order` tool (`exec: {handler: rust}`): implement `TypedHandler<RefundOrder>` to run it, and put the implementation in [`Handlers`].
 ///
 /// Refund part or all of what a customer paid for an order, to the original payment method. Use lookup_order first: the amount must not exceed what is still refundable. Returns the refund id, the amount refunded and what remains refundable, in cents.
-pub trait RefundOrderHandler: ::std::marker::Send + ::std::marker::Sync + 'static {
-    /// Runs one call. The arguments already passed schema validation, the tool's `validate` rules and the permission decision.
-    fn call(
-        &self,
-        ctx: ::toolgate::runtime::HandlerContext,
-        args: RefundOrderArgs,
-    ) -> impl ::std::future::Future<
-        Output = ::std::result::Result<
-            RefundOrderResult,
-            ::toolgate::runtime::HandlerError,
-        >,
-    > + ::std::marker::Send;
-}
+#[derive(::std::clone::Clone, ::std::marker::Copy, ::std::fmt::Debug)]
+pub enum RefundOrder {}
 
-/// The `refund_order` tool for [`Adapter`].
-struct RefundOrderTool<H>(H);
-
-impl<H: RefundOrderHandler> TypedTool for RefundOrderTool<H> {
+impl ::toolgate::runtime::extend::TypedTool for RefundOrder {
+    const NAME: &'static str = "refund_order";
     type Args = RefundOrderArgs;
     type Output = RefundOrderResult;
-    const NAME: &'static str = "refund_order";
-    fn run(
-        &self,
-        ctx: ::toolgate::runtime::HandlerContext,
-        args: RefundOrderArgs,
-    ) -> impl ::std::future::Future<
-        Output = ::std::result::Result<
-            RefundOrderResult,
-            ::toolgate::runtime::HandlerError,
-        >,
-    > + ::std::marker::Send {
-        RefundOrderHandler::call(&self.0, ctx, args)
-    }
 }
 
-/// The tools of this crate: the embedded bundle and a builder for its handlers.
+/// The tools of this crate: the embedded bundle.
 #[derive(
     ::std::clone::Clone,
     ::std::marker::Copy,
@@ -296,10 +259,6 @@ impl<H: RefundOrderHandler> TypedTool for RefundOrderTool<H> {
 pub struct Tools;
 
 impl Tools {
-    /// A builder that binds one typed handler per `handler: rust` tool.
-    pub fn builder() -> ToolsBuilder {
-        ToolsBuilder::default()
-    }
     /// The embedded bundle, parsed and its content hash verified.
     pub fn bundle() -> ::std::result::Result<
         ::toolgate::ir::Bundle,
@@ -309,56 +268,57 @@ impl Tools {
     }
 }
 
-/// Binds typed handlers; [`ToolsBuilder::build`] fails when one is missing.
-#[derive(::std::default::Default)]
-pub struct ToolsBuilder {
-    lookup_order: ::std::option::Option<
-        ::std::sync::Arc<dyn ::toolgate::runtime::ToolHandler>,
-    >,
-    refund_order: ::std::option::Option<
-        ::std::sync::Arc<dyn ::toolgate::runtime::ToolHandler>,
-    >,
+/// One handler per `handler: rust` tool: leaving one out does not compile.
+#[derive(::std::clone::Clone, ::std::fmt::Debug, ::std::default::Default)]
+pub struct Handlers<LookupOrderHandler, RefundOrderHandler> {
+    /// Runs the `lookup_order` tool.
+    pub lookup_order: LookupOrderHandler,
+    /// Runs the `refund_order` tool.
+    pub refund_order: RefundOrderHandler,
 }
 
-impl ToolsBuilder {
-    /// Binds the handler of the `lookup_order` tool.
-    pub fn lookup_order(mut self, handler: impl LookupOrderHandler) -> Self {
-        self.lookup_order = ::std::option::Option::Some(
-            ::std::sync::Arc::new(Adapter(LookupOrderTool(handler))),
-        );
-        self
-    }
-    /// Binds the handler of the `refund_order` tool.
-    pub fn refund_order(mut self, handler: impl RefundOrderHandler) -> Self {
-        self.refund_order = ::std::option::Option::Some(
-            ::std::sync::Arc::new(Adapter(RefundOrderTool(handler))),
-        );
-        self
-    }
-    /// The bundle with every handler bound, ready for the runtime.
-    pub fn build(
+impl<
+    LookupOrderHandler: ::toolgate::runtime::extend::TypedHandler<LookupOrder>,
+    RefundOrderHandler: ::toolgate::runtime::extend::TypedHandler<RefundOrder>,
+> Handlers<LookupOrderHandler, RefundOrderHandler> {
+    /// The embedded bundle with every handler bound, ready for the runtime (`RuntimeBuilder::from_bindings`).
+    pub fn bind(
         self,
     ) -> ::std::result::Result<::toolgate::runtime::HandlerBindings, ToolsError> {
         let bundle = ::toolgate::ir::Bundle::from_json(BUNDLE_JSON)?;
         let mut bindings = ::toolgate::runtime::HandlerBindings::new(bundle);
-        if let ::std::option::Option::Some(h) = self.lookup_order {
-            bindings.bind("lookup_order", h)?;
-        }
-        if let ::std::option::Option::Some(h) = self.refund_order {
-            bindings.bind("refund_order", h)?;
-        }
+        bindings
+            .bind(
+                <LookupOrder as ::toolgate::runtime::extend::TypedTool>::NAME,
+                ::std::sync::Arc::new(
+                    ::toolgate::runtime::extend::typed::<
+                        LookupOrder,
+                        _,
+                    >(self.lookup_order),
+                ),
+            )?;
+        bindings
+            .bind(
+                <RefundOrder as ::toolgate::runtime::extend::TypedTool>::NAME,
+                ::std::sync::Arc::new(
+                    ::toolgate::runtime::extend::typed::<
+                        RefundOrder,
+                        _,
+                    >(self.refund_order),
+                ),
+            )?;
         bindings.check_complete()?;
         ::std::result::Result::Ok(bindings)
     }
 }
 
-/// Why [`ToolsBuilder::build`] failed.
+/// Why [`Handlers::bind`] failed.
 #[derive(::std::fmt::Debug)]
 #[non_exhaustive]
 pub enum ToolsError {
     /// The embedded bundle does not load (a toolgate version mismatch).
     Bundle(::toolgate::ir::BundleError),
-    /// A handler could not be bound, or one is missing.
+    /// A handler could not be bound (the bundle and this code disagree).
     Bind(::toolgate::runtime::BindError),
 }
 
