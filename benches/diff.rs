@@ -14,8 +14,8 @@ use criterion::{Criterion, criterion_group, criterion_main};
 use serde_json::json;
 use toolgate::check;
 use toolgate::diff::{self, DiffOptions, RecordedCall, source};
-use toolgate::runtime::journal::sqlite::{JournalReader, SqliteJournal};
-use toolgate::runtime::journal::{AuditEntry, Journal};
+use toolgate::runtime::extend::{AuditEntry, Journal};
+use toolgate::runtime::{JournalReader, SqliteJournal};
 use toolgate::spec::load::LoadOptions;
 
 const TOOLS: usize = 1000;

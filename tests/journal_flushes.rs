@@ -9,10 +9,8 @@ use std::sync::Arc;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 use toolgate::ir::Status;
-use toolgate::runtime::journal::sqlite::{JOURNAL_FILE, SqliteJournal};
-use toolgate::runtime::{
-    HandlerContext, HandlerOutput, Journal, RuntimeBuilder, Session, ToolCall,
-};
+use toolgate::runtime::extend::{HandlerContext, HandlerOutput, Journal};
+use toolgate::runtime::{JOURNAL_FILE, RuntimeBuilder, Session, SqliteJournal, ToolCall};
 use toolgate::spec::load::LoadOptions;
 
 fn repo() -> PathBuf {
@@ -40,7 +38,7 @@ fn runtime(ws: &Path, state: &Path, journal: Arc<SqliteJournal>) -> toolgate::ru
         "flaky",
         "send_note",
     ] {
-        b = b.bind(tool, Arc::new(nothing)).unwrap();
+        b = b.bind(tool, nothing);
     }
     b.build().unwrap()
 }

@@ -230,7 +230,10 @@ mod tests {
         assert_eq!(fix.is_preferred, Some(true));
         let edits = &fix.edit.as_ref().unwrap().changes.as_ref().unwrap()[&uri];
         assert_eq!(edits.len(), 1);
-        assert!(edits[0].new_text.contains("additionalProperties: false"), "{edits:?}");
+        assert!(
+            edits[0].new_text.contains("additionalProperties: false"),
+            "{edits:?}"
+        );
 
         // Nothing is offered outside the findings' lines.
         let last_line = Range {

@@ -66,7 +66,7 @@ pub use bindings::{BindError, HandlerBindings};
 pub use build::{BuildError, LOCK_DIR_ENV, RuntimeBuilder};
 #[cfg(feature = "journal-sqlite")]
 pub use journal::sqlite::{
-    JOURNAL_FILE, JournalReader, SCHEMA_VERSION, SqliteJournal, SqliteOptions,
+    JOURNAL_FILE, JournalReader, RecordedArguments, SCHEMA_VERSION, SqliteJournal, SqliteOptions,
 };
 pub use journal::{MemoryJournal, RecoveryReport};
 pub use metrics::MetricsSnapshot;

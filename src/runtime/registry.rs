@@ -134,11 +134,6 @@ impl Registry {
         self.tools.get(name)
     }
 
-    /// The current name a former name (an alias) reaches.
-    pub fn alias_target(&self, alias: &str) -> Option<&str> {
-        self.aliases.get(alias).map(String::as_str)
-    }
-
     /// Every tool name, sorted.
     pub fn names(&self) -> &[String] {
         &self.names
