@@ -36,5 +36,5 @@ fn pytest_lsp_drives_toolgate_lsp() {
         out.status
     );
     // Every test ran: none skipped, none deselected.
-    assert!(stdout.contains("4 passed"), "{stdout}");
+    assert!(stdout.contains("5 passed"), "{stdout}");
 }

@@ -127,8 +127,10 @@ async fn cancellation_reaches_the_process() {
         .unwrap();
     assert!(
         matches!(r[0].status(), Status::Cancelled | Status::Timeout),
-        "{:?}",
-        r[0].status()
+        "{:?} {:?}: {}",
+        r[0].status(),
+        r[0].error_type(),
+        r[0].summary()
     );
     let pid = f.read("pid").trim().to_owned();
     assert!(gone(&pid).await);

@@ -347,7 +347,12 @@ impl Inner {
         let fut = executor.run(call, ctx);
         tokio::pin!(fut);
         let stop = tokio::select! {
-            raw = &mut fut => return (raw, None),
+            raw = &mut fut => {
+                // The executor watches a child of the turn's token, so a cancel can end it before
+                // this select sees the cancel: a failure then is the cancel's.
+                let stop = (raw.failure.is_some() && turn.is_cancelled()).then_some(Stop::Cancelled);
+                return (raw, stop);
+            }
             () = tokio::time::sleep(timeout) => Stop::Timeout(timeout),
             () = turn.cancelled() => Stop::Cancelled,
         };
