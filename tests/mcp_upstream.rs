@@ -261,6 +261,18 @@ async fn reference_git_server_through_the_runtime() {
         rustix::process::Signal::KILL,
     )
     .unwrap();
+    // The shim's tree ends a moment after the shim (its parent-death signal); until the
+    // connection sees its pipe close, a call may still reach the old server.
+    let mut rounds = 0;
+    while s.upstreams.pid("git").await.is_some() && rounds < WAIT_ROUNDS {
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        rounds += 1;
+    }
+    assert_eq!(
+        s.upstreams.pid("git").await,
+        None,
+        "the killed server's connection stayed open"
+    );
     let mut recovered = None;
     for _ in 0..3 {
         let r = call(&s, &session, "git_status", json!({"repo_path": "."})).await;
