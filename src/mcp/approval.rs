@@ -14,8 +14,8 @@
 //! | cancel | cancel (the turn stops) |
 //! | a JSON-RPC error, a closed connection, no registered peer | unavailable |
 //!
-//! The question shows every argument in full, escaped ([`crate::runtime::question`]); one that
-//! would be longer than [`question::MAX_QUESTION_BYTES`] is not sent (the call ends as
+//! The question shows every argument in full, escaped (`crate::runtime::question`); one that
+//! would be longer than `question::MAX_QUESTION_BYTES` is not sent (the call ends as
 //! APPROVAL_UNAVAILABLE, saying why) — never cut with an ellipsis. The runtime stops waiting
 //! after the context's `approval_timeout` (unavailable); the elicitation is then withdrawn with
 //! `notifications/cancelled`.

@@ -25,7 +25,7 @@
 //! ```
 //!
 //! The other direction — toolgate as the client of upstream MCP servers — is the `mcp`
-//! backend, [`crate::runtime::exec::mcp`].
+//! backend, `crate::runtime::exec::mcp`.
 
 pub mod approval;
 pub mod resources;

@@ -14,7 +14,7 @@
 //!
 //! Each connection has an id of its own (`mcp-<uuid>`), and a call's id is that id and the
 //! request's, so request ids that start again on a new connection never meet an old call's
-//! record. A key the client sends in `_meta` ([`IDEMPOTENCY_KEY_MCP_META`]) names the request
+//! record. A key the client sends in `_meta` (`IDEMPOTENCY_KEY_MCP_META`) names the request
 //! across connections and restarts instead.
 //!
 //! Requests run concurrently, each as its own `execute()` of the one runtime the server was

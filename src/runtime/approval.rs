@@ -51,7 +51,7 @@ pub struct ApprovalRequest {
     pub chain: Vec<RuleOutcome>,
     /// The card proposed for an allow-for-session: the resources this call writes. `None` when
     /// an allow-for-session grants only this exact call (a tool whose effect takes no cards, see
-    /// [`card_applies`], or one that declares no writes).
+    /// `card_applies`, or one that declares no writes).
     pub proposed_scope: Option<ApprovalScope>,
 }
 
@@ -110,7 +110,7 @@ pub trait Approver: Send + Sync {
     fn request<'a>(&'a self, request: &'a ApprovalRequest) -> ApprovalFuture<'a>;
 
     /// Why this approver cannot ask about a request at all — it cannot show it in full (see
-    /// [`crate::runtime::question`]) — checked before asking; `None` when it can. Such a call
+    /// `crate::runtime::question`) — checked before asking; `None` when it can. Such a call
     /// ends as APPROVAL_UNAVAILABLE with this reason, and nobody is asked.
     fn cannot_ask(&self, _request: &ApprovalRequest) -> Option<String> {
         None

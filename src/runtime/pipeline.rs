@@ -228,7 +228,7 @@ impl ToolRuntime {
     }
 
     /// Settles the operations an earlier process started and never finished (see
-    /// [`crate::runtime::journal::recovery`]). Runs once, before the first call; later calls
+    /// `crate::runtime::journal::recovery`). Runs once, before the first call; later calls
     /// return the same report.
     pub async fn recover(&self) -> Result<Arc<RecoveryReport>, EngineError> {
         let inner = &self.inner;

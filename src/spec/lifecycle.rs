@@ -2,7 +2,7 @@
 //! (`{since, use}`), read from the spec and checked across the whole set — an alias may not be
 //! another tool's name or alias, and `use` must name a tool.
 //!
-//! [`crate::spec::resolve`] calls [`aliases`] and [`deprecation`] per tool and [`check`] once
+//! [`crate::spec::resolve`] calls `aliases` and `deprecation` per tool and `check` once
 //! over the set; the runtime's registry maps aliases ([`crate::runtime`]), and `toolgate diff`
 //! reads both to tell a rename from a removal.
 

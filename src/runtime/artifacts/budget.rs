@@ -258,7 +258,7 @@ impl ArtifactStore {
         }
     }
 
-    /// Stores what fits of `bytes` within a call's allowance (see [`ArtifactStore::put`]),
+    /// Stores what fits of `bytes` within a call's allowance (see `ArtifactStore::put`),
     /// with what to redact whenever a part of it is shown: the reference (none when nothing
     /// fits; its `dropped` says what a budget left out) and, when a budget cut it, by how much.
     pub fn put_within(

@@ -326,7 +326,7 @@ fn quote(a: &str) -> String {
     }
 }
 
-/// The subprocess backend: [`prepare`], the sandbox plan, the shim, the formatter.
+/// The subprocess backend: `prepare`, the sandbox plan, the shim, the formatter.
 #[derive(Clone, Debug)]
 pub struct CommandExecutor {
     shim: PathBuf,

@@ -153,7 +153,7 @@ impl std::fmt::Debug for McpUpstreams {
 impl McpUpstreams {
     /// The servers toolgate.yaml declares; `root` is the project folder their `cwd` is
     /// relative to. Nothing starts until a call needs it.
-    /// They run under the exec shim found beside this executable ([`default_shim`]), with
+    /// They run under the exec shim found beside this executable (`default_shim`), with
     /// `root` as the workspace whose protected files are masked and no profiles but the
     /// default (see [`McpUpstreams::with_sandbox`]).
     pub fn new(servers: &IndexMap<String, McpServer>, root: impl AsRef<Path>) -> Self {

@@ -462,7 +462,7 @@ impl JournalReader {
 
     /// The most recent calls matching a filter, oldest first: every call in the audit (with
     /// its operation's current state when it ran), and the operations that have no audit
-    /// record (cut off by a crash, or still running). With [`Filter::operations`], the
+    /// record (cut off by a crash, or still running). With `Filter::operations`, the
     /// operations alone.
     pub fn list(&self, filter: &Filter) -> Result<Vec<CallSummary>, JournalError> {
         self.run(|c| listing::list(c, filter))
