@@ -31,6 +31,8 @@ use nix::sys::socket::{
 };
 use nix::sys::stat::Mode;
 
+use super::report::{above_stdio, inherit_across_exec};
+
 /// The runtime's end: holds the descriptors the tool's setup sent until it is dropped.
 #[derive(Debug)]
 pub struct KeptNamespaces {
@@ -52,14 +54,7 @@ pub fn channel() -> io::Result<(KeptNamespaces, KeepEnd)> {
         SockFlag::SOCK_CLOEXEC,
     )?;
     // As for the report pipe: never at 0–2, where std puts the child's stdio before pre_exec.
-    let b = if b.as_raw_fd() <= 2 {
-        let moved = fcntl(&b, FcntlArg::F_DUPFD_CLOEXEC(3))?;
-        // SAFETY: F_DUPFD_CLOEXEC returned a new descriptor that nothing else owns.
-        unsafe { OwnedFd::from_raw_fd(moved) }
-    } else {
-        b
-    };
-    Ok((KeptNamespaces { _held: a }, KeepEnd(b)))
+    Ok((KeptNamespaces { _held: a }, KeepEnd(above_stdio(b)?)))
 }
 
 impl KeepEnd {
@@ -71,18 +66,7 @@ impl KeepEnd {
     /// Lets the shim `cmd` starts inherit this end (at [`KeepEnd::fd`]). The parent's copy
     /// lives in `cmd` and closes when `cmd` is dropped.
     pub fn pass_to(self, cmd: &mut tokio::process::Command) {
-        let fd = self.0;
-        // SAFETY: the closure runs in the forked child before exec and makes one
-        // async-signal-safe system call on a descriptor number; it allocates nothing and
-        // takes no lock. Clearing FD_CLOEXEC there changes only the child's descriptor table.
-        unsafe {
-            cmd.pre_exec(move || {
-                if libc::fcntl(fd.as_raw_fd(), libc::F_SETFD, 0) == -1 {
-                    return Err(io::Error::last_os_error());
-                }
-                Ok(())
-            });
-        }
+        inherit_across_exec(self.0, cmd);
     }
 }
 

@@ -54,14 +54,34 @@ pub fn channel() -> io::Result<(ReportReader, ReportWriteEnd)> {
     let (r, w) = pipe2(OFlag::O_CLOEXEC)?;
     // std points the child's fds 0–2 at its stdio before `pre_exec` runs: a write end that
     // landed there (a parent whose standard streams are closed) would be overwritten.
-    let w = if w.as_raw_fd() <= 2 {
-        let moved = fcntl(&w, FcntlArg::F_DUPFD_CLOEXEC(3))?;
-        // SAFETY: F_DUPFD_CLOEXEC returned a new descriptor that nothing else owns.
-        unsafe { OwnedFd::from_raw_fd(moved) }
-    } else {
-        w
-    };
-    Ok((ReportReader(r), ReportWriteEnd(w)))
+    Ok((ReportReader(r), ReportWriteEnd(above_stdio(w)?)))
+}
+
+/// `fd`, or a close-on-exec copy of it at 3 or above when it sits at 0–2, where std puts the
+/// child's stdio before `pre_exec` runs (a parent whose standard streams are closed).
+pub(super) fn above_stdio(fd: OwnedFd) -> io::Result<OwnedFd> {
+    if fd.as_raw_fd() > 2 {
+        return Ok(fd);
+    }
+    let moved = fcntl(&fd, FcntlArg::F_DUPFD_CLOEXEC(3))?;
+    // SAFETY: F_DUPFD_CLOEXEC returned a new descriptor that nothing else owns.
+    Ok(unsafe { OwnedFd::from_raw_fd(moved) })
+}
+
+/// Lets the process `cmd` starts inherit `fd` at its number: between fork and exec the child's
+/// copy loses close-on-exec. The parent's copy lives in `cmd` and closes when `cmd` is dropped.
+pub(super) fn inherit_across_exec(fd: OwnedFd, cmd: &mut tokio::process::Command) {
+    // SAFETY: the closure runs in the forked child before exec and makes one
+    // async-signal-safe system call on a descriptor number; it allocates nothing and
+    // takes no lock. Clearing FD_CLOEXEC there changes only the child's descriptor table.
+    unsafe {
+        cmd.pre_exec(move || {
+            if libc::fcntl(fd.as_raw_fd(), libc::F_SETFD, 0) == -1 {
+                return Err(io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
 }
 
 impl ReportWriteEnd {
@@ -74,18 +94,7 @@ impl ReportWriteEnd {
     /// parent's copy lives in `cmd` and closes when `cmd` is dropped: drop it right after
     /// spawning, or the reader never sees the end of the report.
     pub fn pass_to(self, cmd: &mut tokio::process::Command) {
-        let fd = self.0;
-        // SAFETY: the closure runs in the forked child before exec and makes one
-        // async-signal-safe system call on a descriptor number; it allocates nothing and
-        // takes no lock. Clearing FD_CLOEXEC there changes only the child's descriptor table.
-        unsafe {
-            cmd.pre_exec(move || {
-                if libc::fcntl(fd.as_raw_fd(), libc::F_SETFD, 0) == -1 {
-                    return Err(io::Error::last_os_error());
-                }
-                Ok(())
-            });
-        }
+        inherit_across_exec(self.0, cmd);
     }
 }
 
