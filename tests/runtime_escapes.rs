@@ -21,9 +21,17 @@ fn session() -> Session {
     Session::new("s", "interactive")
 }
 
-/// A directory outside the workspace and outside /tmp (which workspace-write may write).
+/// A directory outside the workspace and outside /tmp (the tool's private /tmp shadows it).
+///
+/// Cargo's target tmp folder is used unless the checkout itself lies under the temp folder (a
+/// clone in /tmp); then /var/tmp, which the sandbox does not give the tool.
 fn outside() -> tempfile::TempDir {
-    tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap()
+    let target_tmp = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"));
+    if target_tmp.starts_with(std::env::temp_dir()) {
+        tempfile::tempdir_in("/var/tmp").unwrap()
+    } else {
+        tempfile::tempdir_in(target_tmp).unwrap()
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
