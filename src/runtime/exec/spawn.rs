@@ -526,7 +526,6 @@ fn start_forked(
     let forked = server.fork(&request, &fds)?;
     // The shim holds its copies now; ours go, so that the reader sees the end of the report
     // and of the output when the shim and the tool end.
-    drop(fds);
     drop((stdin, out_write, err_write, report_end, keep_end));
     if let (Some(input), Some(w)) = (cmd.stdin.clone(), stdin_write)
         && let Ok(w) = pipe::Sender::from_owned_fd(w)
