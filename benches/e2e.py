@@ -12,9 +12,11 @@ and state folder under TMPDIR (the disk being measured).
 
 Usage:
   benches/e2e.py [--bin target/release/toolgate] [--before OTHER/toolgate] [--calls 200]
-                 [--rounds 3] [--format text|json]
+                 [--before-env NAME=VALUE] [--rounds 3] [--format text|json]
 With --before, each round runs the two binaries one after the other (before, after) for every
-workload, so both see the same machine; the table shows both and their ratio. The binaries
+workload, so both see the same machine; the table shows both and their ratio. --before-env
+NAME=VALUE makes the before the same binary with a variable set (TOOLGATE_FORK_SERVER=0: every
+process tool through a shim started for it rather than forked by the fork server). The binaries
 need their `toolgate-shim` beside them. The script builds nothing: `cargo build --release
 --bin toolgate --bin toolgate-shim` first.
 """
@@ -72,7 +74,9 @@ def bash_loop_seconds(n):
 
 
 def toolgate_run(binary, workload, n, scratch):
-    """Wall seconds of one `toolgate run` of n calls in a fresh workspace."""
+    """Wall seconds of one `toolgate run` of n calls in a fresh workspace. `binary` is a path,
+    or a path and environment variables to set for it."""
+    binary, extra_env = binary if isinstance(binary, tuple) else (binary, {})
     ws = tempfile.mkdtemp(dir=scratch)
     try:
         for f in os.listdir(FIXTURES):
@@ -86,7 +90,8 @@ def toolgate_run(binary, workload, n, scratch):
         cmd = [binary, "run", "--calls", calls, "--config", os.path.join(ws, "toolgate.yaml"),
                "--workspace", ws, "--context", "ci", "--format", "json"]
         t = time.perf_counter()
-        p = subprocess.run(cmd, cwd=ws, capture_output=True, text=True)
+        p = subprocess.run(cmd, cwd=ws, capture_output=True, text=True,
+                           env={**os.environ, **extra_env})
         wall = time.perf_counter() - t
         if p.returncode != 0:
             sys.exit(f"{' '.join(cmd)} failed ({p.returncode}):\n{p.stderr}\n{p.stdout[-2000:]}")
@@ -140,6 +145,9 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--bin", default=os.path.join(HERE, "..", "target", "release", "toolgate"))
     ap.add_argument("--before", help="a second toolgate binary, run alternately with --bin")
+    ap.add_argument("--before-env", metavar="NAME=VALUE",
+                    help="without --before: the before is --bin itself with this variable set "
+                         "(e.g. TOOLGATE_FORK_SERVER=0, a shim started per call)")
     ap.add_argument("--calls", type=int, default=200)
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--format", choices=["text", "json"], default="text")
@@ -149,6 +157,10 @@ def main():
     bins = {"after": os.path.abspath(a.bin)}
     if a.before:
         bins = {"before": os.path.abspath(a.before), **bins}
+    elif a.before_env:
+        name, _, value = a.before_env.partition("=")
+        bins = {"before": (os.path.abspath(a.bin), {name: value}), **bins}
+        a.before = a.before_env
     report = measure(bins, a.calls, a.rounds, a.workload)
     if a.format == "json":
         print(json.dumps(report, indent=2))

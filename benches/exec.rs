@@ -10,6 +10,9 @@
 //! The walk itself is measured on this repository's files (without `target/`, ~900 files) and
 //! on a generated tree of 20,000 files, alone and on the spawn path.
 //!
+//! Before and after the fork server, in one run: `*_shim_per_call` starts a shim per call (the
+//! fallback), the other runtime rows fork it from the runtime's fork server.
+//!
 //! Run with `cargo bench --bench exec`. Output volume (1 GiB through a tool: peak RSS and
 //! throughput) is measured by `benches/exec_output.sh`, since it needs a release binary and
 //! `/usr/bin/time`.
@@ -37,6 +40,24 @@ fn repo() -> PathBuf {
 
 fn runtime(ws: &std::path::Path, state: &std::path::Path, shim: &str) -> ToolRuntime {
     builder(ws, state, shim).build().unwrap()
+}
+
+/// The same runtime without the fork server: every call starts a shim of its own (the
+/// fallback, and how every call ran before the fork server).
+fn runtime_shim_per_call(ws: &std::path::Path, state: &std::path::Path, shim: &str) -> ToolRuntime {
+    let checked = toolgate::check::check_specs(&LoadOptions {
+        paths: vec![repo().join("benches/fixtures")],
+        config: Some(repo().join("benches/fixtures/toolgate.yaml")),
+        cwd: repo(),
+    })
+    .unwrap();
+    let exec = CommandExecutor::new(checked.resolution.project.sandbox_profiles.clone())
+        .with_shim(shim)
+        .with_fork_server(false);
+    builder(ws, state, shim)
+        .executor(Backend::Command, exec)
+        .build()
+        .unwrap()
 }
 
 fn builder(ws: &std::path::Path, state: &std::path::Path, shim: &str) -> RuntimeBuilder {
@@ -109,6 +130,7 @@ fn spawn_true(c: &mut Criterion) {
     let state = tempfile::tempdir().unwrap();
     let lean_shim = env!("CARGO_BIN_EXE_toolgate-shim");
     let lean = runtime(ws.path(), state.path(), lean_shim);
+    let per_call = runtime_shim_per_call(ws.path(), state.path(), lean_shim);
     let before = runtime_before_ns(ws.path(), state.path(), lean_shim);
     let whole = runtime(ws.path(), state.path(), env!("CARGO_BIN_EXE_toolgate"));
     let big = tree(20_000);
@@ -159,6 +181,13 @@ fn spawn_true(c: &mut Criterion) {
             no_view,
         ),
         ("runtime/no_profile", &lean, "true_plain", view),
+        // Without the fork server: a shim exec'd per call.
+        (
+            "runtime/no_profile_shim_per_call",
+            &per_call,
+            "true_plain",
+            view,
+        ),
         (
             "runtime/workspace_write_before_ns",
             &before,
@@ -166,6 +195,12 @@ fn spawn_true(c: &mut Criterion) {
             no_view,
         ),
         ("runtime/workspace_write", &lean, "true_sandboxed", view),
+        (
+            "runtime/workspace_write_shim_per_call",
+            &per_call,
+            "true_sandboxed",
+            view,
+        ),
         // The walk on the spawn path: a workspace of 20,000 files.
         (
             "runtime/workspace_write_20k_files",

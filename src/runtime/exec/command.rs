@@ -26,6 +26,7 @@ use crate::ir::{ArgvElement, CommandSpec, ErrorType, SandboxProfile};
 use crate::runtime::artifacts::ArtifactRedaction;
 use crate::runtime::exec::capture::SpillTo;
 use crate::runtime::exec::outcome;
+use crate::runtime::exec::sandbox::fork_server::{self, ForkServer};
 use crate::runtime::exec::sandbox::{self, KernelFeatures, PlanContext, SandboxPlan, toolchain};
 use crate::runtime::exec::spawn::{OutputSink, SpawnRequest, default_shim, spawn};
 use crate::runtime::exec::{ExecContext, ExecFailure, ExecFuture, Executor};
@@ -332,6 +333,8 @@ pub struct CommandExecutor {
     shim: PathBuf,
     profiles: Arc<IndexMap<String, SandboxProfile>>,
     kernel: Option<Arc<KernelFeatures>>,
+    /// Forks each tool's shim; `None`: every call starts a shim of its own.
+    fork_server: Option<Arc<ForkServer>>,
 }
 
 impl Default for CommandExecutor {
@@ -344,8 +347,11 @@ impl CommandExecutor {
     /// A backend with the project's sandbox profiles, running tools under this executable
     /// as the shim (or `TOOLGATE_SHIM`).
     pub fn new(profiles: IndexMap<String, SandboxProfile>) -> Self {
+        let shim = default_shim();
         CommandExecutor {
-            shim: default_shim(),
+            fork_server: fork_server::enabled_by_env()
+                .then(|| Arc::new(ForkServer::new(shim.clone()))),
+            shim,
             profiles: Arc::new(profiles),
             kernel: None,
         }
@@ -355,7 +361,23 @@ impl CommandExecutor {
     /// that does not dispatch the shim itself).
     pub fn with_shim(mut self, shim: impl Into<PathBuf>) -> Self {
         self.shim = shim.into();
+        if self.fork_server.is_some() {
+            self.fork_server = Some(Arc::new(ForkServer::new(self.shim.clone())));
+        }
         self
+    }
+
+    /// Whether each tool's shim is forked from a fork server started once (the default,
+    /// unless `TOOLGATE_FORK_SERVER=0`), or started for each call.
+    pub fn with_fork_server(mut self, on: bool) -> Self {
+        self.fork_server = on.then(|| Arc::new(ForkServer::new(self.shim.clone())));
+        self
+    }
+
+    /// The pid of this backend's fork server while one runs (started on the first process
+    /// tool).
+    pub fn fork_server_pid(&self) -> Option<u32> {
+        self.fork_server.as_ref().and_then(|s| s.pid())
     }
 
     /// Plans against these kernel features instead of the probed ones (to check how profiles
@@ -445,6 +467,7 @@ impl Executor for CommandExecutor {
                 shim: &self.shim,
                 output: &sink,
                 cancel: ctx.cancel,
+                fork_server: self.fork_server.as_deref(),
             })
             .await;
             outcome::outcome(&req, &plan, &output, spawned)

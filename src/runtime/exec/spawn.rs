@@ -11,11 +11,12 @@
 //! waits [`TERM_GRACE_MS`] and KILLs it. If the shim itself does not end within
 //! [`SHIM_EXIT_MARGIN_MS`] after that, it is killed and the cgroup with it.
 
-use std::os::fd::AsFd;
+use std::os::fd::{AsFd, OwnedFd};
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::Duration;
 
+use nix::fcntl::OFlag;
 use tokio::io::AsyncWriteExt;
 use tokio_util::sync::CancellationToken;
 
@@ -24,6 +25,9 @@ use crate::runtime::artifacts::{ArtifactOrigin, ArtifactRedaction, ArtifactRef};
 use crate::runtime::exec::capture::{Captured, SpillTo, capture};
 use crate::runtime::exec::command::CommandRequest;
 use crate::runtime::exec::sandbox::cgroup::ExecCgroups;
+use crate::runtime::exec::sandbox::fork_server::{
+    ForkRequest, ForkServer, ForkedShim, NotForked, ShimFds,
+};
 use crate::runtime::exec::sandbox::shim::{ShimPlan, shim_args};
 use crate::runtime::exec::sandbox::{Protection, SandboxPlan};
 use crate::runtime::exec::sandbox::{keep, report};
@@ -101,6 +105,9 @@ pub struct SpawnRequest<'a> {
     pub output: &'a OutputSink,
     /// Fires on timeout or cancel.
     pub cancel: CancellationToken,
+    /// The runtime's fork server, if it has one: the shim is forked from it rather than
+    /// started for the call.
+    pub fork_server: Option<&'a ForkServer>,
 }
 
 fn empty_stream() -> StreamOutput {
@@ -172,103 +179,47 @@ pub async fn spawn(req: SpawnRequest<'_>) -> Spawned {
             );
         }
     };
-    let (report_reader, report_end) = match report::channel() {
-        Ok(c) => c,
-        Err(e) => {
-            return failed(
-                ErrorType::RuntimeException,
-                format!("could not make the exec shim's report pipe: {e}"),
-            );
-        }
-    };
-    let mut shim_plan = shim_plan(plan, &cgroups, report_end.fd());
-    // Only a view makes namespaces worth handing over; without the socket the tool's exit
-    // ends them, as it always did.
-    let keep = match plan.view {
-        Some(_) => keep::channel().ok(),
+    let stop_reading = CancellationToken::new();
+    // Through the fork server when there is one; a shim started for the call otherwise.
+    let forked = match req.fork_server {
+        Some(server) => match start_forked(server, &req, &cgroups, &stop_reading) {
+            Ok(s) => Some(s),
+            Err(NotForked::Unavailable) => None,
+            Err(NotForked::Lost) => {
+                cgroups.kill();
+                return failed(
+                    ErrorType::RuntimeException,
+                    "the fork server took the call and did not answer; it was stopped, and the call is not run again".to_owned(),
+                );
+            }
+        },
         None => None,
     };
-    shim_plan.keep_fd = keep.as_ref().map(|(_, end)| end.fd());
-    let cmd = req.command;
-    let mut shim = tokio::process::Command::new(req.shim);
-    shim.args(shim_args(&shim_plan, &cmd.program, &cmd.args))
-        .current_dir(&cmd.cwd)
-        .env_clear()
-        .envs(cmd.env.iter().map(|(k, v)| (k, v)))
-        .stdin(if cmd.stdin.is_some() {
-            Stdio::piped()
-        } else {
-            Stdio::null()
-        })
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .process_group(0)
-        .kill_on_drop(true);
-    report_end.pass_to(&mut shim);
-    let kept = keep.map(|(kept, end)| {
-        end.pass_to(&mut shim);
-        kept
-    });
-    let spawned = shim.spawn();
-    // Closes our copy of the report pipe's write end: the shim's is then the only one, and
-    // the reader sees the end of the report when the shim ends.
-    drop(shim);
-    let mut child = match spawned {
-        Ok(c) => c,
-        Err(e) => {
-            return failed(
-                ErrorType::RuntimeException,
-                format!(
-                    "could not start the exec shim `{}`: {e}",
-                    req.shim.display()
-                ),
-            );
-        }
+    let started = match forked {
+        Some(s) => s,
+        None => match start_shim(&req, &cgroups, &stop_reading) {
+            Ok(s) => s,
+            Err(f) => return *f,
+        },
     };
-    if let (Some(input), Some(mut w)) = (cmd.stdin.clone(), child.stdin.take()) {
-        tokio::spawn(async move {
-            // A process that exits without reading its input closes the pipe; its choice.
-            let _ = w.write_all(&input).await;
-        });
-    }
-    // Larger pipes for the output: fewer, larger reads for a tool that prints a lot (best
-    // effort: an unprivileged process may not exceed the system's pipe limit).
-    for fd in [
-        child.stdout.as_ref().map(AsFd::as_fd),
-        child.stderr.as_ref().map(AsFd::as_fd),
-    ]
-    .into_iter()
-    .flatten()
-    {
-        crate::runtime::exec::sandbox::enlarge_pipe(fd, crate::runtime::exec::capture::PIPE_BYTES);
-    }
-    let stop_reading = CancellationToken::new();
-    let out = child
-        .stdout
-        .take()
-        .map(|s| tokio::spawn(capture(s, req.output.spill.clone(), stop_reading.clone())));
-    let err = child
-        .stderr
-        .take()
-        .map(|s| tokio::spawn(capture(s, req.output.spill.clone(), stop_reading.clone())));
-    let pid = child
-        .id()
-        .and_then(|p| i32::try_from(p).ok())
-        .map(nix::unistd::Pid::from_raw);
+    let Started {
+        mut shim,
+        report: report_reader,
+        kept,
+        out,
+        err,
+    } = started;
     let stopped = tokio::select! {
-        _ = child.wait() => false,
+        () = shim.wait() => false,
         () = req.cancel.cancelled() => true,
     };
     if stopped {
-        if let Some(pid) = pid {
-            // ESRCH: it ended meanwhile.
-            let _ = nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGTERM);
-        }
+        shim.terminate();
         let limit = Duration::from_millis(TERM_GRACE_MS + SHIM_EXIT_MARGIN_MS);
-        if tokio::time::timeout(limit, child.wait()).await.is_err() {
-            let _ = child.start_kill();
+        if tokio::time::timeout(limit, shim.wait()).await.is_err() {
+            shim.kill();
             cgroups.kill();
-            let _ = child.wait().await;
+            shim.wait().await;
         }
     }
     // Whatever is left in the cgroup (a shim that was killed before it could sweep) goes now.
@@ -340,6 +291,260 @@ pub async fn spawn(req: SpawnRequest<'_>) -> Spawned {
         forks_refused,
         leftovers: report.leftovers,
     }
+}
+
+/// A shim that runs: started for the call, or forked by the fork server.
+enum ShimProcess {
+    /// Started for the call (its pid, taken before it is waited for).
+    Spawned(tokio::process::Child, Option<nix::unistd::Pid>),
+    /// Forked by the fork server.
+    Forked(ForkedShim),
+}
+
+impl ShimProcess {
+    async fn wait(&mut self) {
+        match self {
+            ShimProcess::Spawned(c, _) => {
+                let _ = c.wait().await;
+            }
+            ShimProcess::Forked(f) => f.wait().await,
+        }
+    }
+
+    /// SIGTERM: the shim stops the tree.
+    fn terminate(&self) {
+        match self {
+            ShimProcess::Spawned(_, Some(pid)) => {
+                // ESRCH: it ended meanwhile.
+                let _ = nix::sys::signal::kill(*pid, nix::sys::signal::Signal::SIGTERM);
+            }
+            ShimProcess::Spawned(_, None) => {}
+            ShimProcess::Forked(f) => f.terminate(),
+        }
+    }
+
+    /// SIGKILL to the shim itself.
+    fn kill(&mut self) {
+        match self {
+            ShimProcess::Spawned(c, _) => {
+                let _ = c.start_kill();
+            }
+            ShimProcess::Forked(f) => f.kill(),
+        }
+    }
+}
+
+/// A started shim with the ends the runtime keeps: the report pipe, the namespaces, the
+/// capture of its output.
+struct Started {
+    shim: ShimProcess,
+    report: report::ReportReader,
+    kept: Option<keep::KeptNamespaces>,
+    out: Option<tokio::task::JoinHandle<Captured>>,
+    err: Option<tokio::task::JoinHandle<Captured>>,
+}
+
+/// Captures a stream of the tool's output on a task of its own, through a larger pipe.
+fn start_capture<R>(
+    pipe: R,
+    req: &SpawnRequest<'_>,
+    stop_reading: &CancellationToken,
+) -> tokio::task::JoinHandle<Captured>
+where
+    R: tokio::io::AsyncRead + AsFd + Unpin + Send + 'static,
+{
+    // Larger pipes for the output: fewer, larger reads for a tool that prints a lot (best
+    // effort: an unprivileged process may not exceed the system's pipe limit).
+    crate::runtime::exec::sandbox::enlarge_pipe(
+        pipe.as_fd(),
+        crate::runtime::exec::capture::PIPE_BYTES,
+    );
+    tokio::spawn(capture(
+        pipe,
+        req.output.spill.clone(),
+        stop_reading.clone(),
+    ))
+}
+
+/// Writes the tool's stdin on a task of its own.
+fn feed_stdin<W>(input: Vec<u8>, mut w: W)
+where
+    W: tokio::io::AsyncWrite + Unpin + Send + 'static,
+{
+    tokio::spawn(async move {
+        // A process that exits without reading its input closes the pipe; its choice.
+        let _ = w.write_all(&input).await;
+    });
+}
+
+/// Starts a shim for this call: the shim program exec'd with the plan in its argv.
+fn start_shim(
+    req: &SpawnRequest<'_>,
+    cgroups: &ExecCgroups,
+    stop_reading: &CancellationToken,
+) -> Result<Started, Box<Spawned>> {
+    let plan = req.plan;
+    let (report_reader, report_end) = match report::channel() {
+        Ok(c) => c,
+        Err(e) => {
+            return Err(Box::new(failed(
+                ErrorType::RuntimeException,
+                format!("could not make the exec shim's report pipe: {e}"),
+            )));
+        }
+    };
+    let mut shim_plan = shim_plan(plan, cgroups, report_end.fd());
+    // Only a view makes namespaces worth handing over; without the socket the tool's exit
+    // ends them, as it always did.
+    let keep = match plan.view {
+        Some(_) => keep::channel().ok(),
+        None => None,
+    };
+    shim_plan.keep_fd = keep.as_ref().map(|(_, end)| end.fd());
+    let cmd = req.command;
+    let mut shim = tokio::process::Command::new(req.shim);
+    shim.args(shim_args(&shim_plan, &cmd.program, &cmd.args))
+        .current_dir(&cmd.cwd)
+        .env_clear()
+        .envs(cmd.env.iter().map(|(k, v)| (k, v)))
+        .stdin(if cmd.stdin.is_some() {
+            Stdio::piped()
+        } else {
+            Stdio::null()
+        })
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0)
+        .kill_on_drop(true);
+    report_end.pass_to(&mut shim);
+    let kept = keep.map(|(kept, end)| {
+        end.pass_to(&mut shim);
+        kept
+    });
+    let spawned = shim.spawn();
+    // Closes our copy of the report pipe's write end: the shim's is then the only one, and
+    // the reader sees the end of the report when the shim ends.
+    drop(shim);
+    let mut child = match spawned {
+        Ok(c) => c,
+        Err(e) => {
+            return Err(Box::new(failed(
+                ErrorType::RuntimeException,
+                format!(
+                    "could not start the exec shim `{}`: {e}",
+                    req.shim.display()
+                ),
+            )));
+        }
+    };
+    if let (Some(input), Some(w)) = (cmd.stdin.clone(), child.stdin.take()) {
+        feed_stdin(input, w);
+    }
+    let out = child
+        .stdout
+        .take()
+        .map(|s| start_capture(s, req, stop_reading));
+    let err = child
+        .stderr
+        .take()
+        .map(|s| start_capture(s, req, stop_reading));
+    let pid = child
+        .id()
+        .and_then(|p| i32::try_from(p).ok())
+        .map(nix::unistd::Pid::from_raw);
+    Ok(Started {
+        shim: ShimProcess::Spawned(child, pid),
+        report: report_reader,
+        kept,
+        out,
+        err,
+    })
+}
+
+/// Forks a shim for this call from the fork server, with pipes of its own for the output
+/// and stdin, a report pipe and a namespace socket, as [`start_shim`] gives the shim it
+/// starts.
+fn start_forked(
+    server: &ForkServer,
+    req: &SpawnRequest<'_>,
+    cgroups: &ExecCgroups,
+    stop_reading: &CancellationToken,
+) -> Result<Started, NotForked> {
+    use tokio::net::unix::pipe;
+    let unavailable = |_| NotForked::Unavailable;
+    let (plan, cmd) = (req.plan, req.command);
+    // What `std::env::set_var` would refuse goes through a shim started for the call (whose
+    // start then says what is wrong).
+    let bad_env = cmd
+        .env
+        .iter()
+        .any(|(k, v)| k.is_empty() || k.contains(['=', '\0']) || v.contains('\0'));
+    if bad_env {
+        return Err(NotForked::Unavailable);
+    }
+    let (report_reader, report_end) = report::channel().map_err(unavailable)?;
+    let keep = match plan.view {
+        Some(_) => keep::channel().ok(),
+        None => None,
+    };
+    let (out_read, out_write) =
+        nix::unistd::pipe2(OFlag::O_CLOEXEC).map_err(|_| NotForked::Unavailable)?;
+    let (err_read, err_write) =
+        nix::unistd::pipe2(OFlag::O_CLOEXEC).map_err(|_| NotForked::Unavailable)?;
+    let (stdin, stdin_write) = match &cmd.stdin {
+        Some(_) => {
+            let (r, w) =
+                nix::unistd::pipe2(OFlag::O_CLOEXEC).map_err(|_| NotForked::Unavailable)?;
+            (r, Some(w))
+        }
+        None => (
+            OwnedFd::from(std::fs::File::open("/dev/null").map_err(unavailable)?),
+            None,
+        ),
+    };
+    let mut shim_plan = shim_plan(plan, cgroups, report_end.fd());
+    shim_plan.keep_fd = keep.as_ref().map(|(_, end)| end.fd());
+    let request = ForkRequest {
+        plan: shim_plan,
+        program: cmd.program.clone(),
+        args: cmd.args.clone(),
+        cwd: cmd.cwd.clone(),
+        env: cmd.env.clone(),
+    };
+    let (kept, keep_end) = match keep {
+        Some((kept, end)) => (Some(kept), Some(end.into_fd())),
+        None => (None, None),
+    };
+    let report_end = report_end.into_fd();
+    let fds = ShimFds {
+        stdin: stdin.as_fd(),
+        stdout: out_write.as_fd(),
+        stderr: err_write.as_fd(),
+        report: report_end.as_fd(),
+        keep: keep_end.as_ref().map(AsFd::as_fd),
+    };
+    let forked = server.fork(&request, &fds)?;
+    // The shim holds its copies now; ours go, so that the reader sees the end of the report
+    // and of the output when the shim and the tool end.
+    drop((stdin, out_write, err_write, report_end, keep_end));
+    if let (Some(input), Some(w)) = (cmd.stdin.clone(), stdin_write)
+        && let Ok(w) = pipe::Sender::from_owned_fd(w)
+    {
+        feed_stdin(input, w);
+    }
+    let out = pipe::Receiver::from_owned_fd(out_read)
+        .ok()
+        .map(|s| start_capture(s, req, stop_reading));
+    let err = pipe::Receiver::from_owned_fd(err_read)
+        .ok()
+        .map(|s| start_capture(s, req, stop_reading));
+    Ok(Started {
+        shim: ShimProcess::Forked(forked),
+        report: report_reader,
+        kept,
+        out,
+        err,
+    })
 }
 
 async fn join_capture(task: Option<tokio::task::JoinHandle<Captured>>) -> Captured {

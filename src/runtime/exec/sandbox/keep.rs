@@ -66,7 +66,12 @@ impl KeepEnd {
     /// Lets the shim `cmd` starts inherit this end (at [`KeepEnd::fd`]). The parent's copy
     /// lives in `cmd` and closes when `cmd` is dropped.
     pub fn pass_to(self, cmd: &mut tokio::process::Command) {
-        inherit_across_exec(self.0, cmd);
+        inherit_across_exec(self.0, cmd.as_std_mut());
+    }
+
+    /// This end itself, to hand to the fork server (which passes it to the shim it forks).
+    pub(crate) fn into_fd(self) -> OwnedFd {
+        self.0
     }
 }
 

@@ -26,6 +26,9 @@ mod caps;
 pub mod cgroup;
 #[cfg(target_os = "linux")]
 mod child;
+pub mod fork_server;
+#[cfg(target_os = "linux")]
+mod fork_server_loop;
 #[cfg(target_os = "linux")]
 mod init;
 pub mod keep;

@@ -24,6 +24,7 @@
 
 use std::io;
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, FromRawFd, OwnedFd, RawFd};
+use std::os::unix::process::CommandExt;
 use std::time::{Duration, Instant};
 
 use nix::errno::Errno;
@@ -70,7 +71,7 @@ pub(super) fn above_stdio(fd: OwnedFd) -> io::Result<OwnedFd> {
 
 /// Lets the process `cmd` starts inherit `fd` at its number: between fork and exec the child's
 /// copy loses close-on-exec. The parent's copy lives in `cmd` and closes when `cmd` is dropped.
-pub(super) fn inherit_across_exec(fd: OwnedFd, cmd: &mut tokio::process::Command) {
+pub(super) fn inherit_across_exec(fd: OwnedFd, cmd: &mut std::process::Command) {
     // SAFETY: the closure runs in the forked child before exec and makes one
     // async-signal-safe system call on a descriptor number; it allocates nothing and
     // takes no lock. Clearing FD_CLOEXEC there changes only the child's descriptor table.
@@ -94,7 +95,12 @@ impl ReportWriteEnd {
     /// parent's copy lives in `cmd` and closes when `cmd` is dropped: drop it right after
     /// spawning, or the reader never sees the end of the report.
     pub fn pass_to(self, cmd: &mut tokio::process::Command) {
-        inherit_across_exec(self.0, cmd);
+        inherit_across_exec(self.0, cmd.as_std_mut());
+    }
+
+    /// The write end itself, to hand to the fork server (which passes it to the shim it forks).
+    pub(crate) fn into_fd(self) -> OwnedFd {
+        self.0
     }
 }
 

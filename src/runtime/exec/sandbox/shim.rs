@@ -168,23 +168,12 @@ pub fn run_shim() -> ! {
         .skip(2)
         .map(|a| a.to_string_lossy().into_owned())
         .collect();
+    #[cfg(target_os = "linux")]
+    if args.first().map(String::as_str) == Some(super::fork_server::FORK_SERVER_ARG) {
+        super::fork_server_loop::serve(&args[1..]);
+    }
     let code = match parse(&args) {
-        // First, before anything forks: the report pipe becomes the shim's alone. Without it
-        // the parent could not learn what ran, so nothing does.
-        Ok((plan, program, tool_args)) => match take_report_pipe(plan.report_fd) {
-            Some(sender) => {
-                let (code, report) = imp::run(&plan, program, tool_args);
-                sender.send(&report);
-                code
-            }
-            None => {
-                eprintln!(
-                    "toolgate exec shim: no report pipe at fd {}",
-                    plan.report_fd
-                );
-                126
-            }
-        },
+        Ok((plan, program, tool_args)) => run_plan(&plan, program, tool_args),
         Err(e) => {
             eprintln!("toolgate exec shim: {e}");
             // 126 is the shell's "found but cannot run" code.
@@ -194,12 +183,48 @@ pub fn run_shim() -> ! {
     std::process::exit(code)
 }
 
+/// Runs one tool under `plan` and sends the report: the shim's work, in a shim started for
+/// the call or forked by the fork server. Returns the shim's exit code.
+pub(super) fn run_plan(plan: &ShimPlan, program: &str, args: &[String]) -> i32 {
+    // First, before anything forks: the report pipe becomes the shim's alone. Without it
+    // the parent could not learn what ran, so nothing does.
+    match take_report_pipe(plan.report_fd) {
+        Some(sender) => {
+            let (code, report) = imp::run(plan, program, args);
+            sender.send(&report);
+            code
+        }
+        None => {
+            eprintln!(
+                "toolgate exec shim: no report pipe at fd {}",
+                plan.report_fd
+            );
+            126
+        }
+    }
+}
+
+/// Reports that the tool could not be started (a shim the fork server forked that could not
+/// enter the working folder, as the start of a shim for the call would fail); returns the
+/// shim's exit code.
+#[cfg(target_os = "linux")]
+pub(super) fn report_spawn_error(report_fd: std::os::fd::RawFd, message: String) -> i32 {
+    if let Some(sender) = take_report_pipe(report_fd) {
+        sender.send(&ShimReport {
+            spawn_error: Some(message),
+            ..ShimReport::default()
+        });
+    }
+    127
+}
+
 /// The report pipe the parent passed at `fd`.
 #[allow(unsafe_code)]
 fn take_report_pipe(fd: std::os::fd::RawFd) -> Option<ReportSender> {
     // SAFETY: `run_shim` runs first thing in `main` (its contract), before this process opened
     // anything of its own; the parent passed this number for the shim alone, and nothing else
-    // here refers to it.
+    // here refers to it. In a shim the fork server forked, the number is a descriptor it
+    // received for this call and released to the shim (`into_raw_fd`): nothing else owns it.
     unsafe { ReportSender::take(fd) }
 }
 
@@ -216,7 +241,7 @@ fn parse(args: &[String]) -> Result<(ShimPlan, &str, &[String]), String> {
 
 #[cfg(target_os = "linux")]
 #[path = "shim_linux.rs"]
-mod imp;
+pub(super) mod imp;
 
 #[cfg(not(target_os = "linux"))]
 mod imp {

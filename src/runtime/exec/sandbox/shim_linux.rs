@@ -65,7 +65,7 @@ pub(super) fn run(plan: &ShimPlan, program: &str, args: &[String]) -> (i32, Shim
 
 /// `Ok` when this process has exactly one thread (counted in `/proc/self/task`); otherwise
 /// why the shim refuses to fork.
-pub(super) fn single_threaded() -> Result<(), String> {
+pub(in crate::runtime::exec::sandbox) fn single_threaded() -> Result<(), String> {
     let threads = std::fs::read_dir("/proc/self/task")
         .map_err(|e| {
             format!("cannot count the shim's threads in /proc/self/task ({e}); the shim forks only when it can tell it is single-threaded")
