@@ -94,25 +94,7 @@ pub fn check_texts(
     files: &[(std::path::PathBuf, String)],
     project: Option<&str>,
 ) -> CheckedProject {
-    let mut loaded = LoadedSpecs::empty(std::path::PathBuf::from("."));
-    if let Some(text) = project {
-        let id = loaded.sources.add(load::PROJECT_FILE, text);
-        match load::parse_in(&loaded.sources, id) {
-            Ok(p) => loaded.project = Some((id, p)),
-            Err(e) => loaded.errors.push(e),
-        }
-    }
-    for (path, text) in files {
-        let (id, parsed) = load::load_text(&mut loaded.sources, path.clone(), text);
-        match parsed {
-            Ok(tools) => loaded.files.push(load::SpecFile {
-                source: id,
-                tools,
-                imported: Vec::new(),
-            }),
-            Err(mut e) => loaded.errors.append(&mut e),
-        }
-    }
+    let loaded = load::load_texts(files, project);
     finish(loaded)
 }
 

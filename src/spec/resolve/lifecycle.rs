@@ -2,19 +2,19 @@
 //! (`{since, use}`), read from the spec and checked across the whole set — an alias may not be
 //! another tool's name or alias, and `use` must name a tool.
 //!
-//! [`crate::spec::resolve`] calls `aliases` and `deprecation` per tool and `check` once
-//! over the set; the runtime's registry maps aliases ([`crate::runtime`]), and `toolgate diff`
+//! Resolution calls `aliases` and `deprecation` per tool and `check` once over the set; the runtime's registry maps aliases ([`crate::runtime`]), and `toolgate diff`
 //! reads both to tell a rename from a removal.
 
 use std::collections::HashMap;
 
-use crate::diagnostic::{Diagnostic, Severity};
+use crate::diagnostic::Diagnostic;
 use crate::ir::Deprecation;
 use crate::lint::Rule;
 use crate::spec::ast::ToolSpec;
 use crate::spec::load::LoadedSpecs;
-use crate::spec::resolve::ResolvedTool;
 use crate::spec::source::Span;
+
+use super::{ResolvedTool, error};
 
 /// The tool's aliases, as written.
 pub(crate) fn aliases(t: &ToolSpec) -> Vec<String> {
@@ -84,9 +84,8 @@ pub(crate) fn check(loaded: &LoadedSpecs, tools: &[ResolvedTool], diags: &mut Ve
                         format!("an alias of tool `{other}`")
                     };
                     diags.push(
-                        Diagnostic::new(
-                            Some(Rule::DuplicateToolName.code()),
-                            Severity::Error,
+                        error(
+                            Rule::DuplicateToolName,
                             span,
                             format!("alias `{a}` of `{}` is also {what}", name.value),
                         )
@@ -132,9 +131,8 @@ pub(crate) fn check(loaded: &LoadedSpecs, tools: &[ResolvedTool], diags: &mut Ve
                 None => "name a tool defined by a spec".into(),
             };
             diags.push(
-                Diagnostic::new(
-                    Some(Rule::UnknownProjectReference.code()),
-                    Severity::Error,
+                error(
+                    Rule::UnknownProjectReference,
                     span,
                     format!(
                         "`deprecated.use` names `{}`, which no spec defines",
@@ -148,13 +146,7 @@ pub(crate) fn check(loaded: &LoadedSpecs, tools: &[ResolvedTool], diags: &mut Ve
 }
 
 fn contract(span: Span, message: String, help: &str) -> Diagnostic {
-    Diagnostic::new(
-        Some(Rule::InvalidContract.code()),
-        Severity::Error,
-        span,
-        message,
-    )
-    .with_help(help)
+    error(Rule::InvalidContract, span, message).with_help(help)
 }
 
 #[cfg(test)]
