@@ -435,7 +435,7 @@ fn suggest_names(tool: &str, values: &[String]) -> String {
                 return format!("`{tool}_{}`", vw.join("_"));
             }
             let mut object = nouns.clone();
-            if !matches!(first.as_str(), "list" | "search" | "find")
+            if !crate::words::verbs::lists(first)
                 && let Some(last) = object.last_mut()
             {
                 *last = singular(last).to_owned();
@@ -461,6 +461,17 @@ fn suggest_names(tool: &str, values: &[String]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The multi-action rule reads the one verb table: a value's first verb is a table verb that
+    /// is not a noun too.
+    #[test]
+    fn values_are_read_with_the_one_verb_table() {
+        for v in crate::words::verbs::all() {
+            let value = format!("widget_{}", v.word);
+            let expected = (!v.noun_too).then(|| v.word.to_owned());
+            assert_eq!(first_verb(&value), expected, "{value}");
+        }
+    }
 
     fn vals(v: &[&str]) -> Vec<String> {
         v.iter().map(|s| s.to_string()).collect()
