@@ -3,6 +3,12 @@
 //! `toolgate lint` reports the diagnostics; `toolgate build` and the runtime refuse to go on when
 //! any is an error, so nothing downstream ever sees a contract the linter rejects.
 
+#[cfg(feature = "runtime")]
+mod runtime;
+
+#[cfg(feature = "runtime")]
+pub use runtime::SpecsError;
+
 use crate::diagnostic::{Diagnostic, Severity};
 use crate::ir::Bundle;
 use crate::lint::{self, LintSettings};

@@ -11,6 +11,7 @@ pub mod project;
 pub mod project_file;
 pub mod resolve;
 pub mod schema;
-pub mod source;
+/// Source files and spans live below the diagnostics ([`crate::source`]); this path stays.
+pub use crate::source;
 pub mod suggest;
 pub mod yaml;

@@ -9,7 +9,7 @@ use ::cel::Program;
 use serde_json::Value;
 
 use crate::ir::template::{self, TemplatePart};
-use crate::lint::Rule;
+use crate::rule::Rule;
 use crate::spec::cel_span;
 use crate::spec::source::{Span, TextRange};
 use crate::spec::yaml::Spanned;
@@ -164,7 +164,7 @@ impl ToolResolver<'_> {
 #[cfg(test)]
 mod tests {
     use super::super::testing::{HEAD, errors, resolve_tool, text_at};
-    use crate::lint::Rule;
+    use crate::rule::Rule;
 
     #[test]
     fn a_checked_expression_keeps_its_program_and_the_spans_of_its_problems() {

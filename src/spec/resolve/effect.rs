@@ -134,7 +134,7 @@ impl ToolResolver<'_> {
 mod tests {
     use super::super::testing::{errors, resolve_tool, resolve_with_project, text_at};
     use crate::ir::{Effect, ErrorType, Idempotency};
-    use crate::lint::Rule;
+    use crate::rule::Rule;
 
     const TOOL: &str = "name: t
 description: Write a note into the workspace's notes folder and return its path.

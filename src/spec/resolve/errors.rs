@@ -59,7 +59,7 @@ impl ToolResolver<'_> {
 mod tests {
     use super::super::testing::{HEAD, errors, offset, resolve_tool, text_at};
     use crate::ir::ErrorType;
-    use crate::lint::Rule;
+    use crate::rule::Rule;
 
     #[test]
     fn hints_resolve_by_error_type_in_order() {

@@ -179,7 +179,7 @@ impl ToolResolver<'_> {
 mod tests {
     use super::super::testing::{errors, offset, resolve_tool, resolve_with_project, text_at};
     use crate::ir::{ArgvElement, ExecSpec};
-    use crate::lint::Rule;
+    use crate::rule::Rule;
 
     const TOOL: &str = "name: t
 description: Show one file's history.

@@ -9,7 +9,7 @@ use std::collections::HashMap;
 
 use crate::diagnostic::Diagnostic;
 use crate::ir::Deprecation;
-use crate::lint::Rule;
+use crate::rule::Rule;
 use crate::spec::ast::ToolSpec;
 use crate::spec::load::LoadedSpecs;
 use crate::spec::source::Span;

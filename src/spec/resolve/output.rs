@@ -126,7 +126,7 @@ impl ToolResolver<'_> {
 mod tests {
     use super::super::testing::{HEAD, errors, resolve_tool, resolve_with_project, text_at};
     use crate::ir::{FormatterKind, OutputKeep};
-    use crate::lint::Rule;
+    use crate::rule::Rule;
 
     const RESULT: &str = "result:
   type: object

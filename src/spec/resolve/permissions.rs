@@ -11,9 +11,9 @@ use serde_json::Value;
 use crate::ir::{
     Decision, Effect, PermissionExample, PermissionRule, ToolDefinition, ValidationRule,
 };
-use crate::lint::Rule;
 use crate::policy::examples::{ExampleOutcome, run_example};
 use crate::policy::{CompiledPolicy, DecisionSource};
+use crate::rule::Rule;
 use crate::spec::ast::{PermissionExampleAst, ToolSpec};
 use crate::spec::yaml::Spanned;
 
@@ -263,7 +263,7 @@ mod tests {
         HEAD, errors, offset, resolve_tool, resolve_with_project, text_at,
     };
     use crate::ir::{Decision, PermissionRule};
-    use crate::lint::Rule;
+    use crate::rule::Rule;
 
     #[test]
     fn rules_and_examples_resolve_into_the_policy() {

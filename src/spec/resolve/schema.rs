@@ -3,7 +3,7 @@
 
 use serde_json::{Value, json};
 
-use crate::lint::Rule;
+use crate::rule::Rule;
 use crate::spec::ast::ToolSpec;
 use crate::spec::yaml::{Node, NodeValue};
 
@@ -145,7 +145,7 @@ impl ToolResolver<'_> {
 #[cfg(test)]
 mod tests {
     use super::super::testing::{errors, resolve_tool, text_at};
-    use crate::lint::Rule;
+    use crate::rule::Rule;
 
     const TOOL: &str = "name: t
 description: Write a note into the workspace's notes folder and return its path.

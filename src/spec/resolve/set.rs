@@ -4,7 +4,7 @@
 use std::collections::HashMap;
 
 use crate::diagnostic::Diagnostic;
-use crate::lint::Rule;
+use crate::rule::Rule;
 use crate::spec::load::LoadedSpecs;
 use crate::spec::source::Span;
 
@@ -98,7 +98,7 @@ pub(super) fn check_toolsets(
 #[cfg(test)]
 mod tests {
     use super::super::testing::{HEAD, errors, resolve_files};
-    use crate::lint::Rule;
+    use crate::rule::Rule;
 
     #[test]
     fn a_name_defined_again_points_at_its_first_definition() {

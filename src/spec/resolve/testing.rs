@@ -4,7 +4,7 @@ use std::ops::Deref;
 use std::path::PathBuf;
 
 use crate::diagnostic::Diagnostic;
-use crate::lint::Rule;
+use crate::rule::Rule;
 use crate::spec::load::{self, LoadedSpecs};
 
 use super::{Resolution, ResolveOptions, resolve};

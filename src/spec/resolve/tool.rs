@@ -6,8 +6,8 @@ use std::sync::Arc;
 
 use crate::diagnostic::Diagnostic;
 use crate::ir::{PermissionPolicy, ProjectConfig, ToolDefinition};
-use crate::lint::Rule;
 use crate::policy::ProtectedSet;
+use crate::rule::Rule;
 use crate::spec::ast::ToolSpec;
 use crate::spec::project::ToolDefaults;
 use crate::spec::source::{SourceFile, SourceId, Span, TextRange};
@@ -150,7 +150,7 @@ impl ToolResolver<'_> {
 mod tests {
     use super::super::testing::{errors, resolve_tool, text_at};
     use crate::ir::{Decision, Effect, ExecSpec, HandlerLanguage, Idempotency};
-    use crate::lint::Rule;
+    use crate::rule::Rule;
 
     #[test]
     fn a_tool_without_name_effect_or_exec_has_three_located_errors_and_no_definition() {

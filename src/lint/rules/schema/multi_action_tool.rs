@@ -2,17 +2,16 @@
 
 use crate::diagnostic::Severity;
 use crate::lint::context::{LintContext, ToolView};
-use crate::lint::rule::{Applies, Group, RuleMeta};
+use crate::lint::rule::{Applies, RuleMeta};
 use crate::lint::rules::naming::words::{is_stop_word, is_verb, singular, split_identifier};
 use crate::lint::rules::schema::{hidden_operations, prose, shape};
+use crate::rule::Rule;
 use crate::spec::source::Span;
 use crate::spec::yaml::{Key, Node};
 
 /// Metadata.
 pub const META: RuleMeta = RuleMeta {
-    code: "TGS001",
-    name: "multi-action-tool",
-    group: Group::Schema,
+    rule: Rule::MultiActionTool,
     severity: Severity::Warning,
     applies: Applies::Everywhere,
     purpose: "Finds tools that do several different operations, chosen by a switch parameter, a boolean, a special value, which parameters are set, or a small language.",
