@@ -2,8 +2,9 @@
 //! (`{since, use}`), read from the spec and checked across the whole set — an alias may not be
 //! another tool's name or alias, and `use` must name a tool.
 //!
-//! Resolution calls `aliases` and `deprecation` per tool and `check` once over the set; the runtime's registry maps aliases ([`crate::runtime`]), and `toolgate diff`
-//! reads both to tell a rename from a removal.
+//! Resolution calls `aliases` and `deprecation` per tool and `check` once over the set; the
+//! runtime's registry maps aliases ([`crate::runtime`]), and `toolgate diff` reads both to tell
+//! a rename from a removal.
 
 use std::collections::HashMap;
 
@@ -151,16 +152,10 @@ fn contract(span: Span, message: String, help: &str) -> Diagnostic {
 
 #[cfg(test)]
 mod tests {
-    use crate::check::check_texts;
-    use std::path::PathBuf;
+    use super::super::testing::resolve_files;
 
     fn messages(files: &[(&str, &str)]) -> Vec<String> {
-        let files: Vec<(PathBuf, String)> = files
-            .iter()
-            .map(|(p, t)| (PathBuf::from(p), (*t).to_owned()))
-            .collect();
-        let c = check_texts(&files, None);
-        c.resolution
+        resolve_files(files, None)
             .diagnostics
             .iter()
             .map(|d| format!("{} {}", d.code.unwrap_or("-"), d.message))
@@ -171,29 +166,14 @@ mod tests {
 
     #[test]
     fn aliases_and_successors_resolve_into_the_definition() {
-        let files = [(
-            PathBuf::from("a.yaml"),
-            format!("{NEW}aliases: [cat_file]\n"),
-        )];
-        let c = check_texts(&files, None);
-        let def = c.resolution.definitions().next().unwrap();
+        let aliased = format!("{NEW}aliases: [cat_file]\n");
+        let r = resolve_files(&[("a.yaml", &aliased)], None);
+        let def = r.definitions().next().unwrap();
         assert_eq!(def.aliases, vec!["cat_file".to_owned()]);
         let old = "name: cat_file\ndescription: Read a file.\neffect: read_only\nexec: {builtin: read_file}\ndeprecated: {since: 2, use: read_text}\n";
-        let files = [
-            (PathBuf::from("a.yaml"), NEW.to_owned()),
-            (PathBuf::from("b.yaml"), old.to_owned()),
-        ];
-        let c = check_texts(&files, None);
-        assert!(
-            c.resolution.diagnostics.is_empty(),
-            "{:?}",
-            c.resolution.diagnostics
-        );
-        let cat = c
-            .resolution
-            .definitions()
-            .find(|d| d.name == "cat_file")
-            .unwrap();
+        let r = resolve_files(&[("a.yaml", NEW), ("b.yaml", old)], None);
+        assert!(r.diagnostics.is_empty(), "{:?}", r.diagnostics);
+        let cat = r.definitions().find(|d| d.name == "cat_file").unwrap();
         assert_eq!(
             cat.deprecated,
             Some(crate::ir::Deprecation {
