@@ -3,6 +3,12 @@
 //! `toolgate lint` reports the diagnostics; `toolgate build` and the runtime refuse to go on when
 //! any is an error, so nothing downstream ever sees a contract the linter rejects.
 
+#[cfg(feature = "runtime")]
+mod runtime;
+
+#[cfg(feature = "runtime")]
+pub use runtime::SpecsError;
+
 use crate::diagnostic::{Diagnostic, Severity};
 use crate::ir::Bundle;
 use crate::lint::{self, LintSettings};
@@ -94,25 +100,7 @@ pub fn check_texts(
     files: &[(std::path::PathBuf, String)],
     project: Option<&str>,
 ) -> CheckedProject {
-    let mut loaded = LoadedSpecs::empty(std::path::PathBuf::from("."));
-    if let Some(text) = project {
-        let id = loaded.sources.add(load::PROJECT_FILE, text);
-        match load::parse_in(&loaded.sources, id) {
-            Ok(p) => loaded.project = Some((id, p)),
-            Err(e) => loaded.errors.push(e),
-        }
-    }
-    for (path, text) in files {
-        let (id, parsed) = load::load_text(&mut loaded.sources, path.clone(), text);
-        match parsed {
-            Ok(tools) => loaded.files.push(load::SpecFile {
-                source: id,
-                tools,
-                imported: Vec::new(),
-            }),
-            Err(mut e) => loaded.errors.append(&mut e),
-        }
-    }
+    let loaded = load::load_texts(files, project);
     finish(loaded)
 }
 

@@ -4,7 +4,7 @@
 
 use serde::Serialize;
 
-use crate::spec::source::Span;
+use crate::source::Span;
 
 /// How serious a diagnostic is; ordered so `max` is the most serious.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
@@ -210,7 +210,7 @@ impl Diagnostic {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::spec::source::SourceId;
+    use crate::source::SourceId;
 
     fn edit(start: usize, end: usize, content: &str) -> Edit {
         Edit {

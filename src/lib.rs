@@ -30,6 +30,10 @@ pub mod fix;
 #[cfg(feature = "compiler")]
 pub mod lint;
 #[cfg(feature = "compiler")]
+pub mod rule;
+#[cfg(feature = "compiler")]
+pub mod source;
+#[cfg(feature = "compiler")]
 pub mod spec;
 
 #[cfg(feature = "runtime")]

@@ -1,5 +1,9 @@
 //! Words in identifiers and prose: the one splitter the linter's naming and effect rules and the
-//! runtime's unknown-tool suggestions share.
+//! runtime's unknown-tool suggestions share, and the one verb table ([`verbs`]) the linter's
+//! naming, multi-action, effect and listing rules read.
+
+#[cfg(feature = "compiler")]
+pub(crate) mod verbs;
 
 /// The words of an identifier in any case style, lowercased: `getFileContents`, `get_file`,
 /// `get-file`, `HTMLParser`, `DATA_EXPORT_v2`.

@@ -165,7 +165,7 @@ fn rules_lists_every_rule() {
         .collect();
     let want: Vec<(String, String, bool)> = Rule::ALL
         .iter()
-        .map(|r| (r.code().to_owned(), r.meta().name.to_owned(), true))
+        .map(|r| (r.code().to_owned(), r.name().to_owned(), true))
         .collect();
     assert_eq!(rows, want);
 }

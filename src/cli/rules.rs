@@ -42,8 +42,8 @@ pub fn run(a: RulesArgs) -> miette::Result<u8> {
                 let m = r.meta();
                 s.push_str(&format!(
                     "{:<7} {:<34} {:<8} {}\n",
-                    m.code,
-                    m.name,
+                    m.code(),
+                    m.name(),
                     m.severity.as_str(),
                     m.purpose
                 ));
@@ -56,9 +56,9 @@ pub fn run(a: RulesArgs) -> miette::Result<u8> {
                 .map(|r| {
                     let m = r.meta();
                     RuleRow {
-                        code: m.code,
-                        name: m.name,
-                        group: m.group.name(),
+                        code: m.code(),
+                        name: m.name(),
+                        group: m.group().name(),
                         severity: m.severity.as_str(),
                         applies_to_imported_lists: m.applies == crate::lint::Applies::Everywhere,
                         purpose: m.purpose,

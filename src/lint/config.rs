@@ -223,7 +223,7 @@ impl LintSettings {
 pub fn unknown_rule_help(key: &str) -> String {
     let names: Vec<&str> = Rule::ALL
         .iter()
-        .flat_map(|r| [r.meta().code, r.meta().name])
+        .flat_map(|r| [r.meta().code(), r.meta().name()])
         .collect();
     match crate::suggest::did_you_mean(key, names.iter().copied()) {
         Some(s) => format!("{s} (`toolgate rules` lists them)"),

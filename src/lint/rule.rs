@@ -1,64 +1,8 @@
 //! What every lint rule carries: [`RuleMeta`].
 
 use crate::diagnostic::Severity;
-
-/// The rule groups, each with a code letter.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum Group {
-    /// `TGK`: the contract is invalid; toolgate cannot use it. Not configurable.
-    Contract,
-    /// `TGS`: argument and result schema design.
-    Schema,
-    /// `TGN`: names and descriptions.
-    Naming,
-    /// `TGE`: effect and safety consistency.
-    Effect,
-    /// `TGP`: runtime policy completeness.
-    Policy,
-    /// `TGC`: CEL expressions that cannot be checked or bounded.
-    Cel,
-    /// `TGV`: provider compatibility.
-    Provider,
-}
-
-impl Group {
-    /// Every group.
-    pub const ALL: &'static [Group] = &[
-        Group::Contract,
-        Group::Schema,
-        Group::Naming,
-        Group::Effect,
-        Group::Policy,
-        Group::Cel,
-        Group::Provider,
-    ];
-
-    /// The group's name.
-    pub fn name(self) -> &'static str {
-        match self {
-            Group::Contract => "contract",
-            Group::Schema => "schema-design",
-            Group::Naming => "naming",
-            Group::Effect => "effect-safety",
-            Group::Policy => "runtime-policy",
-            Group::Cel => "cel",
-            Group::Provider => "provider",
-        }
-    }
-
-    /// The code prefix (`TGS`).
-    pub fn prefix(self) -> &'static str {
-        match self {
-            Group::Contract => "TGK",
-            Group::Schema => "TGS",
-            Group::Naming => "TGN",
-            Group::Effect => "TGE",
-            Group::Policy => "TGP",
-            Group::Cel => "TGC",
-            Group::Provider => "TGV",
-        }
-    }
-}
+pub use crate::rule::Group;
+use crate::rule::Rule;
 
 /// Which inputs a rule can judge.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -72,12 +16,8 @@ pub enum Applies {
 /// A rule's identity and documentation.
 #[derive(Debug)]
 pub struct RuleMeta {
-    /// Stable code, e.g. `TGS001`; never reused.
-    pub code: &'static str,
-    /// Kebab-case name of the flagged pattern, e.g. `multi-action-tool`.
-    pub name: &'static str,
-    /// Group.
-    pub group: Group,
+    /// The rule: its code, name and group ([`crate::rule`]).
+    pub rule: Rule,
     /// Severity unless configured otherwise.
     pub severity: Severity,
     /// Which inputs it applies to.
@@ -89,18 +29,33 @@ pub struct RuleMeta {
 }
 
 impl RuleMeta {
+    /// Stable code, e.g. `TGS001`; never reused.
+    pub fn code(&self) -> &'static str {
+        self.rule.code()
+    }
+
+    /// Kebab-case name of the flagged pattern, e.g. `multi-action-tool`.
+    pub fn name(&self) -> &'static str {
+        self.rule.name()
+    }
+
+    /// The rule's group.
+    pub fn group(&self) -> Group {
+        self.rule.group()
+    }
+
     /// Whether the rule reports an invalid contract (fixed severity, cannot be suppressed).
     pub fn is_contract(&self) -> bool {
-        self.group == Group::Contract
+        self.rule.is_contract()
     }
 
     /// The rule's documentation as `toolgate explain` prints it (Markdown).
     pub fn explain(&self) -> String {
         format!(
             "# {} {}\n\nGroup: {} · default severity: {}{}\n\n{}\n\n{}\n",
-            self.code,
-            self.name,
-            self.group.name(),
+            self.code(),
+            self.name(),
+            self.group().name(),
             self.severity.as_str(),
             if self.is_contract() { " (fixed)" } else { "" },
             self.purpose,
@@ -112,7 +67,7 @@ impl RuleMeta {
     pub fn help_uri(&self) -> String {
         format!(
             "https://github.com/toolgate/toolgate/blob/main/docs/rules.md#{}",
-            self.code.to_ascii_lowercase()
+            self.code().to_ascii_lowercase()
         )
     }
 }

@@ -227,7 +227,7 @@ pub fn apply(
                             format!(
                                 "suppression of `{}` ({}) suppresses nothing",
                                 r.code(),
-                                r.meta().name
+                                r.meta().name()
                             ),
                         )
                         .with_help("remove it, or move it above the node it is meant for"),

@@ -113,7 +113,10 @@ fn suppress(
     let line = file.line_column(d.span.start).line;
     let text = file.line_text(line)?;
     let line_start = file.offset_of(line, 1)?;
-    let comment = format!("# toolgate: ignore[{}] -- {REASON_PLACEHOLDER}", meta.code);
+    let comment = format!(
+        "# toolgate: ignore[{}] -- {REASON_PLACEHOLDER}",
+        meta.code()
+    );
     let indent = &text[..text.len() - text.trim_start().len()];
     let mut candidates = vec![Insertion {
         at: line_start,
@@ -136,7 +139,11 @@ fn suppress(
         new_text: insertion.text,
     };
     Some(CodeAction {
-        title: format!("Suppress {} ({}) here, with a reason", meta.code, meta.name),
+        title: format!(
+            "Suppress {} ({}) here, with a reason",
+            meta.code(),
+            meta.name()
+        ),
         kind: Some(CodeActionKind::QUICKFIX),
         edit: Some(WorkspaceEdit {
             changes: Some(HashMap::from([(uri.clone(), vec![edit])])),

@@ -54,7 +54,10 @@ pub fn hover(
             let m = rule.meta();
             let line = format!(
                 "**{}** `{}`: {} (`toolgate explain {}`)",
-                m.code, m.name, m.purpose, m.code
+                m.code(),
+                m.name(),
+                m.purpose,
+                m.code()
             );
             if !sections.contains(&line) {
                 sections.push(line);
@@ -80,7 +83,7 @@ pub fn hover(
 /// A rule named by `word`: any rule code, or a rule name inside a suppression comment.
 fn rule_named(text: &str, start: usize, word: &str) -> Option<Rule> {
     let rule = Rule::find(word)?;
-    if rule.meta().code.eq_ignore_ascii_case(word) {
+    if rule.meta().code().eq_ignore_ascii_case(word) {
         return Some(rule);
     }
     let line_start = text[..start].rfind('\n').map_or(0, |i| i + 1);

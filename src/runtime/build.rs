@@ -1,8 +1,9 @@
 //! [`RuntimeBuilder`]: how a [`ToolRuntime`] is made — from a bundle, from a generated crate's
 //! [`HandlerBindings`], or (with the `compiler` feature) from the specs themselves, refusing to
-//! start while the linter reports errors — and where the pluggable parts go in: the approver,
-//! hooks, the journal (with recovery's preconditions and reconcile hook), the trace sink and
-//! replacement executors.
+//! start while the linter reports errors (`RuntimeBuilder::from_specs`, which the compiler side
+//! defines in `check`, so that the runtime never depends on it) — and where the pluggable parts
+//! go in: the approver, hooks, the journal (with recovery's preconditions and reconcile hook),
+//! the trace sink and replacement executors.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -79,14 +80,6 @@ pub enum BuildError {
         #[source]
         source: std::io::Error,
     },
-    /// The specs could not be loaded.
-    #[cfg(feature = "compiler")]
-    #[error(transparent)]
-    Load(#[from] crate::spec::load::LoadError),
-    /// The linter reports errors: the runtime never runs a contract the linter rejects.
-    #[cfg(feature = "compiler")]
-    #[error("the specs have {} lint error(s); run `toolgate lint`. First: {}", .0.len(), .0.first().map(String::as_str).unwrap_or(""))]
-    Lint(Vec<String>),
 }
 
 /// Builds a [`ToolRuntime`].
@@ -169,31 +162,6 @@ impl RuntimeBuilder {
         let mut b = RuntimeBuilder::from_bundle(bindings.bundle().clone(), project_root);
         b.bindings = Some(bindings);
         b
-    }
-
-    /// A runtime for a checked project: refuses while any diagnostic is an error.
-    #[cfg(feature = "compiler")]
-    pub fn from_checked(checked: &crate::check::CheckedProject) -> Result<Self, BuildError> {
-        let Some(bundle) = checked.bundle() else {
-            let errors = checked
-                .diagnostics
-                .iter()
-                .filter(|d| d.severity == crate::diagnostic::Severity::Error)
-                .map(|d| match d.code {
-                    Some(code) => format!("{code}: {}", d.message),
-                    None => d.message.clone(),
-                })
-                .collect();
-            return Err(BuildError::Lint(errors));
-        };
-        Ok(RuntimeBuilder::from_bundle(bundle, &checked.loaded.root))
-    }
-
-    /// A runtime straight from the specs (load, resolve, lint; refuses on lint errors).
-    #[cfg(feature = "compiler")]
-    pub fn from_specs(opts: &crate::spec::load::LoadOptions) -> Result<Self, BuildError> {
-        let checked = crate::check::check_specs(opts)?;
-        RuntimeBuilder::from_checked(&checked)
     }
 
     /// Overrides the workspace folder.

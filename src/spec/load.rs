@@ -495,6 +495,31 @@ pub fn load_text(
     (id, r)
 }
 
+/// Loads specs given as text (tests, benchmarks, editors): `files` are (path, text) pairs,
+/// `project` the text of a toolgate.yaml.
+pub fn load_texts(files: &[(PathBuf, String)], project: Option<&str>) -> LoadedSpecs {
+    let mut loaded = LoadedSpecs::empty(PathBuf::from("."));
+    if let Some(text) = project {
+        let id = loaded.sources.add(PROJECT_FILE, text);
+        match parse_in(&loaded.sources, id) {
+            Ok(p) => loaded.project = Some((id, p)),
+            Err(e) => loaded.errors.push(e),
+        }
+    }
+    for (path, text) in files {
+        let (id, parsed) = load_text(&mut loaded.sources, path.clone(), text);
+        match parsed {
+            Ok(tools) => loaded.files.push(SpecFile {
+                source: id,
+                tools,
+                imported: Vec::new(),
+            }),
+            Err(mut e) => loaded.errors.append(&mut e),
+        }
+    }
+    loaded
+}
+
 /// A zero-length range at the start of a file (for file-level diagnostics).
 pub fn file_start() -> TextRange {
     TextRange::new(0, 0)

@@ -11,8 +11,8 @@ use crate::ir::{
     AskMode, Budgets, ContextPolicy, Effect, FormatterKind, McpServer, ProjectConfig,
     ProtectPolicy, ProtectedPath, ResourceLimits, SandboxProfile, Target, Toolset,
 };
-use crate::lint::Rule;
 use crate::policy::ProtectedSet;
+use crate::rule::Rule;
 use crate::spec::project_file::{BudgetsAst, ProjectFile, ProtectEntryAst};
 use crate::spec::source::SourceId;
 use crate::spec::yaml::Spanned;

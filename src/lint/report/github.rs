@@ -27,7 +27,10 @@ pub fn render(diags: &[Diagnostic], sources: &SourceMap) -> String {
             Severity::Info => "notice",
         };
         let title = match d.code {
-            Some(c) => format!("{c} {}", Rule::find(c).map(|r| r.meta().name).unwrap_or("")),
+            Some(c) => format!(
+                "{c} {}",
+                Rule::find(c).map(|r| r.meta().name()).unwrap_or("")
+            ),
             None => "load error".to_owned(),
         };
         let mut message = d.message.clone();

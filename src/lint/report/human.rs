@@ -49,7 +49,7 @@ impl std::error::Error for Report<'_> {}
 impl miette::Diagnostic for Report<'_> {
     fn code<'b>(&'b self) -> Option<Box<dyn fmt::Display + 'b>> {
         self.d.code.map(|c| {
-            let name = Rule::find(c).map(|r| r.meta().name).unwrap_or("");
+            let name = Rule::find(c).map(|r| r.meta().name()).unwrap_or("");
             Box::new(format!("{c} {name}")) as Box<dyn fmt::Display>
         })
     }

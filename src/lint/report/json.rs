@@ -56,7 +56,7 @@ pub fn render(diags: &[Diagnostic], sources: &SourceMap, summary: Summary) -> St
             .iter()
             .map(|d| JsonDiagnostic {
                 code: d.code,
-                rule: d.code.and_then(Rule::find).map(|r| r.meta().name),
+                rule: d.code.and_then(Rule::find).map(|r| r.meta().name()),
                 severity: d.severity,
                 message: &d.message,
                 help: d.help.as_deref(),

@@ -59,8 +59,8 @@ fn location(sources: &SourceMap, span: Span, message: Option<&str>) -> Option<Lo
 fn descriptor(rule: Rule) -> ReportingDescriptor {
     let m = rule.meta();
     ReportingDescriptor::builder()
-        .id(m.code)
-        .name(m.name)
+        .id(m.code())
+        .name(m.name())
         .short_description(MultiformatMessageString::builder().text(m.purpose).build())
         .full_description(
             MultiformatMessageString::builder()

@@ -25,7 +25,7 @@ pub fn render(diags: &[Diagnostic]) -> String {
     rows.sort_by(|a, b| b.1.0.cmp(&a.1.0).then(a.0.cmp(b.0)));
     let mut out = String::new();
     for (code, (count, fixable, severity)) in rows {
-        let name = Rule::find(code).map(|r| r.meta().name).unwrap_or("");
+        let name = Rule::find(code).map(|r| r.meta().name()).unwrap_or("");
         let fixable = if fixable > 0 {
             format!("  ({fixable} fixable)")
         } else {

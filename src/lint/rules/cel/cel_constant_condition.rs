@@ -3,13 +3,12 @@
 use crate::cel::ProblemKind;
 use crate::diagnostic::Severity;
 use crate::lint::context::{LintContext, ToolView};
-use crate::lint::rule::{Applies, Group, RuleMeta};
+use crate::lint::rule::{Applies, RuleMeta};
+use crate::rule::Rule;
 
 /// Metadata.
 pub const META: RuleMeta = RuleMeta {
-    code: "TGC005",
-    name: "cel-constant-condition",
-    group: Group::Cel,
+    rule: Rule::CelConstantCondition,
     severity: Severity::Warning,
     applies: Applies::SpecsOnly,
     purpose: "Finds conditions that do not depend on the call and so always give the same answer.",

@@ -3,13 +3,12 @@
 use crate::cel::ProblemKind;
 use crate::diagnostic::Severity;
 use crate::lint::context::{LintContext, ToolView};
-use crate::lint::rule::{Applies, Group, RuleMeta};
+use crate::lint::rule::{Applies, RuleMeta};
+use crate::rule::Rule;
 
 /// Metadata.
 pub const META: RuleMeta = RuleMeta {
-    code: "TGC006",
-    name: "cel-cost-over-budget",
-    group: Group::Cel,
+    rule: Rule::CelCostOverBudget,
     severity: Severity::Warning,
     applies: Applies::SpecsOnly,
     purpose: "Finds expressions whose estimated evaluation cost exceeds the configured budget.",

@@ -3,13 +3,12 @@
 use crate::cel::ProblemKind;
 use crate::diagnostic::Severity;
 use crate::lint::context::{LintContext, ToolView};
-use crate::lint::rule::{Applies, Group, RuleMeta};
+use crate::lint::rule::{Applies, RuleMeta};
+use crate::rule::Rule;
 
 /// Metadata.
 pub const META: RuleMeta = RuleMeta {
-    code: "TGC003",
-    name: "cel-result-type",
-    group: Group::Cel,
+    rule: Rule::CelResultType,
     severity: Severity::Error,
     applies: Applies::SpecsOnly,
     purpose: "Finds expressions whose value does not fit their key: conditions must be bool, resources strings.",

@@ -3,13 +3,12 @@
 use crate::cel::ProblemKind;
 use crate::diagnostic::Severity;
 use crate::lint::context::{LintContext, ToolView};
-use crate::lint::rule::{Applies, Group, RuleMeta};
+use crate::lint::rule::{Applies, RuleMeta};
+use crate::rule::Rule;
 
 /// Metadata.
 pub const META: RuleMeta = RuleMeta {
-    code: "TGC004",
-    name: "cel-unbounded-cost",
-    group: Group::Cel,
+    rule: Rule::CelUnboundedCost,
     severity: Severity::Warning,
     applies: Applies::SpecsOnly,
     purpose: "Finds comprehensions over lists or strings whose size the schema does not bound.",

@@ -3,13 +3,12 @@
 use crate::cel::ProblemKind;
 use crate::diagnostic::Severity;
 use crate::lint::context::{LintContext, ToolView};
-use crate::lint::rule::{Applies, Group, RuleMeta};
+use crate::lint::rule::{Applies, RuleMeta};
+use crate::rule::Rule;
 
 /// Metadata.
 pub const META: RuleMeta = RuleMeta {
-    code: "TGC002",
-    name: "cel-unknown-function",
-    group: Group::Cel,
+    rule: Rule::CelUnknownFunction,
     severity: Severity::Error,
     applies: Applies::SpecsOnly,
     purpose: "Finds calls to functions toolgate does not provide.",

@@ -3,13 +3,12 @@
 use crate::cel::ProblemKind;
 use crate::diagnostic::Severity;
 use crate::lint::context::{LintContext, ToolView};
-use crate::lint::rule::{Applies, Group, RuleMeta};
+use crate::lint::rule::{Applies, RuleMeta};
+use crate::rule::Rule;
 
 /// Metadata.
 pub const META: RuleMeta = RuleMeta {
-    code: "TGC001",
-    name: "cel-unknown-reference",
-    group: Group::Cel,
+    rule: Rule::CelUnknownReference,
     severity: Severity::Error,
     applies: Applies::SpecsOnly,
     purpose: "Finds expressions that read `args` fields not declared in `parameters`, or unknown variables.",

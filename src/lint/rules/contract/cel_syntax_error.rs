@@ -1,13 +1,12 @@
 //! TGK004 cel-syntax-error.
 
 use crate::diagnostic::Severity;
-use crate::lint::rule::{Applies, Group, RuleMeta};
+use crate::lint::rule::{Applies, RuleMeta};
+use crate::rule::Rule;
 
 /// Metadata.
 pub const META: RuleMeta = RuleMeta {
-    code: "TGK004",
-    name: "cel-syntax-error",
-    group: Group::Contract,
+    rule: Rule::CelSyntaxError,
     severity: Severity::Error,
     applies: Applies::SpecsOnly,
     purpose: "Finds CEL expressions (or template placeholders) that do not parse.",

@@ -1,13 +1,12 @@
 //! TGK006 duplicate-tool-name.
 
 use crate::diagnostic::Severity;
-use crate::lint::rule::{Applies, Group, RuleMeta};
+use crate::lint::rule::{Applies, RuleMeta};
+use crate::rule::Rule;
 
 /// Metadata.
 pub const META: RuleMeta = RuleMeta {
-    code: "TGK006",
-    name: "duplicate-tool-name",
-    group: Group::Contract,
+    rule: Rule::DuplicateToolName,
     severity: Severity::Error,
     applies: Applies::Everywhere,
     purpose: "Finds two tools with the same name.",

@@ -1,13 +1,12 @@
 //! TGK001 invalid-contract.
 
 use crate::diagnostic::Severity;
-use crate::lint::rule::{Applies, Group, RuleMeta};
+use crate::lint::rule::{Applies, RuleMeta};
+use crate::rule::Rule;
 
 /// Metadata.
 pub const META: RuleMeta = RuleMeta {
-    code: "TGK001",
-    name: "invalid-contract",
-    group: Group::Contract,
+    rule: Rule::InvalidContract,
     severity: Severity::Error,
     applies: Applies::Everywhere,
     purpose: "Finds contracts missing a required key or holding a value toolgate cannot interpret.",

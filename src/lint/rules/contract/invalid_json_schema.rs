@@ -1,13 +1,12 @@
 //! TGK003 invalid-json-schema.
 
 use crate::diagnostic::Severity;
-use crate::lint::rule::{Applies, Group, RuleMeta};
+use crate::lint::rule::{Applies, RuleMeta};
+use crate::rule::Rule;
 
 /// Metadata.
 pub const META: RuleMeta = RuleMeta {
-    code: "TGK003",
-    name: "invalid-json-schema",
-    group: Group::Contract,
+    rule: Rule::InvalidJsonSchema,
     severity: Severity::Error,
     applies: Applies::Everywhere,
     purpose: "Finds `parameters` or `result` schemas that are not valid JSON Schema 2020-12.",

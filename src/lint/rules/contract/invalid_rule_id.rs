@@ -1,13 +1,12 @@
 //! TGK007 invalid-rule-id.
 
 use crate::diagnostic::Severity;
-use crate::lint::rule::{Applies, Group, RuleMeta};
+use crate::lint::rule::{Applies, RuleMeta};
+use crate::rule::Rule;
 
 /// Metadata.
 pub const META: RuleMeta = RuleMeta {
-    code: "TGK007",
-    name: "invalid-rule-id",
-    group: Group::Contract,
+    rule: Rule::InvalidRuleId,
     severity: Severity::Error,
     applies: Applies::SpecsOnly,
     purpose: "Finds validate or permission rule ids that are duplicated or use characters outside letters, digits, `-`, `_` and `.`.",

@@ -1,13 +1,12 @@
 //! TGK005 permission-example-failed.
 
 use crate::diagnostic::Severity;
-use crate::lint::rule::{Applies, Group, RuleMeta};
+use crate::lint::rule::{Applies, RuleMeta};
+use crate::rule::Rule;
 
 /// Metadata.
 pub const META: RuleMeta = RuleMeta {
-    code: "TGK005",
-    name: "permission-example-failed",
-    group: Group::Contract,
+    rule: Rule::PermissionExampleFailed,
     severity: Severity::Error,
     applies: Applies::SpecsOnly,
     purpose: "Finds permission examples (policy tests) whose expected decision the policy does not give.",

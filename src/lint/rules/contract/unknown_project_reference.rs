@@ -1,13 +1,12 @@
 //! TGK002 unknown-project-reference.
 
 use crate::diagnostic::Severity;
-use crate::lint::rule::{Applies, Group, RuleMeta};
+use crate::lint::rule::{Applies, RuleMeta};
+use crate::rule::Rule;
 
 /// Metadata.
 pub const META: RuleMeta = RuleMeta {
-    code: "TGK002",
-    name: "unknown-project-reference",
-    group: Group::Contract,
+    rule: Rule::UnknownProjectReference,
     severity: Severity::Error,
     applies: Applies::SpecsOnly,
     purpose: "Finds references to sandbox profiles, MCP servers, builtins, contexts or tools that do not exist.",

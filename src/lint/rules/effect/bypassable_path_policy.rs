@@ -5,16 +5,15 @@ use std::collections::{BTreeSet, HashMap};
 use crate::diagnostic::Severity;
 use crate::ir::{ExecSpec, ToolDefinition};
 use crate::lint::context::{LintContext, ToolView};
-use crate::lint::rule::{Applies, Group, RuleMeta};
+use crate::lint::rule::{Applies, RuleMeta};
 use crate::lint::rules::policy::globs::{Coverage, DenyGlobs, deny_globs, normalize};
 use crate::policy::arguments::path_params;
+use crate::rule::Rule;
 use crate::spec::resolve::CelRole;
 
 /// Metadata.
 pub const META: RuleMeta = RuleMeta {
-    code: "TGE009",
-    name: "bypassable-path-policy",
-    group: Group::Effect,
+    rule: Rule::BypassablePathPolicy,
     severity: Severity::Warning,
     applies: Applies::SpecsOnly,
     purpose: "Finds a deny rule over paths that another tool of the same toolset can get around.",

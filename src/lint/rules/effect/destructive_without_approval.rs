@@ -5,15 +5,13 @@ use crate::diagnostic::Severity;
 use crate::ir::{Decision, Effect};
 use crate::lint::codes::Rule;
 use crate::lint::context::{LintContext, ToolView};
-use crate::lint::rule::{Applies, Group, RuleMeta};
+use crate::lint::rule::{Applies, RuleMeta};
 use crate::spec::resolve::{CelRole, CelSite};
 use crate::spec::source::{SourceId, Span};
 
 /// Metadata.
 pub const META: RuleMeta = RuleMeta {
-    code: "TGE002",
-    name: "destructive-without-approval",
-    group: Group::Effect,
+    rule: Rule::DestructiveWithoutApproval,
     severity: Severity::Error,
     applies: Applies::Everywhere,
     purpose: "Finds destructive tools whose calls can run with no person approving them.",

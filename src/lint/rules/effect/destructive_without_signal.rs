@@ -3,17 +3,16 @@
 use crate::diagnostic::Severity;
 use crate::ir::Effect;
 use crate::lint::context::{LintContext, ToolView};
-use crate::lint::rule::{Applies, Group, RuleMeta};
+use crate::lint::rule::{Applies, RuleMeta};
 use crate::lint::rules::effect::names::{is_path_like, tool_verb, words};
 use crate::lint::rules::schema::prose::{self, contains_words, sentences};
 use crate::lint::rules::schema::unstable_result_shape::quote;
+use crate::rule::Rule;
 use crate::spec::yaml::Node;
 
 /// Metadata.
 pub const META: RuleMeta = RuleMeta {
-    code: "TGE011",
-    name: "destructive-without-signal",
-    group: Group::Effect,
+    rule: Rule::DestructiveWithoutSignal,
     severity: Severity::Warning,
     applies: Applies::Everywhere,
     purpose: "Finds tools that can overwrite or delete data though neither name, description nor annotations say so, and read-only claims the description contradicts.",

@@ -3,14 +3,13 @@
 use crate::diagnostic::Severity;
 use crate::ir::Idempotency;
 use crate::lint::context::{LintContext, ToolView};
-use crate::lint::rule::{Applies, Group, RuleMeta};
+use crate::lint::rule::{Applies, RuleMeta};
+use crate::rule::Rule;
 use crate::spec::ast::StringOr;
 
 /// Metadata.
 pub const META: RuleMeta = RuleMeta {
-    code: "TGE005",
-    name: "effect-idempotency-contradiction",
-    group: Group::Effect,
+    rule: Rule::EffectIdempotencyContradiction,
     severity: Severity::Error,
     applies: Applies::Everywhere,
     purpose: "Finds effect and idempotency declarations (or MCP hints) that cannot both be true.",

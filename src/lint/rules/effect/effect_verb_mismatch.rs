@@ -3,14 +3,13 @@
 use crate::diagnostic::Severity;
 use crate::ir::Effect;
 use crate::lint::context::{LintContext, ToolView};
-use crate::lint::rule::{Applies, Group, RuleMeta};
+use crate::lint::rule::{Applies, RuleMeta};
 use crate::lint::rules::effect::names::{VerbClass, tool_verb};
+use crate::rule::Rule;
 
 /// Metadata.
 pub const META: RuleMeta = RuleMeta {
-    code: "TGE001",
-    name: "effect-verb-mismatch",
-    group: Group::Effect,
+    rule: Rule::EffectVerbMismatch,
     severity: Severity::Warning,
     applies: Applies::Everywhere,
     purpose: "Finds tools whose name's verb says one effect and whose declared effect says another.",

@@ -2,85 +2,9 @@
 //! parameter names that carry secrets, credentials, paths or page bounds. Shared by the effect
 //! and runtime-policy rules; pure string functions with their own tests.
 
-use crate::ir::Effect;
-
 pub(crate) use crate::words::split_identifier as words;
 
-/// What a verb says a tool does, ordered from mildest to strongest.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
-pub(crate) enum VerbClass {
-    /// A verb that says nothing about effects (`convert`, `click`, `trigger`).
-    Other,
-    /// Reads (`get`, `list`, `search` ...).
-    Read,
-    /// Changes state (`create`, `update`, `set` ...).
-    Write,
-    /// Takes something away, often reversibly (`remove`, `unlink`).
-    Remove,
-    /// Acts outside the machine (`send`, `publish`, `deploy` ...).
-    Send,
-    /// Starts a program (`run`, `exec`, `shell` ...).
-    Run,
-    /// Deletes (`delete`, `drop`, `purge` ...).
-    Delete,
-}
-
-impl VerbClass {
-    /// The class of a lowercase word, `None` when the word is not a known verb.
-    pub(crate) fn of(word: &str) -> Option<VerbClass> {
-        Some(match word {
-            "get" | "list" | "read" | "search" | "find" | "show" | "describe" | "fetch"
-            | "view" | "lookup" | "grep" | "glob" | "ls" | "cat" | "inspect" | "query" => {
-                VerbClass::Read
-            }
-            "create" | "write" | "update" | "edit" | "set" | "add" | "put" | "patch" | "move"
-            | "rename" | "insert" | "replace" | "append" | "modify" | "save" | "upload"
-            | "copy" | "mkdir" | "mark" | "toggle" | "enable" | "disable" | "commit"
-            | "install" | "assign" | "upsert" => VerbClass::Write,
-            "remove" | "rm" | "unlink" | "uninstall" => VerbClass::Remove,
-            "send" | "post" | "publish" | "notify" | "email" | "deploy" | "merge" | "push"
-            | "reply" | "invite" => VerbClass::Send,
-            "run" | "exec" | "execute" | "shell" | "bash" | "sh" | "spawn" => VerbClass::Run,
-            "delete" | "drop" | "purge" | "destroy" | "truncate" | "wipe" | "erase" => {
-                VerbClass::Delete
-            }
-            "trigger" | "start" | "stop" | "open" | "close" | "submit" | "request" | "ask"
-            | "analyze" | "convert" | "compute" | "calculate" | "check" | "validate" | "wait"
-            | "click" | "type" | "press" | "scroll" | "navigate" | "select" | "hover" | "drag"
-            | "resize" | "handle" | "download" | "take" | "load" | "fill" | "evaluate"
-            | "simulate" | "think" | "finish" | "reset" | "restart" | "format" | "parse"
-            | "render" | "test" | "lint" | "build" | "compile" | "plan" | "track" | "poll"
-            | "review" | "approve" | "reject" | "cancel" | "retry" | "sync" | "refresh"
-            | "clear" | "login" | "logout" | "connect" | "disconnect" | "capture" | "resolve"
-            | "summarize" | "translate" | "echo" | "apply" | "diff" | "count" | "sum"
-            | "generate" => VerbClass::Other,
-            _ => return None,
-        })
-    }
-
-    /// Whether a tool named with this verb and declaring `effect` says two different things;
-    /// `sandboxed` tells whether the tool runs under a sandbox profile.
-    /// A `pure` tool never contradicts its verb: it computes from its arguments, so its verb
-    /// names the computation (`add_numbers`, `create_uuid`, `remove_duplicates`).
-    pub(crate) fn contradicts(self, effect: Effect, sandboxed: bool) -> bool {
-        if effect == Effect::Pure {
-            return false;
-        }
-        match self {
-            VerbClass::Other => false,
-            VerbClass::Read => matches!(
-                effect,
-                Effect::LocalWrite
-                    | Effect::NetworkWrite
-                    | Effect::ExternalSideEffect
-                    | Effect::Destructive
-            ),
-            VerbClass::Write | VerbClass::Remove | VerbClass::Send => effect.is_read_only(),
-            VerbClass::Run => effect.is_read_only() && !sandboxed,
-            VerbClass::Delete => effect != Effect::Destructive,
-        }
-    }
-}
+pub(crate) use crate::words::verbs::VerbClass;
 
 /// The verb a tool name is built around, and its class.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -121,12 +45,7 @@ pub(crate) fn tool_verb(name: &str) -> Option<ToolVerb> {
 
 /// Whether a tool name is built around a listing or searching verb.
 pub(crate) fn is_search_like(name: &str) -> bool {
-    tool_verb(name).is_some_and(|v| {
-        matches!(
-            v.word.as_str(),
-            "list" | "search" | "find" | "grep" | "glob" | "ls" | "query" | "lookup"
-        )
-    })
+    tool_verb(name).is_some_and(|v| crate::words::verbs::lists(&v.word))
 }
 
 /// What a parameter name says it carries, when it is secret.
@@ -285,6 +204,7 @@ pub(crate) fn is_page_bound(name: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::ir::Effect;
 
     #[test]
     fn splits_snake_kebab_and_camel_case() {
@@ -297,6 +217,30 @@ mod tests {
         assert_eq!(words("perPage"), ["per", "page"]);
         assert_eq!(words("admin.tools.list"), ["admin", "tools", "list"]);
         assert_eq!(words("ipv4Address"), ["ipv4", "address"]);
+    }
+
+    /// The effect rules and the naming rules read one table: a tool name's verb has the table's
+    /// class, and a word is a verb inside names exactly when the table says it is not a noun
+    /// too.
+    #[test]
+    fn the_effect_and_naming_rules_read_the_one_verb_table() {
+        for v in crate::words::verbs::all() {
+            let name = format!("{}_widgets", v.word);
+            assert_eq!(
+                tool_verb(&name),
+                Some(ToolVerb {
+                    word: v.word.to_owned(),
+                    class: v.class
+                }),
+                "{name}"
+            );
+            assert_eq!(
+                crate::lint::rules::naming::words::is_verb(v.word),
+                !v.noun_too,
+                "{}",
+                v.word
+            );
+        }
     }
 
     #[test]

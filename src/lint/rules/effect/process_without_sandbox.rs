@@ -2,14 +2,13 @@
 
 use crate::diagnostic::Severity;
 use crate::lint::context::{LintContext, ToolView};
-use crate::lint::rule::{Applies, Group, RuleMeta};
+use crate::lint::rule::{Applies, RuleMeta};
+use crate::rule::Rule;
 use crate::spec::ast::ExecAst;
 
 /// Metadata.
 pub const META: RuleMeta = RuleMeta {
-    code: "TGE007",
-    name: "process-without-sandbox",
-    group: Group::Effect,
+    rule: Rule::ProcessWithoutSandbox,
     severity: Severity::Warning,
     applies: Applies::SpecsOnly,
     purpose: "Finds tools that start a process without naming a sandbox profile.",

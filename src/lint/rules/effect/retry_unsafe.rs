@@ -3,16 +3,15 @@
 use crate::diagnostic::Severity;
 use crate::ir::{ErrorType, Idempotency};
 use crate::lint::context::{LintContext, ToolView};
-use crate::lint::rule::{Applies, Group, RuleMeta};
+use crate::lint::rule::{Applies, RuleMeta};
 use crate::lint::rules::effect::names::words;
+use crate::rule::Rule;
 use crate::spec::ast::StringOr;
 use crate::spec::source::Span;
 
 /// Metadata.
 pub const META: RuleMeta = RuleMeta {
-    code: "TGE003",
-    name: "retry-unsafe",
-    group: Group::Effect,
+    rule: Rule::RetryUnsafe,
     severity: Severity::Error,
     applies: Applies::SpecsOnly,
     purpose: "Finds automatic retries of work that repeats its effect when run twice.",

@@ -2,15 +2,14 @@
 
 use crate::diagnostic::Severity;
 use crate::lint::context::{LintContext, SchemaNode, SchemaRole, ToolView};
-use crate::lint::rule::{Applies, Group, RuleMeta};
+use crate::lint::rule::{Applies, RuleMeta};
 use crate::lint::rules::effect::names::{SecretKind, secret_kind, words};
+use crate::rule::Rule;
 use crate::spec::resolve::CelRole;
 
 /// Metadata.
 pub const META: RuleMeta = RuleMeta {
-    code: "TGE006",
-    name: "runtime-known-parameter",
-    group: Group::Effect,
+    rule: Rule::RuntimeKnownParameter,
     severity: Severity::Warning,
     applies: Applies::Everywhere,
     purpose: "Finds parameters the model must fill although the runtime already knows the value.",

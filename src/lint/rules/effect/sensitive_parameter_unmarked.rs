@@ -3,15 +3,13 @@
 use crate::diagnostic::Severity;
 use crate::lint::codes::Rule;
 use crate::lint::context::{LintContext, SchemaNode, SchemaRole, ToolView};
-use crate::lint::rule::{Applies, Group, RuleMeta};
+use crate::lint::rule::{Applies, RuleMeta};
 use crate::lint::rules::effect::names::{SecretKind, secret_kind};
 use crate::spec::yaml::Node;
 
 /// Metadata.
 pub const META: RuleMeta = RuleMeta {
-    code: "TGE004",
-    name: "sensitive-parameter-unmarked",
-    group: Group::Effect,
+    rule: Rule::SensitiveParameterUnmarked,
     severity: Severity::Warning,
     applies: Applies::Everywhere,
     purpose: "Finds parameters whose names say they hold secrets but that are not marked for redaction.",

@@ -6,13 +6,12 @@ use crate::diagnostic::Severity;
 use crate::ir::project::{ProjectConfig, resolve_state_dir};
 use crate::ir::tool::ExecSpec;
 use crate::lint::context::{LintContext, ToolView};
-use crate::lint::rule::{Applies, Group, RuleMeta};
+use crate::lint::rule::{Applies, RuleMeta};
+use crate::rule::Rule;
 
 /// Metadata.
 pub const META: RuleMeta = RuleMeta {
-    code: "TGE008",
-    name: "state-folder-writable",
-    group: Group::Effect,
+    rule: Rule::StateFolderWritable,
     severity: Severity::Warning,
     applies: Applies::SpecsOnly,
     purpose: "Finds a state folder that a sandboxed command tool or MCP server may write.",

@@ -3,16 +3,15 @@
 use crate::diagnostic::Severity;
 use crate::ir::Decision;
 use crate::lint::context::{LintContext, ToolView};
-use crate::lint::rule::{Applies, Group, RuleMeta};
+use crate::lint::rule::{Applies, RuleMeta};
 use crate::lint::rules::policy::globs::{calls, string_literals};
 use crate::lint::rules::schema::free_form_exec_parameter::executable;
+use crate::rule::Rule;
 use crate::spec::resolve::CelRole;
 
 /// Metadata.
 pub const META: RuleMeta = RuleMeta {
-    code: "TGE010",
-    name: "unguarded-reader-allow",
-    group: Group::Effect,
+    rule: Rule::UnguardedReaderAllow,
     severity: Severity::Warning,
     applies: Applies::SpecsOnly,
     purpose: "Finds an allow rule over a free-form command that does not keep it away from protected and outside paths.",

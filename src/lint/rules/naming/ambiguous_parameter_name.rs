@@ -2,15 +2,14 @@
 
 use crate::diagnostic::Severity;
 use crate::lint::context::{LintContext, ToolView};
-use crate::lint::rule::{Applies, Group, RuleMeta};
+use crate::lint::rule::{Applies, RuleMeta};
 use crate::lint::rules::naming::words::{is_stop_word, is_verb, split_identifier, tokens};
+use crate::rule::Rule;
 use crate::spec::yaml::Node;
 
 /// Metadata.
 pub const META: RuleMeta = RuleMeta {
-    code: "TGN007",
-    name: "ambiguous-parameter-name",
-    group: Group::Naming,
+    rule: Rule::AmbiguousParameterName,
     severity: Severity::Info,
     applies: Applies::Everywhere,
     purpose: "Finds top-level parameters with bare names such as `id`, `data`, `value` or `user`.",

@@ -2,13 +2,12 @@
 
 use crate::diagnostic::Severity;
 use crate::lint::context::{LintContext, ToolView};
-use crate::lint::rule::{Applies, Group, RuleMeta};
+use crate::lint::rule::{Applies, RuleMeta};
+use crate::rule::Rule;
 
 /// Metadata.
 pub const META: RuleMeta = RuleMeta {
-    code: "TGN011",
-    name: "deprecated-tool-beside-successor",
-    group: Group::Naming,
+    rule: Rule::DeprecatedToolBesideSuccessor,
     severity: Severity::Warning,
     applies: Applies::SpecsOnly,
     purpose: "Finds a deprecated tool still listed next to the tool that replaces it.",

@@ -2,15 +2,14 @@
 
 use crate::diagnostic::Severity;
 use crate::lint::context::{LintContext, ToolView};
-use crate::lint::rule::{Applies, Group, RuleMeta};
+use crate::lint::rule::{Applies, RuleMeta};
+use crate::rule::Rule;
 use crate::spec::cel_span::map_range;
 use crate::spec::source::TextRange;
 
 /// Metadata.
 pub const META: RuleMeta = RuleMeta {
-    code: "TGN006",
-    name: "description-too-long",
-    group: Group::Naming,
+    rule: Rule::DescriptionTooLong,
     severity: Severity::Warning,
     applies: Applies::Everywhere,
     purpose: "Finds tool and parameter descriptions longer than providers accept.",

@@ -2,15 +2,14 @@
 
 use crate::diagnostic::Severity;
 use crate::lint::context::{LintContext, ToolView};
-use crate::lint::rule::{Applies, Group, RuleMeta};
+use crate::lint::rule::{Applies, RuleMeta};
+use crate::rule::Rule;
 use crate::spec::cel_span::map_range;
 use crate::spec::source::TextRange;
 
 /// Metadata.
 pub const META: RuleMeta = RuleMeta {
-    code: "TGN008",
-    name: "hidden-characters",
-    group: Group::Naming,
+    rule: Rule::HiddenCharacters,
     severity: Severity::Error,
     applies: Applies::Everywhere,
     purpose: "Finds invisible characters and HTML comments in tool and parameter names, titles and descriptions.",

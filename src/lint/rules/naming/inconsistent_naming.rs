@@ -2,14 +2,13 @@
 
 use crate::diagnostic::Severity;
 use crate::lint::context::{LintContext, ToolView};
-use crate::lint::rule::{Applies, Group, RuleMeta};
+use crate::lint::rule::{Applies, RuleMeta};
 use crate::lint::rules::naming::words::CaseStyle;
+use crate::rule::Rule;
 
 /// Metadata.
 pub const META: RuleMeta = RuleMeta {
-    code: "TGN009",
-    name: "inconsistent-naming",
-    group: Group::Naming,
+    rule: Rule::InconsistentNaming,
     severity: Severity::Info,
     applies: Applies::Everywhere,
     purpose: "Finds tools whose name style differs from the one most tools in the set use.",

@@ -2,14 +2,13 @@
 
 use crate::diagnostic::Severity;
 use crate::lint::context::{ImportFormat, LintContext, ToolView};
-use crate::lint::rule::{Applies, Group, RuleMeta};
+use crate::lint::rule::{Applies, RuleMeta};
+use crate::rule::Rule;
 use crate::spec::import::anthropic_native_type;
 
 /// Metadata.
 pub const META: RuleMeta = RuleMeta {
-    code: "TGN003",
-    name: "missing-description",
-    group: Group::Naming,
+    rule: Rule::MissingDescription,
     severity: Severity::Error,
     applies: Applies::Everywhere,
     purpose: "Finds tools without a description.",

@@ -2,19 +2,18 @@
 
 use crate::diagnostic::Severity;
 use crate::lint::context::{LintContext, ToolView};
-use crate::lint::rule::{Applies, Group, RuleMeta};
+use crate::lint::rule::{Applies, RuleMeta};
 use crate::lint::rules::naming::overlap_index::{
     Groups, declared_overlaps, fingerprints, may_overlap,
 };
 use crate::lint::rules::naming::words::{
     is_stop_word, is_verb, singular, split_identifier, synonyms, tokens,
 };
+use crate::rule::Rule;
 
 /// Metadata.
 pub const META: RuleMeta = RuleMeta {
-    code: "TGN010",
-    name: "overlapping-tools",
-    group: Group::Naming,
+    rule: Rule::OverlappingTools,
     severity: Severity::Warning,
     applies: Applies::Everywhere,
     purpose: "Finds tools a model cannot tell apart by name, description and schema: duplicates, deprecated aliases, variants, and modes that repeat another tool.",

@@ -2,16 +2,15 @@
 
 use crate::diagnostic::Severity;
 use crate::lint::context::{LintContext, SchemaNode, SchemaRole, ToolView};
-use crate::lint::rule::{Applies, Group, RuleMeta};
+use crate::lint::rule::{Applies, RuleMeta};
 use crate::lint::rules::naming::words::{self, expand, singular, split_identifier, tokens};
 use crate::lint::rules::schema::shape::{self, Position};
+use crate::rule::Rule;
 use crate::spec::yaml::Node;
 
 /// Metadata.
 pub const META: RuleMeta = RuleMeta {
-    code: "TGN004",
-    name: "parameter-description-missing",
-    group: Group::Naming,
+    rule: Rule::ParameterDescriptionMissing,
     severity: Severity::Warning,
     applies: Applies::Everywhere,
     purpose: "Finds parameters without a description, or whose description only repeats their name.",

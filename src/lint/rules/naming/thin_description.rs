@@ -2,18 +2,17 @@
 
 use crate::diagnostic::Severity;
 use crate::lint::context::{LintContext, ToolView};
-use crate::lint::rule::{Applies, Group, RuleMeta};
+use crate::lint::rule::{Applies, RuleMeta};
 use crate::lint::rules::naming::words::{
     self, expand, singular, split_identifier, tokens, word_count,
 };
 use crate::lint::rules::schema::prose::sentences;
 use crate::lint::rules::schema::unstable_result_shape::quote;
+use crate::rule::Rule;
 
 /// Metadata.
 pub const META: RuleMeta = RuleMeta {
-    code: "TGN005",
-    name: "thin-description",
-    group: Group::Naming,
+    rule: Rule::ThinDescription,
     severity: Severity::Warning,
     applies: Applies::Everywhere,
     purpose: "Finds tool descriptions a model cannot choose the tool by: demonstrations, templates, and restated names that say nothing.",

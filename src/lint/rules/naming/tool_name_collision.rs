@@ -2,13 +2,12 @@
 
 use crate::diagnostic::Severity;
 use crate::lint::context::{LintContext, ToolView};
-use crate::lint::rule::{Applies, Group, RuleMeta};
+use crate::lint::rule::{Applies, RuleMeta};
+use crate::rule::Rule;
 
 /// Metadata.
 pub const META: RuleMeta = RuleMeta {
-    code: "TGN002",
-    name: "tool-name-collision",
-    group: Group::Naming,
+    rule: Rule::ToolNameCollision,
     severity: Severity::Warning,
     applies: Applies::Everywhere,
     purpose: "Finds tool names that differ only in case or separators.",

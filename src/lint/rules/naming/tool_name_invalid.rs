@@ -3,14 +3,13 @@
 use crate::diagnostic::Severity;
 use crate::ir::Target;
 use crate::lint::context::{LintContext, ToolView};
-use crate::lint::rule::{Applies, Group, RuleMeta};
+use crate::lint::rule::{Applies, RuleMeta};
+use crate::rule::Rule;
 use crate::spec::cel_span::map_range;
 
 /// Metadata.
 pub const META: RuleMeta = RuleMeta {
-    code: "TGN001",
-    name: "tool-name-invalid",
-    group: Group::Naming,
+    rule: Rule::ToolNameInvalid,
     severity: Severity::Error,
     applies: Applies::Everywhere,
     purpose: "Finds tool names that a provider in use rejects.",

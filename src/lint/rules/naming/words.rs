@@ -1,6 +1,8 @@
 //! Words in names and descriptions: splitting identifiers in any case style, tokenizing prose,
-//! and the small vocabularies (verbs, synonyms, stop words) the naming and schema rules share.
+//! and the small vocabularies (stop words, abbreviations) the naming and schema rules share; the
+//! verbs and their synonyms come from the one verb table, [`crate::words::verbs`].
 
+pub(crate) use crate::words::verbs::{is_verb, synonyms};
 pub(crate) use crate::words::{split_identifier, tokens};
 
 /// Number of words in prose: whitespace-separated pieces holding a letter or digit.
@@ -8,149 +10,6 @@ pub(crate) fn word_count(text: &str) -> usize {
     text.split_whitespace()
         .filter(|w| w.chars().any(char::is_alphanumeric))
         .count()
-}
-
-/// Verbs that name an operation (base forms only, so `closed` or `created` are not verbs).
-const VERBS: &[&str] = &[
-    "add",
-    "append",
-    "apply",
-    "approve",
-    "archive",
-    "assign",
-    "attach",
-    "build",
-    "cancel",
-    "check",
-    "checkout",
-    "clear",
-    "click",
-    "clone",
-    "close",
-    "commit",
-    "compare",
-    "connect",
-    "copy",
-    "count",
-    "create",
-    "delete",
-    "deploy",
-    "describe",
-    "detach",
-    "disable",
-    "disconnect",
-    "download",
-    "drag",
-    "drop",
-    "edit",
-    "enable",
-    "erase",
-    "eval",
-    "evaluate",
-    "exec",
-    "execute",
-    "export",
-    "fetch",
-    "find",
-    "fork",
-    "get",
-    "hide",
-    "hover",
-    "import",
-    "insert",
-    "inspect",
-    "install",
-    "invite",
-    "invoke",
-    "kill",
-    "list",
-    "load",
-    "lock",
-    "lookup",
-    "merge",
-    "modify",
-    "mount",
-    "move",
-    "navigate",
-    "open",
-    "patch",
-    "plan",
-    "poll",
-    "post",
-    "press",
-    "publish",
-    "purge",
-    "push",
-    "put",
-    "query",
-    "read",
-    "reboot",
-    "redo",
-    "refresh",
-    "reload",
-    "remove",
-    "rename",
-    "reopen",
-    "replace",
-    "rerun",
-    "reset",
-    "resize",
-    "resolve",
-    "restart",
-    "restore",
-    "retrieve",
-    "revert",
-    "run",
-    "save",
-    "scroll",
-    "search",
-    "select",
-    "send",
-    "set",
-    "share",
-    "show",
-    "start",
-    "stop",
-    "submit",
-    "subscribe",
-    "sync",
-    "terminate",
-    "toggle",
-    "trigger",
-    "undo",
-    "uninstall",
-    "unlock",
-    "unsubscribe",
-    "update",
-    "upload",
-    "upsert",
-    "view",
-    "wait",
-    "watch",
-    "write",
-];
-
-/// Whether a lowercased word is a verb naming an operation.
-pub(crate) fn is_verb(word: &str) -> bool {
-    VERBS.binary_search(&word).is_ok()
-}
-
-/// Groups of verbs that mean the same operation to a model choosing a tool.
-const SYNONYMS: &[&[&str]] = &[
-    &["fetch", "get", "load", "obtain", "read", "retrieve"],
-    &["find", "list", "lookup", "query", "search"],
-    &["list", "ls", "tree"],
-    &["delete", "destroy", "erase", "remove"],
-    &["add", "create", "make", "new"],
-    &["change", "edit", "modify", "patch", "update"],
-    &["put", "save", "store", "write"],
-    &["exec", "execute", "invoke", "run"],
-];
-
-/// Whether two different lowercased words are synonymous verbs (or listing forms: `list`, `ls`,
-/// `tree`).
-pub(crate) fn synonyms(a: &str, b: &str) -> bool {
-    a != b && SYNONYMS.iter().any(|g| g.contains(&a) && g.contains(&b))
 }
 
 /// Words that carry no meaning for comparing descriptions.
@@ -309,18 +168,7 @@ mod tests {
 
     #[test]
     fn vocabularies_are_sorted_for_binary_search() {
-        assert!(VERBS.windows(2).all(|w| w[0] < w[1]));
         assert!(STOP_WORDS.windows(2).all(|w| w[0] < w[1]));
-    }
-
-    #[test]
-    fn verbs_and_synonyms() {
-        assert!(is_verb("delete"));
-        assert!(!is_verb("closed"));
-        assert!(synonyms("get", "fetch"));
-        assert!(synonyms("remove", "delete"));
-        assert!(!synonyms("get", "get"));
-        assert!(!synonyms("get", "delete"));
     }
 
     #[test]

@@ -4,14 +4,13 @@ use crate::diagnostic::Severity;
 use crate::ir::ProtectedPath;
 use crate::ir::project::DEFAULT_PROTECTED;
 use crate::lint::context::{LintContext, ToolView};
-use crate::lint::rule::{Applies, Group, RuleMeta};
+use crate::lint::rule::{Applies, RuleMeta};
 use crate::policy::ProtectedSet;
+use crate::rule::Rule;
 
 /// Metadata.
 pub const META: RuleMeta = RuleMeta {
-    code: "TGP011",
-    name: "default-protection-exempted",
-    group: Group::Policy,
+    rule: Rule::DefaultProtectionExempted,
     severity: Severity::Warning,
     applies: Applies::SpecsOnly,
     purpose: "Finds a `protect` exception that takes paths out of toolgate's default protected set.",

@@ -3,15 +3,14 @@
 use crate::diagnostic::Severity;
 use crate::ir::{Effect, ErrorType};
 use crate::lint::context::{LintContext, ToolView};
-use crate::lint::rule::{Applies, Group, RuleMeta};
+use crate::lint::rule::{Applies, RuleMeta};
 use crate::lint::rules::effect::names::{is_path_like, tool_verb};
+use crate::rule::Rule;
 use crate::spec::ast::ExecAst;
 
 /// Metadata.
 pub const META: RuleMeta = RuleMeta {
-    code: "TGP006",
-    name: "missing-error-hints",
-    group: Group::Policy,
+    rule: Rule::MissingErrorHints,
     severity: Severity::Info,
     applies: Applies::SpecsOnly,
     purpose: "Finds tools without the error hints that tell the model how to recover from their common failures.",

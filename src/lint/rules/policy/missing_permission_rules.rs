@@ -3,13 +3,12 @@
 use crate::diagnostic::Severity;
 use crate::ir::{Decision, Effect};
 use crate::lint::context::{LintContext, ToolView};
-use crate::lint::rule::{Applies, Group, RuleMeta};
+use crate::lint::rule::{Applies, RuleMeta};
+use crate::rule::Rule;
 
 /// Metadata.
 pub const META: RuleMeta = RuleMeta {
-    code: "TGP004",
-    name: "missing-permission-rules",
-    group: Group::Policy,
+    rule: Rule::MissingPermissionRules,
     severity: Severity::Warning,
     applies: Applies::SpecsOnly,
     purpose: "Finds tools that change things but have no permission rules, only their effect's default.",

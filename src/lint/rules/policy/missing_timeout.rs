@@ -5,13 +5,12 @@ use std::time::Duration;
 use crate::diagnostic::Severity;
 use crate::ir::Effect;
 use crate::lint::context::{LintContext, ToolView};
-use crate::lint::rule::{Applies, Group, RuleMeta};
+use crate::lint::rule::{Applies, RuleMeta};
+use crate::rule::Rule;
 
 /// Metadata.
 pub const META: RuleMeta = RuleMeta {
-    code: "TGP001",
-    name: "missing-timeout",
-    group: Group::Policy,
+    rule: Rule::MissingTimeout,
     severity: Severity::Warning,
     applies: Applies::SpecsOnly,
     purpose: "Finds tools that write, run processes or use the network without a chosen timeout.",

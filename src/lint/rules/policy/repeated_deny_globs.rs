@@ -4,14 +4,13 @@ use std::collections::BTreeMap;
 
 use crate::diagnostic::Severity;
 use crate::lint::context::{LintContext, ToolView};
-use crate::lint::rule::{Applies, Group, RuleMeta};
+use crate::lint::rule::{Applies, RuleMeta};
 use crate::lint::rules::policy::globs::{Coverage, DenyGlobs, deny_globs};
+use crate::rule::Rule;
 
 /// Metadata.
 pub const META: RuleMeta = RuleMeta {
-    code: "TGP010",
-    name: "repeated-deny-globs",
-    group: Group::Policy,
+    rule: Rule::RepeatedDenyGlobs,
     severity: Severity::Warning,
     applies: Applies::SpecsOnly,
     purpose: "Finds the same list of denied globs repeated in the rules of several tools.",

@@ -2,15 +2,14 @@
 
 use crate::diagnostic::Severity;
 use crate::lint::context::{LintContext, ToolView};
-use crate::lint::rule::{Applies, Group, RuleMeta};
+use crate::lint::rule::{Applies, RuleMeta};
 use crate::lint::rules::effect::names::words;
+use crate::rule::Rule;
 use crate::spec::resolve::CelRole;
 
 /// Metadata.
 pub const META: RuleMeta = RuleMeta {
-    code: "TGP005",
-    name: "unactionable-validation-message",
-    group: Group::Policy,
+    rule: Rule::UnactionableValidationMessage,
     severity: Severity::Info,
     applies: Applies::SpecsOnly,
     purpose: "Finds validate rules whose failure tells the model nothing it can act on.",

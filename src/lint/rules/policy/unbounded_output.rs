@@ -3,15 +3,14 @@
 use crate::diagnostic::Severity;
 use crate::ir::Effect;
 use crate::lint::context::{LintContext, ToolView};
-use crate::lint::rule::{Applies, Group, RuleMeta};
+use crate::lint::rule::{Applies, RuleMeta};
 use crate::lint::rules::effect::names::is_search_like;
+use crate::rule::Rule;
 use crate::spec::ast::ExecAst;
 
 /// Metadata.
 pub const META: RuleMeta = RuleMeta {
-    code: "TGP002",
-    name: "unbounded-output",
-    group: Group::Policy,
+    rule: Rule::UnboundedOutput,
     severity: Severity::Warning,
     applies: Applies::SpecsOnly,
     purpose: "Finds process, network and search tools with no chosen output limit or artifact policy.",

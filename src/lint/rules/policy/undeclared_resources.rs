@@ -3,14 +3,13 @@
 use crate::diagnostic::Severity;
 use crate::ir::Effect;
 use crate::lint::context::{LintContext, ToolView};
-use crate::lint::rule::{Applies, Group, RuleMeta};
+use crate::lint::rule::{Applies, RuleMeta};
 use crate::lint::rules::effect::names::is_path_like;
+use crate::rule::Rule;
 
 /// Metadata.
 pub const META: RuleMeta = RuleMeta {
-    code: "TGP007",
-    name: "undeclared-resources",
-    group: Group::Policy,
+    rule: Rule::UndeclaredResources,
     severity: Severity::Warning,
     applies: Applies::SpecsOnly,
     purpose: "Finds tools the scheduler cannot place because they declare no resources.",

@@ -2,19 +2,18 @@
 
 use crate::diagnostic::Severity;
 use crate::lint::context::{LintContext, ToolView};
-use crate::lint::rule::{Applies, Group, RuleMeta};
+use crate::lint::rule::{Applies, RuleMeta};
 use crate::lint::rules::effect::names::{VerbClass, is_page_bound, is_search_like, tool_verb};
 use crate::lint::rules::naming::words::split_identifier;
 use crate::lint::rules::schema::free_form_exec_parameter::executable;
 use crate::lint::rules::schema::prose::{self, sentences};
 use crate::lint::rules::schema::unstable_result_shape::quote;
+use crate::rule::Rule;
 use crate::spec::yaml::Node;
 
 /// Metadata.
 pub const META: RuleMeta = RuleMeta {
-    code: "TGP008",
-    name: "unpaginated-list-output",
-    group: Group::Policy,
+    rule: Rule::UnpaginatedListOutput,
     severity: Severity::Info,
     applies: Applies::Everywhere,
     purpose: "Finds list, search and read tools whose output nothing bounds: no limit, page, range or size parameter and no stated cap.",

@@ -2,14 +2,13 @@
 
 use crate::diagnostic::Severity;
 use crate::lint::context::{LintContext, ToolView};
-use crate::lint::rule::{Applies, Group, RuleMeta};
+use crate::lint::rule::{Applies, RuleMeta};
+use crate::rule::Rule;
 use crate::spec::ast::ExecAst;
 
 /// Metadata.
 pub const META: RuleMeta = RuleMeta {
-    code: "TGP012",
-    name: "unreadable-cut-output",
-    group: Group::Policy,
+    rule: Rule::UnreadableCutOutput,
     severity: Severity::Warning,
     applies: Applies::SpecsOnly,
     purpose: "Finds toolsets whose tools' output may be cut but that have no tool to read the artifact holding the rest.",

@@ -2,13 +2,12 @@
 
 use crate::diagnostic::Severity;
 use crate::lint::context::{LintContext, ToolView};
-use crate::lint::rule::{Applies, Group, RuleMeta};
+use crate::lint::rule::{Applies, RuleMeta};
+use crate::rule::Rule;
 
 /// Metadata.
 pub const META: RuleMeta = RuleMeta {
-    code: "TGP003",
-    name: "untested-permission-rule",
-    group: Group::Policy,
+    rule: Rule::UntestedPermissionRule,
     severity: Severity::Warning,
     applies: Applies::SpecsOnly,
     purpose: "Finds permission rules that no permission example makes match.",

@@ -1,13 +1,12 @@
 //! TGP009 unused-suppression. Reported by [`crate::lint::suppress::apply`].
 
 use crate::diagnostic::Severity;
-use crate::lint::rule::{Applies, Group, RuleMeta};
+use crate::lint::rule::{Applies, RuleMeta};
+use crate::rule::Rule;
 
 /// Metadata.
 pub const META: RuleMeta = RuleMeta {
-    code: "TGP009",
-    name: "unused-suppression",
-    group: Group::Policy,
+    rule: Rule::UnusedSuppression,
     severity: Severity::Warning,
     applies: Applies::Everywhere,
     purpose: "Finds suppression comments that suppress nothing, name unknown rules or give no reason.",

@@ -4,14 +4,13 @@ use crate::diagnostic::Severity;
 use crate::emit::anthropic::is_property_key;
 use crate::ir::Target;
 use crate::lint::context::{LintContext, ToolView};
-use crate::lint::rule::{Applies, Group, RuleMeta};
+use crate::lint::rule::{Applies, RuleMeta};
 use crate::lint::rules::provider::root_composition;
+use crate::rule::Rule;
 
 /// Metadata.
 pub const META: RuleMeta = RuleMeta {
-    code: "TGV002",
-    name: "anthropic-incompatible",
-    group: Group::Provider,
+    rule: Rule::AnthropicIncompatible,
     severity: Severity::Error,
     applies: Applies::Everywhere,
     purpose: "Finds parameter schemas the Anthropic Messages API rejects.",

@@ -7,15 +7,14 @@ use crate::emit::dropped::dropped;
 use crate::emit::openai::is_structural;
 use crate::ir::Target;
 use crate::lint::context::{LintContext, ToolView};
-use crate::lint::rule::{Applies, Group, RuleMeta};
+use crate::lint::rule::{Applies, RuleMeta};
 use crate::lint::rules::provider::locate;
+use crate::rule::Rule;
 use crate::spec::yaml::Node;
 
 /// Metadata.
 pub const META: RuleMeta = RuleMeta {
-    code: "TGV006",
-    name: "constraint-dropped-by-target",
-    group: Group::Provider,
+    rule: Rule::ConstraintDroppedByTarget,
     severity: Severity::Info,
     applies: Applies::Everywhere,
     purpose: "Finds parameter constraints a target cannot express, which its model then sees only as description text.",

@@ -4,14 +4,13 @@ use crate::diagnostic::Severity;
 use crate::emit::gemini::is_parameter_name;
 use crate::ir::Target;
 use crate::lint::context::{LintContext, SchemaNode, SchemaRole, ToolView};
-use crate::lint::rule::{Applies, Group, RuleMeta};
+use crate::lint::rule::{Applies, RuleMeta};
+use crate::rule::Rule;
 use crate::spec::yaml::{Node, NodeValue};
 
 /// Metadata.
 pub const META: RuleMeta = RuleMeta {
-    code: "TGV003",
-    name: "gemini-incompatible",
-    group: Group::Provider,
+    rule: Rule::GeminiIncompatible,
     severity: Severity::Warning,
     applies: Applies::Everywhere,
     purpose: "Finds parameter schemas Gemini's function declarations cannot carry.",

@@ -3,14 +3,13 @@
 use crate::diagnostic::Severity;
 use crate::ir::Target;
 use crate::lint::context::{LintContext, ToolView};
-use crate::lint::rule::{Applies, Group, RuleMeta};
+use crate::lint::rule::{Applies, RuleMeta};
+use crate::rule::Rule;
 use crate::spec::yaml::{Node, NodeValue};
 
 /// Metadata.
 pub const META: RuleMeta = RuleMeta {
-    code: "TGV004",
-    name: "mcp-incompatible",
-    group: Group::Provider,
+    rule: Rule::McpIncompatible,
     severity: Severity::Warning,
     applies: Applies::Everywhere,
     purpose: "Finds tools an MCP `tools/list` cannot carry as written.",

@@ -7,16 +7,15 @@ use crate::emit::openai::{
 };
 use crate::ir::Target;
 use crate::lint::context::{LintContext, ToolView};
-use crate::lint::rule::{Applies, Group, RuleMeta};
+use crate::lint::rule::{Applies, RuleMeta};
 use crate::lint::rules::provider::locate;
+use crate::rule::Rule;
 use crate::spec::source::TextRange;
 use crate::spec::yaml::Node;
 
 /// Metadata.
 pub const META: RuleMeta = RuleMeta {
-    code: "TGV001",
-    name: "openai-strict-incompatible",
-    group: Group::Provider,
+    rule: Rule::OpenaiStrictIncompatible,
     severity: Severity::Warning,
     applies: Applies::Everywhere,
     purpose: "Finds parameter schemas that OpenAI strict mode rejects, which the emitter must loosen or emit without strict mode.",

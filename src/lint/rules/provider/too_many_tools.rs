@@ -2,13 +2,12 @@
 
 use crate::diagnostic::Severity;
 use crate::lint::context::{LintContext, ToolView};
-use crate::lint::rule::{Applies, Group, RuleMeta};
+use crate::lint::rule::{Applies, RuleMeta};
+use crate::rule::Rule;
 
 /// Metadata.
 pub const META: RuleMeta = RuleMeta {
-    code: "TGV005",
-    name: "too-many-tools",
-    group: Group::Provider,
+    rule: Rule::TooManyTools,
     severity: Severity::Warning,
     applies: Applies::Everywhere,
     purpose: "Finds toolsets that expose more tools at once than a model chooses among well.",

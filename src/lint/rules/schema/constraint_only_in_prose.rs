@@ -3,16 +3,15 @@
 use crate::diagnostic::{Applicability, Severity};
 use crate::lint::context::{LintContext, SchemaNode, SchemaRole, ToolView};
 use crate::lint::fix::add_keys;
-use crate::lint::rule::{Applies, Group, RuleMeta};
+use crate::lint::rule::{Applies, RuleMeta};
 use crate::lint::rules::schema::prose;
 use crate::lint::rules::schema::shape::{self, Position};
 use crate::lint::rules::schema::unstable_result_shape::quote;
+use crate::rule::Rule;
 
 /// Metadata.
 pub const META: RuleMeta = RuleMeta {
-    code: "TGS015",
-    name: "constraint-only-in-prose",
-    group: Group::Schema,
+    rule: Rule::ConstraintOnlyInProse,
     severity: Severity::Warning,
     applies: Applies::Everywhere,
     purpose: "Finds parameters whose description states a bound, length, count, format or fixed value that the schema does not declare.",

@@ -2,17 +2,16 @@
 
 use crate::diagnostic::Severity;
 use crate::lint::context::{LintContext, SchemaNode, SchemaRole, ToolView};
-use crate::lint::rule::{Applies, Group, RuleMeta};
+use crate::lint::rule::{Applies, RuleMeta};
 use crate::lint::rules::naming::words::split_identifier;
 use crate::lint::rules::schema::prose;
 use crate::lint::rules::schema::shape::{self, Position};
+use crate::rule::Rule;
 use crate::spec::yaml::Node;
 
 /// Metadata.
 pub const META: RuleMeta = RuleMeta {
-    code: "TGS012",
-    name: "delimited-string-list",
-    group: Group::Schema,
+    rule: Rule::DelimitedStringList,
     severity: Severity::Warning,
     applies: Applies::Everywhere,
     purpose: "Finds string parameters that carry a list (comma-separated, JSON-encoded, or named in the plural).",

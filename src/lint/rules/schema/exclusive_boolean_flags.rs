@@ -2,17 +2,16 @@
 
 use crate::diagnostic::Severity;
 use crate::lint::context::{LintContext, ToolView};
-use crate::lint::rule::{Applies, Group, RuleMeta};
+use crate::lint::rule::{Applies, RuleMeta};
 use crate::lint::rules::naming::words::split_identifier;
 use crate::lint::rules::schema::forbidden_pairs::{Atom, forbidden_pairs};
 use crate::lint::rules::schema::shape;
+use crate::rule::Rule;
 use crate::spec::yaml::{Key, Node};
 
 /// Metadata.
 pub const META: RuleMeta = RuleMeta {
-    code: "TGS011",
-    name: "exclusive-boolean-flags",
-    group: Group::Schema,
+    rule: Rule::ExclusiveBooleanFlags,
     severity: Severity::Warning,
     applies: Applies::Everywhere,
     purpose: "Finds pairs of boolean parameters that encode one choice, so both can be set to true.",

@@ -2,17 +2,16 @@
 
 use crate::diagnostic::Severity;
 use crate::lint::context::{LintContext, ToolView};
-use crate::lint::rule::{Applies, Group, RuleMeta};
+use crate::lint::rule::{Applies, RuleMeta};
 use crate::lint::rules::naming::words::split_identifier;
 use crate::lint::rules::schema::shape;
+use crate::rule::Rule;
 use crate::spec::resolve::CelRole;
 use crate::spec::yaml::Node;
 
 /// Metadata.
 pub const META: RuleMeta = RuleMeta {
-    code: "TGS002",
-    name: "free-form-exec-parameter",
-    group: Group::Schema,
+    rule: Rule::FreeFormExecParameter,
     severity: Severity::Warning,
     applies: Applies::Everywhere,
     purpose: "Finds parameters that take a shell command, script, code or SQL as free text without a sandbox, timeout and permission rule to compensate.",

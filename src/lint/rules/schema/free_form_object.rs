@@ -2,14 +2,13 @@
 
 use crate::diagnostic::Severity;
 use crate::lint::context::{LintContext, SchemaNode, SchemaRole, ToolView};
-use crate::lint::rule::{Applies, Group, RuleMeta};
+use crate::lint::rule::{Applies, RuleMeta};
 use crate::lint::rules::schema::shape::{self, Position};
+use crate::rule::Rule;
 
 /// Metadata.
 pub const META: RuleMeta = RuleMeta {
-    code: "TGS010",
-    name: "free-form-object",
-    group: Group::Schema,
+    rule: Rule::FreeFormObject,
     severity: Severity::Warning,
     applies: Applies::Everywhere,
     purpose: "Finds parameters that accept an object of anything, or any value at all.",

@@ -3,16 +3,15 @@
 use crate::diagnostic::{Applicability, Severity};
 use crate::lint::context::{LintContext, SchemaNode, SchemaRole, ToolView};
 use crate::lint::fix::{add_keys, scalar};
-use crate::lint::rule::{Applies, Group, RuleMeta};
+use crate::lint::rule::{Applies, RuleMeta};
 use crate::lint::rules::naming::words::split_identifier;
 use crate::lint::rules::schema::prose;
 use crate::lint::rules::schema::shape::{self, Position};
+use crate::rule::Rule;
 
 /// Metadata.
 pub const META: RuleMeta = RuleMeta {
-    code: "TGS008",
-    name: "free-string-should-be-enum",
-    group: Group::Schema,
+    rule: Rule::FreeStringShouldBeEnum,
     severity: Severity::Warning,
     applies: Applies::Everywhere,
     purpose: "Finds free string parameters whose description lists their values or whose name denotes a closed set.",

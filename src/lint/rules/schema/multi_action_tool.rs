@@ -2,17 +2,16 @@
 
 use crate::diagnostic::Severity;
 use crate::lint::context::{LintContext, ToolView};
-use crate::lint::rule::{Applies, Group, RuleMeta};
+use crate::lint::rule::{Applies, RuleMeta};
 use crate::lint::rules::naming::words::{is_stop_word, is_verb, singular, split_identifier};
 use crate::lint::rules::schema::{hidden_operations, prose, shape};
+use crate::rule::Rule;
 use crate::spec::source::Span;
 use crate::spec::yaml::{Key, Node};
 
 /// Metadata.
 pub const META: RuleMeta = RuleMeta {
-    code: "TGS001",
-    name: "multi-action-tool",
-    group: Group::Schema,
+    rule: Rule::MultiActionTool,
     severity: Severity::Warning,
     applies: Applies::Everywhere,
     purpose: "Finds tools that do several different operations, chosen by a switch parameter, a boolean, a special value, which parameters are set, or a small language.",
@@ -435,7 +434,7 @@ fn suggest_names(tool: &str, values: &[String]) -> String {
                 return format!("`{tool}_{}`", vw.join("_"));
             }
             let mut object = nouns.clone();
-            if !matches!(first.as_str(), "list" | "search" | "find")
+            if !crate::words::verbs::lists(first)
                 && let Some(last) = object.last_mut()
             {
                 *last = singular(last).to_owned();
@@ -461,6 +460,17 @@ fn suggest_names(tool: &str, values: &[String]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The multi-action rule reads the one verb table: a value's first verb is a table verb that
+    /// is not a noun too.
+    #[test]
+    fn values_are_read_with_the_one_verb_table() {
+        for v in crate::words::verbs::all() {
+            let value = format!("widget_{}", v.word);
+            let expected = (!v.noun_too).then(|| v.word.to_owned());
+            assert_eq!(first_verb(&value), expected, "{value}");
+        }
+    }
 
     fn vals(v: &[&str]) -> Vec<String> {
         v.iter().map(|s| s.to_string()).collect()

@@ -2,19 +2,18 @@
 
 use crate::diagnostic::Severity;
 use crate::lint::context::{LintContext, ToolView};
-use crate::lint::rule::{Applies, Group, RuleMeta};
+use crate::lint::rule::{Applies, RuleMeta};
 use crate::lint::rules::schema::forbidden_pairs::{Atom, forbidden_pairs};
 use crate::lint::rules::schema::multi_action_tool::{is_selector_name, switches};
 use crate::lint::rules::schema::unstable_result_shape::quote;
 use crate::lint::rules::schema::{prose, shape};
+use crate::rule::Rule;
 use crate::spec::source::Span;
 use crate::spec::yaml::Node;
 
 /// Metadata.
 pub const META: RuleMeta = RuleMeta {
-    code: "TGS004",
-    name: "mutually-exclusive-parameters",
-    group: Group::Schema,
+    rule: Rule::MutuallyExclusiveParameters,
     severity: Severity::Warning,
     applies: Applies::Everywhere,
     purpose: "Finds parameters that must not (or must) be given together, or only with some value of another, which the model has to learn from prose or rejections.",

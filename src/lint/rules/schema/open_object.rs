@@ -3,14 +3,13 @@
 use crate::diagnostic::{Applicability, Severity};
 use crate::lint::context::{ImportFormat, LintContext, SchemaNode, SchemaRole, ToolView};
 use crate::lint::fix::add_keys;
-use crate::lint::rule::{Applies, Group, RuleMeta};
+use crate::lint::rule::{Applies, RuleMeta};
 use crate::lint::rules::schema::shape::{self, Position};
+use crate::rule::Rule;
 
 /// Metadata.
 pub const META: RuleMeta = RuleMeta {
-    code: "TGS009",
-    name: "open-object",
-    group: Group::Schema,
+    rule: Rule::OpenObject,
     severity: Severity::Info,
     applies: Applies::Everywhere,
     purpose: "Finds parameter objects that accept properties they do not declare.",

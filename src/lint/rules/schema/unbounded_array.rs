@@ -3,14 +3,13 @@
 use crate::diagnostic::{Applicability, Severity};
 use crate::lint::context::{LintContext, SchemaNode, SchemaRole, ToolView};
 use crate::lint::fix::add_keys;
-use crate::lint::rule::{Applies, Group, RuleMeta};
+use crate::lint::rule::{Applies, RuleMeta};
 use crate::lint::rules::schema::shape::{self, Position};
+use crate::rule::Rule;
 
 /// Metadata.
 pub const META: RuleMeta = RuleMeta {
-    code: "TGS006",
-    name: "unbounded-array",
-    group: Group::Schema,
+    rule: Rule::UnboundedArray,
     severity: Severity::Warning,
     applies: Applies::Everywhere,
     purpose: "Finds array parameters without `maxItems`.",

@@ -2,14 +2,13 @@
 
 use crate::diagnostic::Severity;
 use crate::lint::context::{LintContext, SchemaNode, SchemaRole, ToolView};
-use crate::lint::rule::{Applies, Group, RuleMeta};
+use crate::lint::rule::{Applies, RuleMeta};
 use crate::lint::rules::schema::shape::{self, Position};
+use crate::rule::Rule;
 
 /// Metadata.
 pub const META: RuleMeta = RuleMeta {
-    code: "TGS007",
-    name: "unbounded-string",
-    group: Group::Schema,
+    rule: Rule::UnboundedString,
     severity: Severity::Info,
     applies: Applies::SpecsOnly,
     purpose: "Finds string parameters with no `maxLength`, `enum`, `const`, `pattern` or `format`.",

@@ -3,14 +3,12 @@
 use crate::diagnostic::Severity;
 use crate::lint::codes::Rule;
 use crate::lint::context::{ImportFormat, LintContext, ToolView};
-use crate::lint::rule::{Applies, Group, RuleMeta};
+use crate::lint::rule::{Applies, RuleMeta};
 use crate::spec::source::{SourceId, Span};
 
 /// Metadata.
 pub const META: RuleMeta = RuleMeta {
-    code: "TGS014",
-    name: "undeclared-result-schema",
-    group: Group::Schema,
+    rule: Rule::UndeclaredResultSchema,
     severity: Severity::Warning,
     applies: Applies::Everywhere,
     purpose: "Finds specs without a `result` schema, and tool lists that could declare result schemas but do not.",

@@ -2,14 +2,13 @@
 
 use crate::diagnostic::Severity;
 use crate::lint::context::{LintContext, SchemaNode, ToolView};
-use crate::lint::rule::{Applies, Group, RuleMeta};
+use crate::lint::rule::{Applies, RuleMeta};
+use crate::rule::Rule;
 use crate::spec::yaml::NodeValue;
 
 /// Metadata.
 pub const META: RuleMeta = RuleMeta {
-    code: "TGS013",
-    name: "unknown-schema-keyword",
-    group: Group::Schema,
+    rule: Rule::UnknownSchemaKeyword,
     severity: Severity::Warning,
     applies: Applies::Everywhere,
     purpose: "Finds keys in `parameters` and `result` schemas that are not JSON Schema keywords, such as the halves of a description split at a comma.",

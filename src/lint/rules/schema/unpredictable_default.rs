@@ -2,16 +2,15 @@
 
 use crate::diagnostic::Severity;
 use crate::lint::context::{LintContext, SchemaNode, SchemaRole, ToolView};
-use crate::lint::rule::{Applies, Group, RuleMeta};
+use crate::lint::rule::{Applies, RuleMeta};
 use crate::lint::rules::schema::prose::{self, DescribedDefault};
 use crate::lint::rules::schema::shape::{self, Position};
+use crate::rule::Rule;
 use crate::spec::yaml::Node;
 
 /// Metadata.
 pub const META: RuleMeta = RuleMeta {
-    code: "TGS005",
-    name: "unpredictable-default",
-    group: Group::Schema,
+    rule: Rule::UnpredictableDefault,
     severity: Severity::Warning,
     applies: Applies::Everywhere,
     purpose: "Finds parameter defaults that only prose states, that never apply, that the schema rejects, or that depend on the environment.",

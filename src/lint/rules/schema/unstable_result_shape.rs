@@ -2,16 +2,15 @@
 
 use crate::diagnostic::Severity;
 use crate::lint::context::{LintContext, ToolView};
-use crate::lint::rule::{Applies, Group, RuleMeta};
+use crate::lint::rule::{Applies, RuleMeta};
 use crate::lint::rules::schema::{prose, shape};
+use crate::rule::Rule;
 use crate::spec::source::TextRange;
 use crate::spec::yaml::Node;
 
 /// Metadata.
 pub const META: RuleMeta = RuleMeta {
-    code: "TGS003",
-    name: "unstable-result-shape",
-    group: Group::Schema,
+    rule: Rule::UnstableResultShape,
     severity: Severity::Warning,
     applies: Applies::Everywhere,
     purpose: "Finds tools whose result changes kind or shape with the arguments or with state.",

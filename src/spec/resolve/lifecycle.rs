@@ -2,19 +2,20 @@
 //! (`{since, use}`), read from the spec and checked across the whole set — an alias may not be
 //! another tool's name or alias, and `use` must name a tool.
 //!
-//! [`crate::spec::resolve`] calls `aliases` and `deprecation` per tool and `check` once
-//! over the set; the runtime's registry maps aliases ([`crate::runtime`]), and `toolgate diff`
-//! reads both to tell a rename from a removal.
+//! Resolution calls `aliases` and `deprecation` per tool and `check` once over the set; the
+//! runtime's registry maps aliases ([`crate::runtime`]), and `toolgate diff` reads both to tell
+//! a rename from a removal.
 
 use std::collections::HashMap;
 
-use crate::diagnostic::{Diagnostic, Severity};
+use crate::diagnostic::Diagnostic;
 use crate::ir::Deprecation;
-use crate::lint::Rule;
+use crate::rule::Rule;
 use crate::spec::ast::ToolSpec;
 use crate::spec::load::LoadedSpecs;
-use crate::spec::resolve::ResolvedTool;
 use crate::spec::source::Span;
+
+use super::{ResolvedTool, error};
 
 /// The tool's aliases, as written.
 pub(crate) fn aliases(t: &ToolSpec) -> Vec<String> {
@@ -84,9 +85,8 @@ pub(crate) fn check(loaded: &LoadedSpecs, tools: &[ResolvedTool], diags: &mut Ve
                         format!("an alias of tool `{other}`")
                     };
                     diags.push(
-                        Diagnostic::new(
-                            Some(Rule::DuplicateToolName.code()),
-                            Severity::Error,
+                        error(
+                            Rule::DuplicateToolName,
                             span,
                             format!("alias `{a}` of `{}` is also {what}", name.value),
                         )
@@ -132,9 +132,8 @@ pub(crate) fn check(loaded: &LoadedSpecs, tools: &[ResolvedTool], diags: &mut Ve
                 None => "name a tool defined by a spec".into(),
             };
             diags.push(
-                Diagnostic::new(
-                    Some(Rule::UnknownProjectReference.code()),
-                    Severity::Error,
+                error(
+                    Rule::UnknownProjectReference,
                     span,
                     format!(
                         "`deprecated.use` names `{}`, which no spec defines",
@@ -148,27 +147,15 @@ pub(crate) fn check(loaded: &LoadedSpecs, tools: &[ResolvedTool], diags: &mut Ve
 }
 
 fn contract(span: Span, message: String, help: &str) -> Diagnostic {
-    Diagnostic::new(
-        Some(Rule::InvalidContract.code()),
-        Severity::Error,
-        span,
-        message,
-    )
-    .with_help(help)
+    error(Rule::InvalidContract, span, message).with_help(help)
 }
 
 #[cfg(test)]
 mod tests {
-    use crate::check::check_texts;
-    use std::path::PathBuf;
+    use super::super::testing::resolve_files;
 
     fn messages(files: &[(&str, &str)]) -> Vec<String> {
-        let files: Vec<(PathBuf, String)> = files
-            .iter()
-            .map(|(p, t)| (PathBuf::from(p), (*t).to_owned()))
-            .collect();
-        let c = check_texts(&files, None);
-        c.resolution
+        resolve_files(files, None)
             .diagnostics
             .iter()
             .map(|d| format!("{} {}", d.code.unwrap_or("-"), d.message))
@@ -179,29 +166,14 @@ mod tests {
 
     #[test]
     fn aliases_and_successors_resolve_into_the_definition() {
-        let files = [(
-            PathBuf::from("a.yaml"),
-            format!("{NEW}aliases: [cat_file]\n"),
-        )];
-        let c = check_texts(&files, None);
-        let def = c.resolution.definitions().next().unwrap();
+        let aliased = format!("{NEW}aliases: [cat_file]\n");
+        let r = resolve_files(&[("a.yaml", &aliased)], None);
+        let def = r.definitions().next().unwrap();
         assert_eq!(def.aliases, vec!["cat_file".to_owned()]);
         let old = "name: cat_file\ndescription: Read a file.\neffect: read_only\nexec: {builtin: read_file}\ndeprecated: {since: 2, use: read_text}\n";
-        let files = [
-            (PathBuf::from("a.yaml"), NEW.to_owned()),
-            (PathBuf::from("b.yaml"), old.to_owned()),
-        ];
-        let c = check_texts(&files, None);
-        assert!(
-            c.resolution.diagnostics.is_empty(),
-            "{:?}",
-            c.resolution.diagnostics
-        );
-        let cat = c
-            .resolution
-            .definitions()
-            .find(|d| d.name == "cat_file")
-            .unwrap();
+        let r = resolve_files(&[("a.yaml", NEW), ("b.yaml", old)], None);
+        assert!(r.diagnostics.is_empty(), "{:?}", r.diagnostics);
+        let cat = r.definitions().find(|d| d.name == "cat_file").unwrap();
         assert_eq!(
             cat.deprecated,
             Some(crate::ir::Deprecation {
