@@ -41,6 +41,12 @@ impl Inner {
             }
             return Ok(out);
         }
+        // Their starts reach the journal together: it flushes them once.
+        let side_effects = items
+            .iter()
+            .filter(|(a, _)| !a.definition().effect.is_read_only())
+            .count();
+        self.journal.expect_starts(side_effects);
         let mut set = JoinSet::new();
         for (a, m) in items {
             set.spawn(
