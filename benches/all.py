@@ -162,6 +162,9 @@ def main():
     ap.add_argument("--no-criterion", action="store_true",
                     help="whole-process figures only (no cargo bench build or run)")
     ap.add_argument("--write", metavar="FILE", help="write the table (markdown) there too")
+    ap.add_argument("--only", metavar="GROUPS", default="exec,journal,runtime,output,e2e",
+                    help="comma-separated groups to run (exec, journal, runtime, output, e2e); "
+                         "the others' rows say 'not run'")
     a = ap.parse_args()
 
     if a.save:
@@ -184,16 +187,21 @@ def main():
 
     # A saved set without bench binaries (a release build of the binaries alone) gets the
     # whole-process figures only.
-    crit = {s: {} for s, p in sets.items() if all(os.path.exists(p.get(b, "")) for b in BENCHES)}
+    only = set(a.only.split(","))
+    crit = {s: {} for s in sets}
     for _ in range(a.rounds):
         for bench, names in BENCHES.items():
-            for s in crit:
-                paths = sets[s]
-                for n, v in criterion(paths[bench], bench, names).items():
-                    crit[s].setdefault(n, []).append(v)
+            if bench not in only:
+                continue
+            for s, paths in sets.items():
+                if os.path.exists(paths.get(bench, "")):
+                    for n, v in criterion(paths[bench], bench, names).items():
+                        crit[s].setdefault(n, []).append(v)
     med = {s: {n: statistics.median(v) for n, v in crit.get(s, {}).items()} for s in sets}
-    speeds, rss = output(sets, a.size_mib, max(1, a.rounds))
-    e2e_rows = e2e.measure({s: p["toolgate"] for s, p in sets.items()}, 200, a.e2e_rounds)
+    speeds, rss = (output(sets, a.size_mib, max(1, a.rounds)) if "output" in only
+                   else (None, None))
+    e2e_rows = (e2e.measure({s: p["toolgate"] for s, p in sets.items()}, 200, a.e2e_rounds)
+                if "e2e" in only else None)
     mcp = None
     if a.mcp:
         args = [sys.executable, os.path.join(HERE, "mcp/bench.py"), "--json", "--rounds", "3"]
@@ -222,77 +230,99 @@ def fmt_t(s):
 
 
 def render(sets, med, speeds, rss, e2e_rows, mcp, load, a):
+    """One table: every figure, before and after, its limit or peer, its goal, and the command
+    that measures it alone."""
     names = list(sets)
-    head = "| figure | " + " | ".join(names) + " | limit or peer | goal | met |"
-    rows = [head, "|" + "---|" * (len(names) + 4)]
+    head = ("| figure | " + " | ".join(names)
+            + " | limit or peer (same run) | goal | met | regenerate |")
+    rows = [head, "|" + "---|" * (len(names) + 5)]
 
-    def row(fig, vals, limit, goal, met):
-        rows.append(f"| {fig} | " + " | ".join(vals) + f" | {limit} | {goal} | {met} |")
+    def row(fig, vals, limit, goal, met, cmd):
+        rows.append(f"| {fig} | " + " | ".join(vals) + f" | {limit} | {goal} | {met} | {cmd} |")
 
     last = names[-1]
 
-    def crit_row(fig, cell, limit, goal, met):
-        vals = [cell(med[s]) if med[s] else "not measured" for s in names]
-        row(fig, vals, limit(med[last]) if med[last] else "—", goal,
-            yes(met(med[last])) if med[last] else "—")
+    def crit_row(fig, needs, cell, limit, goal, met, cmd):
+        have = {s: all(n in med.get(s, {}) for n in needs) for s in names}
+        vals = [cell(med[s]) if have[s] else "not measured" for s in names]
+        row(fig, vals, limit(med[last]) if have[last] else "—", goal,
+            yes(met(med[last])) if have[last] else "—", cmd)
 
     def spawn_ratio(m):
         return m["spawn_true/runtime/no_profile"] / m["spawn_true/direct/tokio"]
 
-    crit_row("process tool `true` through the runtime (`cargo bench --bench exec`)",
+    crit_row("process tool `true` through the runtime",
+             ["spawn_true/runtime/no_profile", "spawn_true/direct/tokio"],
              lambda m: f"{fmt_t(m['spawn_true/runtime/no_profile'])}, {spawn_ratio(m):.1f}× direct",
              lambda m: f"direct tokio spawn {fmt_t(m['spawn_true/direct/tokio'])}", "≤ 1.3×",
-             lambda m: spawn_ratio(m) <= 1.3)
+             lambda m: spawn_ratio(m) <= 1.3, "`cargo bench --bench exec -- spawn_true`")
 
     def flush_ratio(m):
         return m["per_call/sqlite/slow_edit"] / m["device/commit"]
 
-    crit_row("side-effecting call, SQLite journal (`--bench journal`)",
+    crit_row("side-effecting call, SQLite journal (`synchronous=FULL`)",
+             ["per_call/sqlite/slow_edit", "device/commit"],
              lambda m: f"{fmt_t(m['per_call/sqlite/slow_edit'])}, {flush_ratio(m):.1f}× a flush",
              lambda m: f"one flush {fmt_t(m['device/commit'])}", "≤ 1.5× one flush",
-             lambda m: flush_ratio(m) <= 1.5)
-    crit_row("16 concurrent side-effecting calls (`--bench journal`)",
+             lambda m: flush_ratio(m) <= 1.5,
+             "`cargo bench --bench journal -- 'sqlite/slow_edit$\\|device'`")
+    crit_row("16 concurrent side-effecting calls", ["sixteen_concurrent/sqlite"],
              lambda m: f"{fmt_t(m['sixteen_concurrent/sqlite'] / 16)} per call, "
                        f"{16 / m['sixteen_concurrent/sqlite']:,.0f} calls/s",
              lambda m: "group commit", "≥ 10,000 calls/s",
-             lambda m: 16 / m["sixteen_concurrent/sqlite"] >= 10_000)
-    cat = speeds["cat"]
+             lambda m: 16 / m["sixteen_concurrent/sqlite"] >= 10_000,
+             "`cargo bench --bench journal -- sixteen_concurrent/sqlite`")
     for tool, what, goal in (("cat_file_head_tail", "head and tail kept", 0.5),
                              ("cat_file", "streamed into the artifact store", 0.4)):
+        fig = f"{a.size_mib} MiB of tool output, {what} (`toolgate call {tool}`)"
+        want = f"≥ {goal}× cat" + (", RSS ≤ 64 MiB" if tool == "cat_file_head_tail" else "")
+        cmd = f"`SIZE_MIB={a.size_mib} benches/exec_output.sh`"
+        if speeds is None:
+            row(fig, ["not run" for _ in names], "`cat > /dev/null`", want, "—", cmd)
+            continue
+        cat = speeds["cat"]
         v = {s: speeds[f"{s}/{tool}"] for s in names}
-        row(f"{a.size_mib} MiB of tool output, {what} (`toolgate call {tool}`)",
-            [f"{v[s]:,.0f} MiB/s, {v[s] / cat:.2f}× cat, RSS {rss[f'{s}/{tool}']:.0f} MiB"
-             for s in names], f"`cat > /dev/null` {cat:,.0f} MiB/s",
-            f"≥ {goal}× cat" + (", RSS ≤ 64 MiB" if tool == "cat_file_head_tail" else ""),
-            yes(v[last] / cat >= goal and rss[f"{last}/{tool}"] <= 64))
-    crit_row("pipeline overhead per builtin call (`--bench runtime`)",
+        row(fig, [f"{v[s]:,.0f} MiB/s, {v[s] / cat:.2f}× cat, RSS {rss[f'{s}/{tool}']:.0f} MiB"
+                  for s in names], f"`cat > /dev/null` {cat:,.0f} MiB/s", want,
+            yes(v[last] / cat >= goal and (tool == "cat_file" or rss[f"{last}/{tool}"] <= 64)),
+            cmd)
+    crit_row("pipeline overhead per builtin call (`echo`, in-memory journal)",
+             ["per_call/pipeline/echo"],
              lambda m: fmt_t(m["per_call/pipeline/echo"]),
              lambda m: "JSON Schema ≈ 0.07 µs + CEL ≈ 1–3 µs", "≤ 5 µs",
-             lambda m: m["per_call/pipeline/echo"] <= 5e-6)
+             lambda m: m["per_call/pipeline/echo"] <= 5e-6,
+             "`cargo bench --bench runtime -- per_call/pipeline/echo`")
     if mcp:
         by = {r["server"]: r for r in mcp}
         bare = by["bare-rmcp"]["server_cpu_us_per_call"]
         key = {"before": "before", "after": "toolgate"}
-        row("MCP server CPU per call vs bare rmcp (`benches/mcp/bench.py`)",
+        row("MCP server CPU per call vs bare rmcp",
             [f"{by[key[s]]['server_cpu_us_per_call'] / bare:.2f}×" for s in names],
             f"bare rmcp {bare:.0f} µs", "≤ 1.1×",
-            yes(by["toolgate"]["server_cpu_us_per_call"] / bare <= 1.1))
+            yes(by["toolgate"]["server_cpu_us_per_call"] / bare <= 1.1),
+            "`benches/mcp/bench.py`")
     else:
-        row("MCP server CPU per call vs bare rmcp (`benches/mcp/bench.py`, `--mcp`)",
-            ["not run" for _ in names], "bare rmcp", "≤ 1.1×", "—")
-    rows.append("")
-    rows.append("| through `toolgate run --calls FILE`, 200 calls (`benches/e2e.py`) | "
-                + " | ".join(f"{s} ms per call" for s in names) + " | limit | goal | met |")
-    rows.append("|" + "---|" * (len(names) + 4))
-    for r in e2e_rows["rows"]:
-        vals = [f"{r[f'{s}_ms']:.2f} ({r[f'{s}_x_limit']:.1f}×)" for s in names]
-        rows.append(f"| {r['workload']} | " + " | ".join(vals)
-                    + f" | {r['limit']} {r['limit_ms']:.2f} ms | ≤ {r['goal']}× |"
-                    + f" {yes(r[f'{last}_x_limit'] <= r['goal'])} |")
+        row("MCP server CPU per call vs bare rmcp", ["not run" for _ in names], "bare rmcp",
+            "≤ 1.1×", "—", "`benches/mcp/bench.py` (`all.py --mcp`)")
+    what = {"write_file": "sequential `write_file` (one file, `overwrite: true`)",
+            "process": "sequential process tool (`/bin/true`, `sandbox: none`, group `max: 1`)",
+            "process_read": "the same tool declared `read_only`"}
+    if e2e_rows is None:
+        for w, text in what.items():
+            row(f"{text}, `toolgate run`, 200 calls", ["not run" for _ in names],
+                "—", "—", "—", f"`benches/e2e.py --workload {w}`")
+    else:
+        for r in e2e_rows["rows"]:
+            vals = [f"{r[f'{s}_ms']:.2f} ms per call ({r[f'{s}_x_limit']:.1f}×)" for s in names]
+            row(f"{what[r['workload']]}, `toolgate run`, 200 calls", vals,
+                f"{r['limit']} {r['limit_ms']:.2f} ms", f"≤ {r['goal']}×",
+                yes(r[f"{last}_x_limit"] <= r["goal"]),
+                f"`benches/e2e.py --workload {r['workload']}`")
     rows.append("")
     rows.append(f"Load average (1, 5, 15 min) at the start and the end: {load[0]}; {load[1]}. "
                 f"Criterion medians of {a.rounds} alternating rounds; whole-process figures "
-                f"medians of {max(1, a.rounds)} (output) and {a.e2e_rounds} (e2e) rounds.")
+                f"medians of {max(1, a.rounds)} (output) and {a.e2e_rounds} (e2e) rounds. "
+                f"Command: `benches/all.py {' '.join(sys.argv[1:])}`.")
     return "\n".join(rows)
 
 

@@ -131,3 +131,80 @@ async fn concurrent_starts_share_their_flushes() {
     );
     assert_eq!(finished_elsewhere(state.path()), 16);
 }
+
+/// A start of a side-effecting call (`op-N`, key `s:cN`).
+fn start(n: usize) -> toolgate::runtime::extend::OperationStart {
+    use toolgate::ir::{Decision, Effect, Idempotency};
+    use toolgate::policy::DecisionSource;
+    use toolgate::runtime::extend::{KeySource, OperationStart, PermissionRecord, Resolution};
+    let canonical = toolgate::runtime::extend::canonical_json(&json!({"n": n}));
+    OperationStart {
+        operation_id: format!("op-{n}"),
+        session_id: "s".into(),
+        call_id: format!("c{n}"),
+        tool: "append_line".into(),
+        tool_version: 1,
+        schema_version: "blake3:0000000000000000".into(),
+        effect: Effect::LocalWrite,
+        idempotency: Idempotency::Idempotent,
+        idempotency_key: format!("s:c{n}"),
+        key_source: KeySource::Derived,
+        arguments_hash: blake3::hash(canonical.as_bytes()).to_hex().to_string(),
+        arguments: canonical,
+        permission: PermissionRecord {
+            decision: Decision::Allow,
+            source: DecisionSource::Default,
+            reason: None,
+            chain: Vec::new(),
+            restricted_by: None,
+            resolution: Resolution::Policy,
+            granted: true,
+        },
+        scheduler_batch: Some(0),
+        started_at: "2026-12-01T00:00:00Z".into(),
+    }
+}
+
+/// Starts announced together (a batch's side-effecting calls) share one flush, whatever order
+/// the writer receives them in; an announced start that never comes delays the others at most
+/// a moment, and is not waited for again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn announced_starts_share_one_flush() {
+    let state = tempfile::tempdir().unwrap();
+    let journal = SqliteJournal::open(state.path().join(JOURNAL_FILE)).unwrap();
+    let ops: Vec<_> = (0..4).map(start).collect();
+    let before = journal.commit_stats();
+    journal.expect_starts(4);
+    let (a, b, c, d) = tokio::join!(
+        journal.claim(&ops[0]),
+        journal.claim(&ops[1]),
+        journal.claim(&ops[2]),
+        journal.claim(&ops[3])
+    );
+    for r in [a, b, c, d] {
+        assert!(matches!(
+            r.unwrap(),
+            toolgate::runtime::extend::Claim::Started
+        ));
+    }
+    let after = journal.commit_stats();
+    assert_eq!(
+        after.flushes - before.flushes,
+        1,
+        "four announced starts: {before:?} -> {after:?}"
+    );
+
+    // Two announced, one comes: it is committed after the wait, and the next start alone does
+    // not wait again.
+    let more: Vec<_> = (4..6).map(start).collect();
+    journal.expect_starts(2);
+    journal.claim(&more[0]).await.unwrap();
+    let t = std::time::Instant::now();
+    journal.claim(&more[1]).await.unwrap();
+    assert!(
+        t.elapsed() < std::time::Duration::from_millis(500),
+        "{:?}",
+        t.elapsed()
+    );
+    assert_eq!(journal.commit_stats().flushes, after.flushes + 2);
+}

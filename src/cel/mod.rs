@@ -160,6 +160,65 @@ pub struct Evaluator<'a> {
     ctx: Context<'a, 'a>,
 }
 
+/// toolgate's functions registered once, for many calls to evaluate in: a call's
+/// [`Evaluator::in_scope`] binds its variables in a scope of its own over it, so that a call
+/// does not register every function again.
+pub struct Functions {
+    ctx: Context<'static, 'static>,
+}
+
+impl std::fmt::Debug for Functions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Functions").finish_non_exhaustive()
+    }
+}
+
+impl Functions {
+    /// The functions, with `path.protected` asking `protected` (the project's set, or the
+    /// runtime's workspace) instead of the default set when one is given.
+    pub fn new(
+        protected: Option<Arc<dyn crate::policy::ProtectedPaths>>,
+    ) -> Result<Self, EvalError> {
+        let mut ctx = Context::with_env(environment());
+        functions::register(&mut ctx)
+            .map_err(|e| EvalError(format!("registering functions: {e}")))?;
+        if let Some(p) = protected {
+            functions::register_protected(&mut ctx, p)
+                .map_err(|e| EvalError(format!("registering path.protected: {e}")))?;
+        }
+        Ok(Functions { ctx })
+    }
+
+    /// The functions with the default protected set, built once per process.
+    pub fn shared() -> Result<&'static Functions, EvalError> {
+        static SHARED: OnceLock<Result<Functions, EvalError>> = OnceLock::new();
+        SHARED
+            .get_or_init(|| Functions::new(None))
+            .as_ref()
+            .map_err(Clone::clone)
+    }
+}
+
+/// Binds a call's variables: `args`, `tool`, `context`, `workspace`.
+fn bind(ctx: &mut Context<'_, '_>, b: &Bindings<'_>) {
+    ctx.add_variable_from_value("args", value::json_to_cel(b.args));
+    let tool = Value::Map(cel::objects::Map {
+        map: Arc::new(
+            [
+                ("name", Value::String(Arc::new(b.tool_name.to_owned()))),
+                ("effect", Value::String(Arc::new(b.tool_effect.to_owned()))),
+                ("version", Value::Int(i64::from(b.tool_version))),
+            ]
+            .into_iter()
+            .map(|(k, v)| (cel::objects::Key::String(Arc::new(k.to_owned())), v))
+            .collect(),
+        ),
+    });
+    ctx.add_variable_from_value("tool", tool);
+    ctx.add_variable_from_value("context", Value::String(Arc::new(b.context.to_owned())));
+    ctx.add_variable_from_value("workspace", Value::String(Arc::new(b.workspace.to_owned())));
+}
+
 /// An expression that failed at evaluation time.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 #[error("{0}")]
@@ -171,16 +230,15 @@ impl<'a> Evaluator<'a> {
         let mut ctx = Context::with_env(environment());
         functions::register(&mut ctx)
             .map_err(|e| EvalError(format!("registering functions: {e}")))?;
-        ctx.add_variable_from_value("args", value::json_to_cel(b.args));
-        let tool = serde_json::json!({
-            "name": b.tool_name,
-            "effect": b.tool_effect,
-            "version": b.tool_version,
-        });
-        ctx.add_variable_from_value("tool", value::json_to_cel(&tool));
-        ctx.add_variable_from_value("context", Value::String(Arc::new(b.context.to_owned())));
-        ctx.add_variable_from_value("workspace", Value::String(Arc::new(b.workspace.to_owned())));
+        bind(&mut ctx, b);
         Ok(Evaluator { ctx })
+    }
+
+    /// Binds the variables in a scope of their own over functions registered once.
+    pub fn in_scope(functions: &'a Functions, b: &Bindings<'_>) -> Self {
+        let mut ctx = functions.ctx.new_inner_scope();
+        bind(&mut ctx, b);
+        Evaluator { ctx }
     }
 
     /// Makes `path.protected` ask `protected` (the project's set, or the runtime's workspace)

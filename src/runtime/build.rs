@@ -363,6 +363,7 @@ impl RuntimeBuilder {
         } else {
             None
         };
+        let protection = crate::runtime::permission::WorkspaceProtection::shared(&workspace);
         Ok(ToolRuntime {
             inner: Arc::new(Inner {
                 registry,
@@ -381,6 +382,8 @@ impl RuntimeBuilder {
                 metrics: Metrics::default(),
                 dispatch,
                 admission: Arc::new(AdmissionTable::new(locks)),
+                cel: crate::cel::Functions::new(Some(protection.clone())),
+                protection,
             }),
         })
     }

@@ -24,7 +24,8 @@ struct Series {
 
 #[derive(Debug, Default)]
 struct State {
-    calls: BTreeMap<(String, Status), Series>,
+    /// By tool, then status: a call of a tool seen before allocates nothing.
+    calls: BTreeMap<String, BTreeMap<Status, Series>>,
     errors: BTreeMap<(String, ErrorType), u64>,
     retries: BTreeMap<String, u64>,
 }
@@ -90,7 +91,11 @@ impl Metrics {
             Ok(s) => s,
             Err(p) => p.into_inner(),
         };
-        let series = s.calls.entry((tool.to_owned(), status)).or_default();
+        let by_status = match s.calls.get_mut(tool) {
+            Some(b) => b,
+            None => s.calls.entry(tool.to_owned()).or_default(),
+        };
+        let series = by_status.entry(status).or_default();
         if series.buckets.is_empty() {
             series.buckets = vec![0; LATENCY_BUCKETS_US.len() + 1];
         }
@@ -115,7 +120,8 @@ impl Metrics {
             calls: s
                 .calls
                 .iter()
-                .map(|((tool, status), series)| CallSeries {
+                .flat_map(|(tool, by_status)| by_status.iter().map(move |(s, x)| (tool, s, x)))
+                .map(|(tool, status, series)| CallSeries {
                     tool: tool.clone(),
                     status: *status,
                     count: series.count,

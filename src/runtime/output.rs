@@ -6,7 +6,7 @@
 
 use std::sync::OnceLock;
 
-use regex::Regex;
+use regex::{Regex, RegexSet};
 use serde_json::Value;
 
 use crate::ir::OutputKeep;
@@ -39,6 +39,15 @@ fn secret_patterns() -> &'static [Regex] {
     })
 }
 
+/// Whether any well-known secret shape occurs in a text: one pass over it instead of one per
+/// pattern (most texts hold none).
+fn may_hold_secrets(text: &str) -> bool {
+    static SET: OnceLock<Option<RegexSet>> = OnceLock::new();
+    SET.get_or_init(|| RegexSet::new(SECRET_PATTERNS).ok())
+        .as_ref()
+        .is_none_or(|set| set.is_match(text))
+}
+
 /// What to redact from one call's output.
 #[derive(Clone, Copy, Debug)]
 pub struct Redactor<'a> {
@@ -67,10 +76,16 @@ impl Redactor<'_> {
                 out = out.replace(l.as_str(), REDACTED);
             }
         }
-        let secrets = if self.secrets { secret_patterns() } else { &[] };
-        for re in self.patterns.iter().chain(secrets) {
+        for re in self.patterns {
             if re.is_match(&out) {
                 out = re.replace_all(&out, REDACTED).into_owned();
+            }
+        }
+        if self.secrets && may_hold_secrets(&out) {
+            for re in secret_patterns() {
+                if re.is_match(&out) {
+                    out = re.replace_all(&out, REDACTED).into_owned();
+                }
             }
         }
         out

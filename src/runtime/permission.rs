@@ -20,7 +20,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::cel::Evaluator;
 use crate::ir::{AskMode, ContextPolicy, Decision, ErrorType, Status, ToolDefinition};
-use crate::policy::arguments::{glob_params, protected_decision};
+use crate::policy::arguments::protected_decision;
 use crate::policy::{DecisionSource, PolicyDecision, ProtectedPaths, Protection, RuleOutcome};
 use crate::runtime::approval::{
     ApprovalOutcome, ApprovalRequest, ApprovalScope, Approver, Grant, GrantQuery, card_applies,
@@ -255,8 +255,9 @@ pub fn evaluate(
     restrictions: Vec<Restriction>,
 ) -> PolicyEvaluation {
     let def = &tool.definition;
-    let globs = glob_params(&def.parameters, &def.exec);
-    if let Some((decision, _)) = protected_decision(args, &tool.path_params, &globs, protected) {
+    if let Some((decision, _)) =
+        protected_decision(args, &tool.path_params, &tool.glob_params, protected)
+    {
         let decision = match ev {
             Some(ev) => tool.policy.explain_protected(decision, ev),
             None => decision,

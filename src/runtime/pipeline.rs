@@ -132,6 +132,11 @@ pub(crate) struct Inner {
     pub(crate) dispatch: Dispatch,
     /// Where the calls of every session, request and `execute()` wait for each other.
     pub(crate) admission: Arc<AdmissionTable>,
+    /// The workspace's protected paths, as the rules and `path.protected` ask them.
+    pub(crate) protection: Arc<dyn crate::policy::ProtectedPaths>,
+    /// toolgate's CEL functions, registered once (`path.protected` asking `protection`); each
+    /// call's evaluator binds its variables in a scope over them.
+    pub(crate) cel: Result<crate::cel::Functions, crate::cel::EvalError>,
 }
 
 /// What the pipeline remembers about one call while it moves through the stages.
@@ -402,9 +407,8 @@ impl Inner {
         if !tool.path_params.is_empty() {
             meta.arguments.clone_from(valid.arguments());
         }
-        let protection = permission::WorkspaceProtection::shared(&self.workspace);
-        // CEL evaluation is synchronous and its context is not Send: everything that needs it
-        // happens in this block, before the approval is awaited.
+        // CEL evaluation is synchronous: everything that needs it happens in this block,
+        // before the approval is awaited.
         let staged = {
             let ev = if tool.uses_cel {
                 let args = valid.arguments();
@@ -416,8 +420,8 @@ impl Inner {
                     context: session.context(),
                     workspace: &self.workspace_str,
                 };
-                match Evaluator::new(&b).and_then(|ev| ev.with_protected(protection.clone())) {
-                    Ok(ev) => Some(ev),
+                match &self.cel {
+                    Ok(functions) => Some(Evaluator::in_scope(functions, &b)),
                     Err(e) => {
                         let m = format!("{} could not evaluate its rules: {e}", def.name);
                         return Prepared::done(result::refused(
@@ -453,7 +457,7 @@ impl Inner {
                         &tool,
                         &checked.call.arguments,
                         ev.as_ref(),
-                        protection.as_ref(),
+                        self.protection.as_ref(),
                         restrictions,
                     );
                     Ok((checked, evaluation))
@@ -576,7 +580,8 @@ impl Inner {
         Ok(Execution { plan, results })
     }
 
-    /// Projection, trace and metrics for a result; hooks around the projection.
+    /// Projection, trace and metrics for a result; hooks around the projection. The trace
+    /// record comes back too when the call has a journaled operation (its finish keeps it).
     pub(crate) fn finish(
         &self,
         mut r: ToolResult,
@@ -584,7 +589,7 @@ impl Inner {
         session: &Session,
         permission: Option<&PermissionRecord>,
         backend: Option<&'static str>,
-    ) -> (ToolResult, TraceRecord) {
+    ) -> (ToolResult, Option<TraceRecord>) {
         if r.attempts() == 0 && !r.is_success() {
             self.hook(HookPoint::OnError, meta, session, permission, 0, Some(&r));
         }
@@ -632,7 +637,13 @@ impl Inner {
         };
         r.set_projection(projection);
         let record = crate::runtime::trace::record(self, &r, meta, session, permission, backend);
-        self.trace.record(&record);
+        self.metrics.record(
+            &record.tool,
+            r.status(),
+            r.error_type(),
+            meta.started.elapsed(),
+            record.retry_count,
+        );
         if self.journal.records_audit() {
             self.journal.audit(AuditEntry {
                 trace: record.clone(),
@@ -641,14 +652,14 @@ impl Inner {
                 idempotency_key: meta.call_key.clone(),
             });
         }
-        self.metrics.record(
-            &record.tool,
-            r.status(),
-            r.error_type(),
-            meta.started.elapsed(),
-            record.retry_count,
-        );
-        (r, record)
+        // The journal's finish of an operation carries the record too; otherwise the in-memory
+        // trace takes it as it is.
+        let kept = meta.operation_id.is_some().then(|| record.clone());
+        match &self.memory_trace {
+            Some(memory) => memory.keep(record),
+            None => self.trace.record(&record),
+        }
+        (r, kept)
     }
 
     /// The execution context of one attempt.

@@ -34,6 +34,8 @@ pub struct CompiledTool {
     pub(crate) writes: Vec<Program>,
     pub(crate) idempotency_key: Option<Program>,
     pub(crate) path_params: Vec<PathParam>,
+    /// The parameters holding globs (judged against the protected paths like paths).
+    pub(crate) glob_params: Vec<PathParam>,
     pub(crate) backend: Backend,
     pub(crate) builtin: Option<Builtin>,
     pub(crate) command: Option<CompiledCommand>,
@@ -160,7 +162,10 @@ impl Registry {
         call: ToolCall,
         toolset: Option<&str>,
     ) -> Result<ResolvedCall, UnknownTool> {
-        let visible: Vec<&str> = match toolset.and_then(|t| self.toolsets.get(t)) {
+        let members = toolset.and_then(|t| self.toolsets.get(t));
+        // Every tool of the registry is visible without a (known) toolset.
+        let sees = |name: &str| members.is_none_or(|m| m.iter().any(|n| n == name));
+        let visible = || match members {
             Some(members) => members
                 .iter()
                 .map(String::as_str)
@@ -168,7 +173,7 @@ impl Registry {
                 .collect(),
             None => self.names.iter().map(String::as_str).collect(),
         };
-        self.resolve(call, &visible, toolset)
+        self.resolve(call, &sees, &visible, toolset)
     }
 
     /// The lookup stage for a session limited to a set of tools that is not a toolset of
@@ -179,25 +184,31 @@ impl Registry {
         names: &[String],
         label: &str,
     ) -> Result<ResolvedCall, UnknownTool> {
-        let visible: Vec<&str> = names
-            .iter()
-            .map(String::as_str)
-            .filter(|n| self.tools.contains_key(*n))
-            .collect();
-        self.resolve(call, &visible, Some(label))
+        let sees = |name: &str| names.iter().any(|n| n == name);
+        let visible = || {
+            names
+                .iter()
+                .map(String::as_str)
+                .filter(|n| self.tools.contains_key(*n))
+                .collect()
+        };
+        self.resolve(call, &sees, &visible, Some(label))
     }
 
-    fn resolve(
-        &self,
+    /// `sees` says whether a tool of the registry is visible; `visible` lists the visible tools
+    /// (only an unknown name needs the list, for its alternatives).
+    fn resolve<'r>(
+        &'r self,
         mut call: ToolCall,
-        visible: &[&str],
+        sees: &dyn Fn(&str) -> bool,
+        visible: &dyn Fn() -> Vec<&'r str>,
         scope: Option<&str>,
     ) -> Result<ResolvedCall, UnknownTool> {
         // A former name reaches its tool wherever the tool is visible; the call then carries the
         // current name, and the pipeline records the one it used.
         if !self.tools.contains_key(&call.name)
             && let Some(current) = self.aliases.get(&call.name)
-            && visible.contains(&current.as_str())
+            && sees(current)
             && let Some(tool) = self.tools.get(current)
         {
             call.name.clone_from(current);
@@ -207,12 +218,12 @@ impl Registry {
             });
         }
         match self.tools.get(&call.name) {
-            Some(tool) if visible.contains(&call.name.as_str()) => Ok(ResolvedCall {
+            Some(tool) if sees(&call.name) => Ok(ResolvedCall {
                 tool: tool.clone(),
                 call,
             }),
             found => Err(UnknownTool {
-                alternatives: self.alternatives(&call.name, visible),
+                alternatives: self.alternatives(&call.name, &visible()),
                 hidden_by_toolset: found.and(scope.map(str::to_owned)),
                 name: call.name,
             }),
@@ -392,6 +403,7 @@ fn compile_tool(def: &ToolDefinition) -> Result<CompiledTool, ToolLoadError> {
     Ok(CompiledTool {
         schema_version: format!("blake3:{}", &schema_digest.to_hex()[..16]),
         path_params: path_params(&def.parameters),
+        glob_params: crate::policy::arguments::glob_params(&def.parameters, &def.exec),
         definition: def.clone(),
         parameters,
         result,

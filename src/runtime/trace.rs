@@ -129,6 +129,20 @@ impl MemoryTrace {
     }
 }
 
+impl MemoryTrace {
+    /// Keeps a record, taking it as it is (the pipeline's path: no copy).
+    pub(crate) fn keep(&self, record: TraceRecord) {
+        let mut r = match self.records.lock() {
+            Ok(r) => r,
+            Err(p) => p.into_inner(),
+        };
+        if r.len() == self.capacity {
+            r.pop_front();
+        }
+        r.push_back(record);
+    }
+}
+
 impl Default for MemoryTrace {
     fn default() -> Self {
         MemoryTrace::new(4096)
@@ -137,14 +151,7 @@ impl Default for MemoryTrace {
 
 impl TraceSink for MemoryTrace {
     fn record(&self, record: &TraceRecord) {
-        let mut r = match self.records.lock() {
-            Ok(r) => r,
-            Err(p) => p.into_inner(),
-        };
-        if r.len() == self.capacity {
-            r.pop_front();
-        }
-        r.push_back(record.clone());
+        self.keep(record.clone());
     }
 }
 

@@ -319,23 +319,44 @@ fn describe_parameters(schema: &Value) -> String {
 
 /// JSON with object keys sorted at every level and no insignificant whitespace.
 pub fn canonical_json(v: &Value) -> String {
-    fn sorted(v: &Value) -> Value {
-        match v {
-            Value::Object(m) => {
-                let mut entries: Vec<(&String, &Value)> = m.iter().collect();
-                entries.sort_by(|a, b| a.0.cmp(b.0));
-                Value::Object(
-                    entries
-                        .into_iter()
-                        .map(|(k, v)| (k.clone(), sorted(v)))
-                        .collect(),
-                )
+    let mut out = Vec::with_capacity(128);
+    write_canonical(v, &mut out);
+    // serde_json writes UTF-8 only.
+    String::from_utf8(out).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
+}
+
+/// Writes `v` as compact JSON with object keys sorted, without building a sorted copy.
+fn write_canonical(v: &Value, out: &mut Vec<u8>) {
+    match v {
+        Value::Object(m) => {
+            let mut entries: Vec<(&String, &Value)> = m.iter().collect();
+            entries.sort_unstable_by(|a, b| a.0.cmp(b.0));
+            out.push(b'{');
+            for (i, (k, v)) in entries.into_iter().enumerate() {
+                if i > 0 {
+                    out.push(b',');
+                }
+                // Writing a string or a scalar into a Vec cannot fail.
+                let _ = serde_json::to_writer(&mut *out, k);
+                out.push(b':');
+                write_canonical(v, out);
             }
-            Value::Array(items) => Value::Array(items.iter().map(sorted).collect()),
-            other => other.clone(),
+            out.push(b'}');
+        }
+        Value::Array(items) => {
+            out.push(b'[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push(b',');
+                }
+                write_canonical(item, out);
+            }
+            out.push(b']');
+        }
+        scalar => {
+            let _ = serde_json::to_writer(&mut *out, scalar);
         }
     }
-    sorted(v).to_string()
 }
 
 #[cfg(test)]
@@ -355,5 +376,28 @@ mod tests {
         let b = serde_json::json!({"a": {"c": null, "d": [1, 2]}, "b": 1});
         assert_eq!(canonical_json(&a), canonical_json(&b));
         assert_eq!(canonical_json(&a), r#"{"a":{"c":null,"d":[1,2]},"b":1}"#);
+    }
+
+    /// Written in place, the canonical form is the text of a sorted copy: escapes, numbers,
+    /// non-ASCII keys and nesting included.
+    #[test]
+    fn canonical_form_is_the_sorted_copy_serialized() {
+        fn sorted(v: &Value) -> Value {
+            match v {
+                Value::Object(m) => {
+                    let mut e: Vec<_> = m.iter().collect();
+                    e.sort_by(|a, b| a.0.cmp(b.0));
+                    Value::Object(e.into_iter().map(|(k, v)| (k.clone(), sorted(v))).collect())
+                }
+                Value::Array(i) => Value::Array(i.iter().map(sorted).collect()),
+                o => o.clone(),
+            }
+        }
+        let v = serde_json::json!({
+            "zé": "tab\there \"quoted\" \u{1}\n", "a\"b": [1.5, -0.0, 1e300, 18446744073709551615u64,
+            -9223372036854775808i64, true, null, {"y": [], "x": {}}],
+            "": {"nested": {"k2": 2, "k1": "日本"}},
+        });
+        assert_eq!(canonical_json(&v), sorted(&v).to_string());
     }
 }

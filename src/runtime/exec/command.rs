@@ -179,15 +179,18 @@ pub fn prepare(
     let fail =
         |m: String| ExecFailure::new(ErrorType::RuntimeException, format!("{}: {m}", def.name));
     let root = workspace.root().to_string_lossy().into_owned();
-    let ev = Evaluator::new(&Bindings {
-        args: call.arguments(),
-        tool_name: &def.name,
-        tool_effect: def.effect.as_str(),
-        tool_version: def.version,
-        context,
-        workspace: &root,
-    })
-    .map_err(|e| fail(e.to_string()))?;
+    let functions = crate::cel::Functions::shared().map_err(|e| fail(e.to_string()))?;
+    let ev = Evaluator::in_scope(
+        functions,
+        &Bindings {
+            args: call.arguments(),
+            tool_name: &def.name,
+            tool_effect: def.effect.as_str(),
+            tool_version: def.version,
+            context,
+            workspace: &root,
+        },
+    );
     let mut argv = Vec::new();
     for a in &cmd.argv {
         match a {

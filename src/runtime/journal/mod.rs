@@ -507,6 +507,13 @@ pub trait Journal: Send + Sync {
     fn flush(&self) -> JournalFuture<'_, ()> {
         Box::pin(async { Ok(()) })
     }
+
+    /// Announces that `n` durable starts (claims of side-effecting calls running concurrently,
+    /// one batch) are about to arrive, so that a journal on a disk can flush them together
+    /// rather than the first alone. Default: nothing.
+    fn expect_starts(&self, n: usize) {
+        let _ = n;
+    }
 }
 impl<J: Journal + ?Sized> Journal for std::sync::Arc<J> {
     fn start<'a>(&'a self, op: &'a OperationStart) -> JournalFuture<'a, ()> {
@@ -570,6 +577,10 @@ impl<J: Journal + ?Sized> Journal for std::sync::Arc<J> {
 
     fn flush(&self) -> JournalFuture<'_, ()> {
         (**self).flush()
+    }
+
+    fn expect_starts(&self, n: usize) {
+        (**self).expect_starts(n);
     }
 }
 

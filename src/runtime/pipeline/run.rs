@@ -41,6 +41,12 @@ impl Inner {
             }
             return Ok(out);
         }
+        // Their starts reach the journal together: it flushes them once.
+        let side_effects = items
+            .iter()
+            .filter(|(a, _)| !a.definition().effect.is_read_only())
+            .count();
+        self.journal.expect_starts(side_effects);
         let mut set = JoinSet::new();
         for (a, m) in items {
             set.spawn(
@@ -304,7 +310,7 @@ impl Inner {
             Some(&r),
         );
         let (r, trace) = self.finish(r, &mut meta, &session, Some(&permission), backend);
-        if let Some(op) = &meta.operation_id {
+        if let (Some(op), Some(trace)) = (&meta.operation_id, trace) {
             let value = serde_json::to_value(&r).unwrap_or_default();
             let fin = OperationFinish {
                 operation_id: op.clone(),
@@ -346,7 +352,10 @@ impl Inner {
         let ctx = self.exec_context(session, token.clone(), key);
         let fut = executor.run(call, ctx);
         tokio::pin!(fut);
+        // The attempt first: one that is done when first polled (a builtin, a handler that does
+        // not wait) returns before the timer is registered.
         let stop = tokio::select! {
+            biased;
             raw = &mut fut => {
                 // The executor watches a child of the turn's token, so a cancel can end it before
                 // this select sees the cancel: a failure then is the cancel's.

@@ -363,6 +363,10 @@ impl Journal for SqliteJournal {
         self.writer.audit(entry);
     }
 
+    fn expect_starts(&self, n: usize) {
+        self.writer.expect(n);
+    }
+
     fn flush(&self) -> JournalFuture<'_, ()> {
         Box::pin(async move { done(self.writer.durable(Write::Flush).await) })
     }

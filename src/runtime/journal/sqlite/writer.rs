@@ -27,7 +27,7 @@
 
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::mpsc::{self, RecvTimeoutError};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
@@ -53,6 +53,10 @@ const MAX_AUDIT_GROUP: usize = 1024;
 
 /// An audit batch this large is committed without lingering for more.
 const AUDIT_BATCH: usize = 256;
+
+/// The longest a group with a durable start waits for the starts announced with it
+/// ([`Writer::expect`]) before it commits without them.
+const GATHER_MAX: Duration = Duration::from_millis(2);
 
 /// A record for the writer.
 pub(crate) enum Write {
@@ -133,6 +137,8 @@ pub(crate) struct Writer {
     thread: Option<JoinHandle<()>>,
     counters: Arc<Counters>,
     audit: Arc<AuditQueue>,
+    /// Durable starts announced and not yet received.
+    expected: Arc<AtomicUsize>,
 }
 
 impl Writer {
@@ -141,9 +147,11 @@ impl Writer {
         let (tx, rx) = mpsc::channel();
         let counters = Arc::new(Counters::default());
         let audit = Arc::new(AuditQueue::new(setup.audit_capacity));
+        let expected = Arc::new(AtomicUsize::new(0));
         let thread = {
             let counters = counters.clone();
             let audit = audit.clone();
+            let expected = expected.clone();
             std::thread::Builder::new()
                 .name("toolgate-journal".into())
                 .spawn(move || {
@@ -158,6 +166,7 @@ impl Writer {
                         broken: None,
                         flushing: true,
                         carried: Vec::new(),
+                        expected,
                     };
                     t.run(rx);
                 })
@@ -170,7 +179,17 @@ impl Writer {
             thread: Some(thread),
             counters,
             audit,
+            expected,
         })
+    }
+
+    /// Announces `n` durable starts on their way (the side-effecting calls of one batch): the
+    /// first to arrive waits for the others (at most [`GATHER_MAX`]) so that they share its
+    /// flush. One call alone announces nothing and never waits.
+    pub(crate) fn expect(&self, n: usize) {
+        if n > 1 {
+            self.expected.fetch_add(n, Ordering::Relaxed);
+        }
     }
 
     /// Queues a record and waits until it is committed and flushed: it survives a power loss.
@@ -256,6 +275,8 @@ struct Thread {
     flushing: bool,
     /// Records nobody waits for, kept from a group that could not get the write lock.
     carried: Vec<Request>,
+    /// Durable starts announced and not yet received ([`Writer::expect`]).
+    expected: Arc<AtomicUsize>,
 }
 
 impl Thread {
@@ -270,13 +291,13 @@ impl Thread {
             let mut group = std::mem::take(&mut self.carried);
             if group.is_empty() && self.audit.len() == 0 {
                 match rx.recv() {
-                    Ok(r) => group.push(r),
+                    Ok(r) => self.take(&mut group, r),
                     Err(_) => break,
                 }
             }
             while group.len() < MAX_GROUP {
                 match rx.try_recv() {
-                    Ok(r) => group.push(r),
+                    Ok(r) => self.take(&mut group, r),
                     Err(mpsc::TryRecvError::Empty) => break,
                     Err(mpsc::TryRecvError::Disconnected) => {
                         open = false;
@@ -287,6 +308,10 @@ impl Thread {
             // Nobody waits for this commit: give more records a moment to join it.
             if open && !group.iter().any(|r| r.reply.is_some()) {
                 open = self.linger(&rx, &mut group);
+            }
+            // Starts announced with this group's are on their way: one flush for them all.
+            if open && group.iter().any(|r| r.flush) {
+                open = self.gather(&rx, &mut group);
             }
             let audit = self.audit.take(MAX_AUDIT_GROUP);
             self.commit(group, audit);
@@ -316,12 +341,45 @@ impl Thread {
             match rx.recv_timeout(left) {
                 Ok(r) => {
                     let durable = r.reply.is_some();
-                    group.push(r);
+                    self.take(group, r);
                     if durable {
                         break;
                     }
                 }
                 Err(RecvTimeoutError::Timeout) => break,
+                Err(RecvTimeoutError::Disconnected) => return false,
+            }
+        }
+        true
+    }
+
+    /// Adds a received request to the group, counting an announced start as arrived.
+    fn take(&self, group: &mut Vec<Request>, r: Request) {
+        if r.flush && matches!(r.write, Write::Claim(_) | Write::Start(_)) {
+            let _ = self
+                .expected
+                .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| n.checked_sub(1));
+        }
+        group.push(r);
+    }
+
+    /// Waits (at most [`GATHER_MAX`]) for the durable starts announced and not yet received;
+    /// false when the channel closed. Those that do not come in time (a call refused before
+    /// its claim, or still waiting for its resources) are not waited for again.
+    fn gather(&self, rx: &mpsc::Receiver<Request>, group: &mut Vec<Request>) -> bool {
+        let deadline = Instant::now() + GATHER_MAX;
+        while group.len() < MAX_GROUP && self.expected.load(Ordering::Relaxed) > 0 {
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                self.expected.store(0, Ordering::Relaxed);
+                break;
+            }
+            match rx.recv_timeout(left) {
+                Ok(r) => self.take(group, r),
+                Err(RecvTimeoutError::Timeout) => {
+                    self.expected.store(0, Ordering::Relaxed);
+                    break;
+                }
                 Err(RecvTimeoutError::Disconnected) => return false,
             }
         }
