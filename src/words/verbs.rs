@@ -6,10 +6,10 @@
 //!
 //! Where the former lists disagreed (the naming rules' verbs, the effect rules' classes and the
 //! naming rules' synonym groups), the table takes the union, and:
-//! - a verb only the naming rules knew takes the class its meaning gives (`retrieve` and
-//!   `watch` read, `import`, `restore`, `revert`, `lock` write, `invoke` runs, `share` and
-//!   `subscribe` send; `kill`, `reboot`, `undo` and the like say nothing about effects, as
-//!   `stop` and `restart` already did);
+//! - a verb only the naming rules knew takes the class its meaning gives (`retrieve` reads,
+//!   `import`, `restore`, `revert`, `lock` write, `invoke` runs, `share` and `subscribe` send;
+//!   `kill`, `reboot`, `undo` and the like say nothing about effects, as `stop` and `restart`
+//!   already did, and neither does `watch`, which observes or subscribes);
 //! - a word only the effect rules knew that is as often a noun in names (`request` in
 //!   `create_pull_request`, `shell`, `type`, `test`, `diff`) is a [`Verb::noun_too`]: a
 //!   verb where a tool name's verb stands, but not a verb for [`is_verb`], which reads words
@@ -240,7 +240,7 @@ const VERBS: &[Verb] = &[
     verb("validate", Other),
     verb("view", Read),
     verb("wait", Other),
-    verb("watch", Read),
+    verb("watch", Other),
     verb("wipe", Delete),
     verb("write", Write),
 ];
