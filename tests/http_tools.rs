@@ -496,3 +496,73 @@ fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
     }
     out
 }
+
+/// What resolution refuses in `exec.http`, each at its place with a fix: a placeholder in the
+/// host, an undeclared argument, an optional path parameter, a body on GET, a bad pointer.
+#[test]
+fn spec_mistakes_are_contract_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("toolgate.yaml"),
+        "specs: [\"*.yaml\"]\nworkspace: .\nstate_dir: .toolgate\ntargets: [anthropic]\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.path().join("bad.yaml"),
+        r#"name: bad_http
+version: 1
+description: >-
+  A tool whose HTTP request is wrong in every way resolution checks. Returns nothing useful.
+effect: network_read
+parameters:
+  type: object
+  properties:
+    host: {type: string, description: A host name., maxLength: 100}
+    id: {type: string, description: The item id., maxLength: 100}
+  additionalProperties: false
+exec:
+  http:
+    method: get
+    url: "https://{host}/items/{id}"
+    query: [idd]
+    body: {fields: [id]}
+    pick: data
+"#,
+    )
+    .unwrap();
+    std::fs::write(
+        dir.path().join("bad2.yaml"),
+        r#"name: bad_method
+version: 1
+description: >-
+  A tool whose HTTP method does not exist. Returns nothing useful.
+effect: network_read
+parameters: {type: object, properties: {}, additionalProperties: false}
+exec: {http: {method: FETCH, url: "https://api.example.com/x"}}
+"#,
+    )
+    .unwrap();
+    let checked = toolgate::check::check_specs(&LoadOptions {
+        paths: vec![],
+        config: Some(dir.path().join("toolgate.yaml")),
+        cwd: dir.path().to_path_buf(),
+    })
+    .unwrap();
+    assert!(checked.has_errors());
+    let messages: Vec<String> = checked
+        .diagnostics
+        .iter()
+        .map(|d| d.message.clone())
+        .collect();
+    let all = messages.join("\n");
+    for expected in [
+        "unknown HTTP method `FETCH`",
+        "the host of `https://{host}/items/{id}` must be written literally",
+        "the path parameter `id` is not required",
+        "`idd` is not a parameter of this tool",
+        "a GET request has no body",
+        "`data` is not a JSON Pointer",
+    ] {
+        assert!(all.contains(expected), "missing `{expected}` in:\n{all}");
+    }
+}
