@@ -140,16 +140,14 @@ fn an_existing_gitignore_gets_the_entries_appended_once() {
     assert!(text.contains("\n/build/toolgate/rust/target/\n"), "{text}");
 }
 
+/// The http-api template lints clean, and its tool is an HTTP tool reaching only its own host
+/// (no network in tests: the call itself is not made).
 #[test]
-fn http_api_is_not_offered() {
-    let dir = tempfile::tempdir().unwrap();
-    let (code, _, err) = toolgate(dir.path(), &["init", "--template", "http-api"]);
-    assert_eq!(code, 2);
-    assert!(
-        err.contains("possible values: coding, mcp-gateway"),
-        "{err}"
-    );
-    assert!(walk(dir.path()).is_empty());
+fn http_api_lints_clean() {
+    let dir = init("http-api");
+    let bundle = std::fs::read_to_string(dir.path().join("build/toolgate/bundle.json")).unwrap();
+    assert!(bundle.contains("\"http\""), "{bundle}");
+    assert!(bundle.contains("https://api.github.com/repos/{owner}/{repo}/issues/{issue_number}"));
 }
 
 fn walk(root: &Path) -> Vec<String> {

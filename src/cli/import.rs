@@ -30,8 +30,23 @@ const MAX_NAME_LEN: usize = 64;
 pub struct ImportArgs {
     /// The MCP server to read (a name under `mcp_servers` in toolgate.yaml, or the name for
     /// `--command`).
-    #[arg(long = "from-mcp", value_name = "SERVER")]
-    pub from_mcp: String,
+    #[arg(
+        long = "from-mcp",
+        value_name = "SERVER",
+        required_unless_present = "from_openapi"
+    )]
+    pub from_mcp: Option<String>,
+    /// An OpenAPI document (3.0 or 3.1, YAML or JSON) to import as HTTP tools, one per
+    /// operation (docs/http.md).
+    #[arg(
+        long = "from-openapi",
+        value_name = "FILE",
+        conflicts_with = "from_mcp"
+    )]
+    pub from_openapi: Option<PathBuf>,
+    /// The API's base URL, when the OpenAPI document names no absolute server.
+    #[arg(long, requires = "from_openapi")]
+    pub server: Option<String>,
     /// Start the server with this command line (split on whitespace) instead of toolgate.yaml.
     #[arg(long)]
     pub command: Option<String>,
@@ -49,6 +64,13 @@ pub struct ImportArgs {
 
 /// Runs `toolgate import`.
 pub fn run(a: ImportArgs) -> miette::Result<u8> {
+    if let Some(file) = &a.from_openapi {
+        return super::import_openapi::run(file, a.out.as_deref(), a.server.as_deref(), a.force);
+    }
+    let Some(from_mcp) = a.from_mcp.clone() else {
+        return super::call::fail("give --from-mcp SERVER or --from-openapi FILE");
+    };
+    let from_mcp = from_mcp.as_str();
     let cwd = match std::env::current_dir() {
         Ok(d) => d,
         Err(e) => return super::call::fail(&format!("cannot read the current folder: {e}")),
@@ -72,13 +94,13 @@ pub fn run(a: ImportArgs) -> miette::Result<u8> {
             cwd: None,
             sandbox: None,
         },
-        None => match project.mcp_servers.get(&a.from_mcp) {
+        None => match project.mcp_servers.get(from_mcp) {
             Some(s) => s.clone(),
             None => {
                 let known: Vec<&str> = project.mcp_servers.keys().map(String::as_str).collect();
                 return super::call::fail(&format!(
                     "toolgate.yaml declares no MCP server `{}` (declared: {}); give --command to start one",
-                    a.from_mcp,
+                    from_mcp,
                     if known.is_empty() {
                         "none".to_owned()
                     } else {
@@ -97,7 +119,7 @@ pub fn run(a: ImportArgs) -> miette::Result<u8> {
             .map(std::sync::Arc::new),
         shim: crate::runtime::exec::spawn::default_shim(),
     };
-    let tools = match list_tools(&a.from_mcp, &server, &root, &sandbox) {
+    let tools = match list_tools(from_mcp, &server, &root, &sandbox) {
         Ok(t) => t,
         Err(m) => return super::call::fail(&m),
     };
@@ -106,13 +128,13 @@ pub fn run(a: ImportArgs) -> miette::Result<u8> {
         .clone()
         .map(|o| if o.is_absolute() { o } else { cwd.join(o) })
         .unwrap_or_else(|| root.join("tool-specs"))
-        .join(file_name(&a.from_mcp));
+        .join(file_name(from_mcp));
     if let Err(e) = std::fs::create_dir_all(&dir) {
         return super::call::fail(&format!("cannot create {}: {e}", dir.display()));
     }
     let (mut written, mut kept) = (0, 0);
     for t in &tools {
-        let (name, text) = starter_spec(&a.from_mcp, t);
+        let (name, text) = starter_spec(from_mcp, t);
         let path = dir.join(format!("{name}.yaml"));
         if path.exists() && !a.force {
             eprintln!("kept {} (exists; --force replaces it)", path.display());
@@ -128,7 +150,7 @@ pub fn run(a: ImportArgs) -> miette::Result<u8> {
     eprintln!(
         "{} tool(s) from `{}`: {written} written, {kept} kept. Review each contract's effect and permissions, then run `toolgate lint`.",
         tools.len(),
-        a.from_mcp
+        from_mcp
     );
     Ok(super::EXIT_OK)
 }

@@ -44,6 +44,7 @@ const SOURCES: &[(&str, &str)] = &[
     ("src/emit/rust/types.rs", include_str!("rust/types.rs")),
     ("src/emit/schema.rs", include_str!("schema.rs")),
     ("src/ir/bundle.rs", include_str!("../ir/bundle.rs")),
+    ("src/ir/http.rs", include_str!("../ir/http.rs")),
     ("src/ir/mod.rs", include_str!("../ir/mod.rs")),
     ("src/ir/project.rs", include_str!("../ir/project.rs")),
     ("src/ir/template.rs", include_str!("../ir/template.rs")),

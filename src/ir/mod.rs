@@ -3,12 +3,14 @@
 //! [`crate::spec`] produces it; the emitters, the generated crates and the runtime consume it.
 
 pub mod bundle;
+pub mod http;
 pub mod project;
 pub mod template;
 pub mod tool;
 pub mod vocab;
 
 pub use bundle::{Bundle, BundleError};
+pub use http::{HttpBody, HttpHeader, HttpSpec, NetworkPolicy, SecretSource};
 pub use project::{
     AskMode, Budgets, ContextPolicy, McpServer, ProjectConfig, ProtectPolicy, ProtectedPath,
     ResourceLimits, SandboxProfile, ServeConfig, Target, Toolset,

@@ -42,6 +42,9 @@ pub struct ProjectConfig {
     /// (`protect` in toolgate.yaml).
     #[serde(default, skip_serializing_if = "ProtectPolicy::is_empty")]
     pub protect: ProtectPolicy,
+    /// The egress policy of HTTP tools.
+    #[serde(default, skip_serializing_if = "crate::ir::NetworkPolicy::is_empty")]
+    pub network: crate::ir::NetworkPolicy,
     /// What one call and one session may consume (`budgets` in toolgate.yaml).
     #[serde(default, skip_serializing_if = "Budgets::is_default")]
     pub budgets: Budgets,

@@ -293,6 +293,8 @@ pub enum ExecSpec {
         /// The handler language.
         language: HandlerLanguage,
     },
+    /// One HTTP request built from the arguments.
+    Http(crate::ir::HttpSpec),
 }
 
 /// A process tool.

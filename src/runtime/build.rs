@@ -321,6 +321,7 @@ impl RuntimeBuilder {
                 },
             ),
             handler: Arc::new(HandlerExecutor::new(self.bindings.filter(|_| has_handlers))),
+            http: crate::runtime::exec::default_http_executor(&project, &self.project_root),
         };
         for (backend, executor) in self.executors {
             dispatch.set(backend, executor);

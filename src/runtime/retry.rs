@@ -65,7 +65,19 @@ impl Retry {
 
     /// Decides after a failed attempt; `elapsed` is the time since the first attempt started.
     /// On `After`, the attempt count moves on.
+    #[cfg(test)]
     pub fn after_failure(&mut self, error: ErrorType, elapsed: Duration) -> RetryDecision {
+        self.after_failure_waiting(error, elapsed, None)
+    }
+
+    /// Like [`Retry::after_failure`], waiting at least `at_least` when the far side said how
+    /// long to wait (`Retry-After`); a wait past the budget stops the retries.
+    pub fn after_failure_waiting(
+        &mut self,
+        error: ErrorType,
+        elapsed: Duration,
+        at_least: Option<Duration>,
+    ) -> RetryDecision {
         if !self.policy.on.contains(&error)
             || matches!(error, ErrorType::Cancelled | ErrorType::UnknownOutcome)
         {
@@ -77,7 +89,7 @@ impl Retry {
         if self.attempts >= self.policy.max_attempts {
             return RetryDecision::Stop(StopReason::AttemptsExhausted);
         }
-        let delay = self.delay(self.attempts);
+        let delay = self.delay(self.attempts).max(at_least.unwrap_or_default());
         if elapsed + delay >= Duration::from_millis(self.policy.budget_ms) {
             return RetryDecision::Stop(StopReason::BudgetExhausted);
         }

@@ -388,6 +388,8 @@ pub enum ExecAst {
     Mcp(McpExecAst),
     /// A handler bound by the embedding program (`rust`).
     Handler(Spanned<HandlerLanguage>),
+    /// One HTTP request built from the arguments.
+    Http(crate::spec::http::HttpExecAst),
 }
 
 /// `exec.command`.

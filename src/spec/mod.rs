@@ -4,6 +4,7 @@
 
 pub mod ast;
 pub mod cel_span;
+pub mod http;
 pub mod import;
 pub mod literal;
 pub mod load;

@@ -354,6 +354,11 @@ pub fn resolve_project(
         mcp_servers,
         targets,
         protect,
+        network: p
+            .network
+            .as_ref()
+            .map(|n| crate::spec::http::resolve_network(&n.value))
+            .unwrap_or_default(),
         budgets,
     };
     (config, defaults)

@@ -52,6 +52,9 @@ pub struct ProjectFile {
     /// exceptions from it (`{except, reason}`).
     #[serde(default)]
     pub protect: Option<Spanned<Vec<Spanned<ProtectEntryAst>>>>,
+    /// The egress policy of HTTP tools.
+    #[serde(default)]
+    pub network: Option<Spanned<crate::spec::http::NetworkAst>>,
     /// What one call and one session may consume: artifact bytes and builtin file sizes.
     #[serde(default)]
     pub budgets: Option<Spanned<BudgetsAst>>,

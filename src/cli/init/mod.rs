@@ -5,10 +5,8 @@
 //! Nothing that exists is overwritten: when any file init would write is there already, it
 //! writes nothing and names the files. An existing `.gitignore` gets the missing entries appended.
 //!
-//! The templates' files are beside this one (`coding/`, `mcp-gateway/`, `common/`).
-//!
-//! There is no `http-api` template: toolgate has no HTTP exec kind yet, and a template of
-//! command tools calling curl would be an example of something toolgate does not do.
+//! The templates' files are beside this one (`coding/`, `mcp-gateway/`, `http-api/`,
+//! `common/`).
 
 use std::path::{Path, PathBuf};
 
@@ -24,6 +22,8 @@ pub enum Template {
     Coding,
     /// toolgate in front of an upstream MCP server (the reference git server's git_status).
     McpGateway,
+    /// A REST API as narrow HTTP tools (GitHub's "get an issue").
+    HttpApi,
 }
 
 /// Arguments of `toolgate init`.
@@ -65,6 +65,20 @@ fn files(template: Template) -> Vec<(&'static str, String)> {
             (
                 "tool-specs/read_artifact.yaml",
                 include_str!("mcp-gateway/read_artifact.yaml").to_owned(),
+            ),
+        ],
+        Template::HttpApi => vec![
+            (
+                "toolgate.yaml",
+                include_str!("http-api/toolgate.yaml").to_owned(),
+            ),
+            (
+                "tool-specs/http/get_issue.yaml",
+                include_str!("http-api/get_issue.yaml").to_owned(),
+            ),
+            (
+                "tool-specs/read_artifact.yaml",
+                include_str!("http-api/read_artifact.yaml").to_owned(),
             ),
         ],
     };
@@ -126,12 +140,16 @@ pub fn run(a: InitArgs) -> miette::Result<u8> {
         Template::McpGateway => {
             "toolgate call git_status --args '{\"repo_path\": \".\"}'   # in a git repository, with mcp-server-git installed"
         }
+        Template::HttpApi => {
+            "toolgate call get_issue --args '{\"owner\": \"rust-lang\", \"repo\": \"rust\", \"issue_number\": 1}'   # needs the network"
+        }
     };
     eprintln!(
         "\nNext:\n  toolgate lint\n  {next}\n  toolgate serve          # an MCP server on stdio, serving toolset `{}`",
         match a.template {
             Template::Coding => "coding",
             Template::McpGateway => "gateway",
+            Template::HttpApi => "api",
         }
     );
     Ok(super::EXIT_OK)

@@ -160,6 +160,7 @@ pub fn readme(
                 ExecSpec::Command(_) => "command".to_owned(),
                 ExecSpec::Mcp { server, tool } => format!("MCP `{server}`/`{tool}`"),
                 ExecSpec::Handler { .. } => "your handler".to_owned(),
+                ExecSpec::Http(h) => format!("HTTP {} `{}`", h.method, h.url),
             };
             minijinja::context! {
                 name => t.name.clone(),

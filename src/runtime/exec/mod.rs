@@ -17,6 +17,8 @@ pub mod builtin;
 pub mod capture;
 pub mod command;
 pub mod handler;
+#[cfg(feature = "http")]
+pub mod http;
 #[cfg(feature = "mcp")]
 pub mod mcp;
 mod outcome;
@@ -50,6 +52,8 @@ pub enum Backend {
     Mcp,
     /// Handlers bound by the embedding program.
     Handler,
+    /// HTTP requests.
+    Http,
 }
 
 impl Backend {
@@ -60,6 +64,7 @@ impl Backend {
             ExecSpec::Command(_) => Backend::Command,
             ExecSpec::Mcp { .. } => Backend::Mcp,
             ExecSpec::Handler { .. } => Backend::Handler,
+            ExecSpec::Http(_) => Backend::Http,
         }
     }
 
@@ -70,6 +75,7 @@ impl Backend {
             Backend::Command => "subprocess",
             Backend::Mcp => "mcp",
             Backend::Handler => "handler",
+            Backend::Http => "http",
         }
     }
 }
@@ -113,6 +119,9 @@ pub struct RawOutcome {
     pub protections: Vec<Protection>,
     /// What the whole output is, for normalization to keep when the model's view of it is cut.
     pub source: OutputSource,
+    /// How long the far side asked the caller to wait before trying again (`Retry-After`):
+    /// the runtime's retry waits at least this long.
+    pub retry_after: Option<std::time::Duration>,
 }
 
 /// What the whole output of an attempt is, beside the text the model reads.
@@ -234,6 +243,45 @@ impl Executor for McpUnavailable {
     }
 }
 
+/// The backend of `exec: {http: …}` tools in a build without the `http` feature: every call
+/// fails with RUNTIME_EXCEPTION, saying so.
+#[cfg(not(feature = "http"))]
+#[derive(Clone, Copy, Debug, Default)]
+pub struct HttpUnavailable;
+
+#[cfg(not(feature = "http"))]
+impl Executor for HttpUnavailable {
+    fn run<'a>(&'a self, call: AuthorizedCall, _ctx: ExecContext) -> ExecFuture<'a> {
+        Box::pin(async move {
+            RawOutcome::failure(
+                ErrorType::RuntimeException,
+                format!(
+                    "`{}` is an HTTP tool, and this build of toolgate has no HTTP support (feature `http`); use another tool",
+                    call.definition().name
+                ),
+            )
+        })
+    }
+}
+
+/// The default executor of `exec: {http: …}` tools.
+#[cfg(feature = "http")]
+pub(crate) fn default_http_executor(
+    project: &crate::ir::ProjectConfig,
+    root: &std::path::Path,
+) -> Arc<dyn Executor> {
+    Arc::new(http::HttpExecutor::new(project.network.clone(), root))
+}
+
+/// The default executor of `exec: {http: …}` tools: [`HttpUnavailable`] in this build.
+#[cfg(not(feature = "http"))]
+pub(crate) fn default_http_executor(
+    _project: &crate::ir::ProjectConfig,
+    _root: &std::path::Path,
+) -> Arc<dyn Executor> {
+    Arc::new(HttpUnavailable)
+}
+
 /// What upstream servers are sandboxed against: the runtime's workspace, state folder,
 /// protected set and exec shim.
 pub(crate) struct UpstreamContext {
@@ -279,6 +327,7 @@ pub(crate) struct Dispatch {
     pub(crate) command: Arc<dyn Executor>,
     pub(crate) mcp: Arc<dyn Executor>,
     pub(crate) handler: Arc<dyn Executor>,
+    pub(crate) http: Arc<dyn Executor>,
 }
 
 impl Dispatch {
@@ -289,6 +338,7 @@ impl Dispatch {
             Backend::Command => &self.command,
             Backend::Mcp => &self.mcp,
             Backend::Handler => &self.handler,
+            Backend::Http => &self.http,
         }
     }
 
@@ -299,6 +349,7 @@ impl Dispatch {
             Backend::Command => self.command = executor,
             Backend::Mcp => self.mcp = executor,
             Backend::Handler => self.handler = executor,
+            Backend::Http => self.http = executor,
         }
     }
 }

@@ -169,6 +169,7 @@ pub(crate) fn outcome(
             held,
             left_out: f.left_out,
         },
+        retry_after: None,
     }
 }
 

@@ -560,7 +560,11 @@ async fn join_capture(task: Option<tokio::task::JoinHandle<Captured>>) -> Captur
 /// Finishes a spilled stream as an artifact when it is above the threshold or larger than head
 /// and tail hold. A smaller one is whole in head and tail, and normalization keeps it from
 /// there if the model's view of the output is cut.
-async fn finish_artifact(mut c: Captured, sink: &OutputSink, media: &'static str) -> StreamOutput {
+pub(crate) async fn finish_artifact(
+    mut c: Captured,
+    sink: &OutputSink,
+    media: &'static str,
+) -> StreamOutput {
     let above = sink.spill.as_ref().is_some_and(|s| c.total > s.threshold) || c.omitted() > 0;
     let Some(writer) = c.spilled.take() else {
         return StreamOutput {

@@ -254,10 +254,12 @@ impl Inner {
                 None => raw.failure.as_ref().map(|f| f.0),
             };
             let retry_after = match (failed, next) {
-                (Some(t), Some(next)) => match retry.after_failure(t, first.elapsed()) {
-                    RetryDecision::After(d) => Some((d, next)),
-                    RetryDecision::Stop(_) => None,
-                },
+                (Some(t), Some(next)) => {
+                    match retry.after_failure_waiting(t, first.elapsed(), raw.retry_after) {
+                        RetryDecision::After(d) => Some((d, next)),
+                        RetryDecision::Stop(_) => None,
+                    }
+                }
                 _ => None,
             };
             if let Some(op) = &meta.operation_id {

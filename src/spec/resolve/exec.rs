@@ -80,6 +80,11 @@ impl ToolResolver<'_> {
             ExecAst::Handler(lang) => ExecSpec::Handler {
                 language: lang.value,
             },
+            ExecAst::Http(h) => ExecSpec::Http(crate::spec::http::resolve(
+                h,
+                parameters,
+                &mut |(r, m, help)| self.contract(r, m, help),
+            )),
             ExecAst::Mcp(m) => {
                 if !self.project.mcp_servers.contains_key(&m.server.value) {
                     let names: Vec<&str> = self

@@ -59,7 +59,9 @@ const SELF_PAGING: &[&str] = &["read_file", "read_artifact"];
 fn may_be_cut(tool: &ToolView) -> bool {
     match tool.spec.value.exec.as_ref().map(|e| &e.value) {
         Some(ExecAst::Builtin(name)) => !SELF_PAGING.contains(&name.value.as_str()),
-        Some(ExecAst::Command(_) | ExecAst::Mcp(_) | ExecAst::Handler(_)) => true,
+        Some(ExecAst::Command(_) | ExecAst::Mcp(_) | ExecAst::Handler(_) | ExecAst::Http(_)) => {
+            true
+        }
         None => false,
     }
 }
