@@ -146,11 +146,11 @@ fn not_an_object(tool: &str, args: &Value) -> Option<String> {
         Value::String(text) => {
             return Some(match serde_json::from_str::<Value>(text) {
                 Err(e) => format!(
-                    "The arguments of {tool} are not valid JSON ({e}): {}",
+                    "The arguments of {tool} are not a JSON object: the text {} is not valid JSON ({e}).",
                     preview(text)
                 ),
                 Ok(_) => format!(
-                    "The arguments of {tool} are a string holding JSON, not a JSON object: {}",
+                    "The arguments of {tool} are a string holding JSON text, not a JSON object: {}",
                     preview(text)
                 ),
             });
