@@ -1,4 +1,5 @@
 //! `toolgate import --from-mcp SERVER`: starter specs for the tools of an upstream MCP server.
+//! (`--from FORMAT FILE`, from a tool-list file: [`super::import_list`].)
 //!
 //! Connects to a server declared in toolgate.yaml (or started from `--command`), calls
 //! `tools/list`, and writes one spec per tool to `<out>/<server>/<tool>.yaml` (default out:
@@ -30,8 +31,18 @@ const MAX_NAME_LEN: usize = 64;
 pub struct ImportArgs {
     /// The MCP server to read (a name under `mcp_servers` in toolgate.yaml, or the name for
     /// `--command`).
-    #[arg(long = "from-mcp", value_name = "SERVER")]
-    pub from_mcp: String,
+    #[arg(
+        long = "from-mcp",
+        value_name = "SERVER",
+        required_unless_present = "from"
+    )]
+    pub from_mcp: Option<String>,
+    /// Read a tool-list file of this format instead: `openai`, `anthropic`, `gemini`, `mcp`.
+    #[arg(long, value_name = "FORMAT", conflicts_with = "from_mcp", requires = "file", value_parser = parse_from)]
+    pub from: Option<ImportFrom>,
+    /// The tool-list file `--from` reads.
+    #[arg(value_name = "FILE", requires = "from")]
+    pub file: Option<PathBuf>,
     /// Start the server with this command line (split on whitespace) instead of toolgate.yaml.
     #[arg(long)]
     pub command: Option<String>,
@@ -47,11 +58,32 @@ pub struct ImportArgs {
     pub force: bool,
 }
 
+/// What `--from` reads.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ImportFrom {
+    /// A tool-list file of a provider's format.
+    List(crate::spec::import::ImportFormat),
+}
+
+fn parse_from(s: &str) -> Result<ImportFrom, String> {
+    match crate::spec::import::ImportFormat::parse(s) {
+        Some(f) => Ok(ImportFrom::List(f)),
+        None => Err(format!(
+            "unknown format `{s}`; use one of: openai, anthropic, gemini, mcp"
+        )),
+    }
+}
+
 /// Runs `toolgate import`.
 pub fn run(a: ImportArgs) -> miette::Result<u8> {
     let cwd = match std::env::current_dir() {
         Ok(d) => d,
         Err(e) => return super::call::fail(&format!("cannot read the current folder: {e}")),
+    };
+    let (from_mcp, list) = match (&a.from_mcp, a.from, &a.file) {
+        (_, Some(ImportFrom::List(format)), Some(file)) => (None, Some((format, file))),
+        (Some(server), _, _) => (Some(server.clone()), None),
+        _ => return super::call::fail("give --from-mcp SERVER, or --from FORMAT FILE"),
     };
     let loaded = match load(&LoadOptions {
         paths: Vec::new(),
@@ -64,6 +96,26 @@ pub fn run(a: ImportArgs) -> miette::Result<u8> {
     let mut diags = Vec::new();
     let (project, _) = resolve_project(loaded.project.as_ref().map(|(id, p)| (*id, p)), &mut diags);
     let root = loaded.root.clone();
+    if let Some((format, file)) = list {
+        let dir = a
+            .out
+            .clone()
+            .map(|o| if o.is_absolute() { o } else { cwd.join(o) })
+            .unwrap_or_else(|| root.join("tool-specs"));
+        return match super::import_list::write_specs(file, &cwd, format, &dir, a.force) {
+            Ok((n, written, kept)) => {
+                eprintln!(
+                    "{n} tool(s) from {}: {written} written, {kept} kept. Review each contract's effect and permissions, bind the handlers, then run `toolgate lint`.",
+                    file.display()
+                );
+                Ok(super::EXIT_OK)
+            }
+            Err(m) => super::call::fail(&m),
+        };
+    }
+    let Some(from_mcp) = from_mcp else {
+        return super::call::fail("give --from-mcp SERVER, or --from FORMAT FILE");
+    };
     let server = match &a.command {
         Some(c) => McpServer {
             command: c.split_whitespace().map(str::to_owned).collect(),
@@ -72,13 +124,13 @@ pub fn run(a: ImportArgs) -> miette::Result<u8> {
             cwd: None,
             sandbox: None,
         },
-        None => match project.mcp_servers.get(&a.from_mcp) {
+        None => match project.mcp_servers.get(&from_mcp) {
             Some(s) => s.clone(),
             None => {
                 let known: Vec<&str> = project.mcp_servers.keys().map(String::as_str).collect();
                 return super::call::fail(&format!(
                     "toolgate.yaml declares no MCP server `{}` (declared: {}); give --command to start one",
-                    a.from_mcp,
+                    from_mcp,
                     if known.is_empty() {
                         "none".to_owned()
                     } else {
@@ -97,7 +149,7 @@ pub fn run(a: ImportArgs) -> miette::Result<u8> {
             .map(std::sync::Arc::new),
         shim: crate::runtime::exec::spawn::default_shim(),
     };
-    let tools = match list_tools(&a.from_mcp, &server, &root, &sandbox) {
+    let tools = match list_tools(&from_mcp, &server, &root, &sandbox) {
         Ok(t) => t,
         Err(m) => return super::call::fail(&m),
     };
@@ -106,13 +158,13 @@ pub fn run(a: ImportArgs) -> miette::Result<u8> {
         .clone()
         .map(|o| if o.is_absolute() { o } else { cwd.join(o) })
         .unwrap_or_else(|| root.join("tool-specs"))
-        .join(file_name(&a.from_mcp));
+        .join(file_name(&from_mcp));
     if let Err(e) = std::fs::create_dir_all(&dir) {
         return super::call::fail(&format!("cannot create {}: {e}", dir.display()));
     }
     let (mut written, mut kept) = (0, 0);
     for t in &tools {
-        let (name, text) = starter_spec(&a.from_mcp, t);
+        let (name, text) = starter_spec(&from_mcp, t);
         let path = dir.join(format!("{name}.yaml"));
         if path.exists() && !a.force {
             eprintln!("kept {} (exists; --force replaces it)", path.display());
@@ -128,7 +180,7 @@ pub fn run(a: ImportArgs) -> miette::Result<u8> {
     eprintln!(
         "{} tool(s) from `{}`: {written} written, {kept} kept. Review each contract's effect and permissions, then run `toolgate lint`.",
         tools.len(),
-        a.from_mcp
+        from_mcp
     );
     Ok(super::EXIT_OK)
 }
@@ -161,7 +213,7 @@ fn list_tools(
 }
 
 /// A name toolgate accepts: letters, digits, `_` and `-`, at most 64 characters.
-fn file_name(name: &str) -> String {
+pub(super) fn file_name(name: &str) -> String {
     let mut s: String = name
         .chars()
         .map(|c| {
@@ -181,7 +233,7 @@ fn file_name(name: &str) -> String {
 
 /// Arguments the parameter schema accepts, for the policy test; `None` when the schema is too
 /// intricate for [`sample`] (the rule is then left untested, a lint warning).
-fn example_arguments(parameters: &Value) -> Option<Value> {
+pub(super) fn example_arguments(parameters: &Value) -> Option<Value> {
     let args = sample(parameters, parameters, 0)?;
     let valid = jsonschema::options()
         .build(parameters)
