@@ -19,7 +19,6 @@ use std::sync::Arc;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 use toolgate::emit::{ListOptions, tool_list};
-use toolgate::ir::Status;
 use toolgate::runtime::extend::ApprovalFuture;
 use toolgate::runtime::extend::{ApprovalOutcome, ApprovalRequest, Approver};
 use toolgate::runtime::{Provider, ProviderAdapter, RuntimeBuilder, Session};
@@ -53,8 +52,8 @@ pub enum Source {
 pub struct Summary {
     /// Tool calls run, by tool, in order.
     pub calls: Vec<String>,
-    /// The status of each `run_tests` result, in order.
-    pub tests: Vec<Status>,
+    /// The summary of each `run_tests` result (`3 failed, 2 passed`), in order.
+    pub tests: Vec<String>,
     /// The model's last words.
     pub final_text: String,
     /// `git diff --name-only`-like list: the files the turn changed.
@@ -160,7 +159,7 @@ pub async fn run(
             )?;
             summary.calls.push(r.tool().to_owned());
             if r.tool() == "run_tests" {
-                summary.tests.push(r.status());
+                summary.tests.push(r.summary().to_owned());
             }
         }
         writeln!(out, "  appended:")?;
