@@ -13,10 +13,12 @@ use serde_json::{Map, Value, json};
 use super::{ReplyError, WireArguments, WireCall, shape, string_at, structured_of, text_of};
 use crate::ir::Provider;
 use crate::runtime::ToolResult;
-use crate::runtime::exec::mcp::ERROR_TYPE_META_KEY;
 
 const P: Provider = Provider::Mcp;
 const EXPECTED: &str = "an MCP call is `{\"jsonrpc\": \"2.0\", \"id\", \"method\": \"tools/call\", \"params\": {\"name\", \"arguments\"}}`, or a list of them";
+/// The `_meta` key of a result's error type (as `toolgate serve` writes it; the MCP executor's
+/// constant is in the `mcp` feature, which a runtime-only build lacks).
+const ERROR_TYPE_META_KEY: &str = "io.toolgate/error_type";
 /// The `_meta` key of a result's status (as `toolgate serve` writes it).
 const STATUS_META_KEY: &str = "io.toolgate/status";
 /// The `_meta` key of the artifacts a result's output is kept in.
@@ -98,4 +100,16 @@ pub(crate) fn render(pairs: &[(&WireCall, &ToolResult)]) -> Vec<Value> {
             })
         })
         .collect()
+}
+
+#[cfg(all(test, feature = "mcp"))]
+mod tests {
+    /// The key is the one `toolgate serve` and the MCP executor use.
+    #[test]
+    fn error_type_key_matches_the_executors() {
+        assert_eq!(
+            super::ERROR_TYPE_META_KEY,
+            crate::runtime::exec::mcp::ERROR_TYPE_META_KEY
+        );
+    }
 }
