@@ -1,4 +1,4 @@
-//! `toolgate import --from-openapi`: public OpenAPI documents (the OpenAPI Initiative's examples,
+//! `toolgate import --from openapi`: public OpenAPI documents (the OpenAPI Initiative's examples,
 //! tests/fixtures/openapi, CC BY 4.0) become one HTTP tool per operation; what cannot be
 //! expressed is listed; the imported specs lint without errors.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
@@ -35,7 +35,7 @@ fn import(doc: &str, server: Option<&str>) -> (usize, Vec<String>, tempfile::Tem
         .join("tests/fixtures/openapi")
         .join(doc);
     let file = file.to_string_lossy().into_owned();
-    let mut args = vec!["import", "--from-openapi", file.as_str()];
+    let mut args = vec!["import", "--from", "openapi", file.as_str()];
     if let Some(s) = server {
         args.extend(["--server", s]);
     }
@@ -134,7 +134,7 @@ fn tictactoe_3_1_needs_a_server_and_lists_its_webhook() {
         Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/openapi/v3.1-tictactoe.yaml");
     let o = toolgate(
         dir.path(),
-        &["import", "--from-openapi", &file.to_string_lossy()],
+        &["import", "--from", "openapi", &file.to_string_lossy()],
     );
     assert_eq!(o.status.code(), Some(2));
     assert!(

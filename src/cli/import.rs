@@ -1,4 +1,5 @@
 //! `toolgate import --from-mcp SERVER`: starter specs for the tools of an upstream MCP server.
+//! (`--from FORMAT FILE`, from a tool-list file: [`super::import_list`].)
 //!
 //! Connects to a server declared in toolgate.yaml (or started from `--command`), calls
 //! `tools/list`, and writes one spec per tool to `<out>/<server>/<tool>.yaml` (default out:
@@ -33,19 +34,18 @@ pub struct ImportArgs {
     #[arg(
         long = "from-mcp",
         value_name = "SERVER",
-        required_unless_present = "from_openapi"
+        required_unless_present = "from"
     )]
     pub from_mcp: Option<String>,
-    /// An OpenAPI document (3.0 or 3.1, YAML or JSON) to import as HTTP tools, one per
-    /// operation (docs/http.md).
-    #[arg(
-        long = "from-openapi",
-        value_name = "FILE",
-        conflicts_with = "from_mcp"
-    )]
-    pub from_openapi: Option<PathBuf>,
+    /// Read a file of this format instead: `openapi` (an OpenAPI 3.0 or 3.1 document, imported
+    /// as HTTP tools, docs/http.md) or a tool list: `openai`, `anthropic`, `gemini`, `mcp`.
+    #[arg(long, value_name = "FORMAT", conflicts_with = "from_mcp", requires = "file", value_parser = parse_from)]
+    pub from: Option<ImportFrom>,
+    /// The file `--from` reads.
+    #[arg(value_name = "FILE", requires = "from")]
+    pub file: Option<PathBuf>,
     /// The API's base URL, when the OpenAPI document names no absolute server.
-    #[arg(long, requires = "from_openapi")]
+    #[arg(long, requires = "from")]
     pub server: Option<String>,
     /// Start the server with this command line (split on whitespace) instead of toolgate.yaml.
     #[arg(long)]
@@ -62,18 +62,43 @@ pub struct ImportArgs {
     pub force: bool,
 }
 
+/// What `--from` reads.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ImportFrom {
+    /// An OpenAPI document: one HTTP tool per operation.
+    Openapi,
+    /// A tool-list file of a provider's format.
+    List(crate::spec::import::ImportFormat),
+}
+
+fn parse_from(s: &str) -> Result<ImportFrom, String> {
+    if s == "openapi" {
+        return Ok(ImportFrom::Openapi);
+    }
+    match crate::spec::import::ImportFormat::parse(s) {
+        Some(f) => Ok(ImportFrom::List(f)),
+        None => Err(format!(
+            "unknown format `{s}`; use one of: openapi, openai, anthropic, gemini, mcp"
+        )),
+    }
+}
+
 /// Runs `toolgate import`.
 pub fn run(a: ImportArgs) -> miette::Result<u8> {
-    if let Some(file) = &a.from_openapi {
-        return super::import_openapi::run(file, a.out.as_deref(), a.server.as_deref(), a.force);
-    }
-    let Some(from_mcp) = a.from_mcp.clone() else {
-        return super::call::fail("give --from-mcp SERVER or --from-openapi FILE");
-    };
-    let from_mcp = from_mcp.as_str();
     let cwd = match std::env::current_dir() {
         Ok(d) => d,
         Err(e) => return super::call::fail(&format!("cannot read the current folder: {e}")),
+    };
+    if let (Some(ImportFrom::Openapi), Some(file)) = (a.from, &a.file) {
+        return super::import_openapi::run(file, a.out.as_deref(), a.server.as_deref(), a.force);
+    }
+    if a.server.is_some() {
+        return super::call::fail("--server applies to `--from openapi` only");
+    }
+    let (from_mcp, list) = match (&a.from_mcp, a.from, &a.file) {
+        (_, Some(ImportFrom::List(format)), Some(file)) => (None, Some((format, file))),
+        (Some(server), _, _) => (Some(server.clone()), None),
+        _ => return super::call::fail("give --from-mcp SERVER, or --from FORMAT FILE"),
     };
     let loaded = match load(&LoadOptions {
         paths: Vec::new(),
@@ -86,6 +111,26 @@ pub fn run(a: ImportArgs) -> miette::Result<u8> {
     let mut diags = Vec::new();
     let (project, _) = resolve_project(loaded.project.as_ref().map(|(id, p)| (*id, p)), &mut diags);
     let root = loaded.root.clone();
+    if let Some((format, file)) = list {
+        let dir = a
+            .out
+            .clone()
+            .map(|o| if o.is_absolute() { o } else { cwd.join(o) })
+            .unwrap_or_else(|| root.join("tool-specs"));
+        return match super::import_list::write_specs(file, &cwd, format, &dir, a.force) {
+            Ok((n, written, kept)) => {
+                eprintln!(
+                    "{n} tool(s) from {}: {written} written, {kept} kept. Review each contract's effect and permissions, bind the handlers, then run `toolgate lint`.",
+                    file.display()
+                );
+                Ok(super::EXIT_OK)
+            }
+            Err(m) => super::call::fail(&m),
+        };
+    }
+    let Some(from_mcp) = from_mcp else {
+        return super::call::fail("give --from-mcp SERVER, or --from FORMAT FILE");
+    };
     let server = match &a.command {
         Some(c) => McpServer {
             command: c.split_whitespace().map(str::to_owned).collect(),
@@ -94,7 +139,7 @@ pub fn run(a: ImportArgs) -> miette::Result<u8> {
             cwd: None,
             sandbox: None,
         },
-        None => match project.mcp_servers.get(from_mcp) {
+        None => match project.mcp_servers.get(&from_mcp) {
             Some(s) => s.clone(),
             None => {
                 let known: Vec<&str> = project.mcp_servers.keys().map(String::as_str).collect();
@@ -119,7 +164,7 @@ pub fn run(a: ImportArgs) -> miette::Result<u8> {
             .map(std::sync::Arc::new),
         shim: crate::runtime::exec::spawn::default_shim(),
     };
-    let tools = match list_tools(from_mcp, &server, &root, &sandbox) {
+    let tools = match list_tools(&from_mcp, &server, &root, &sandbox) {
         Ok(t) => t,
         Err(m) => return super::call::fail(&m),
     };
@@ -128,13 +173,13 @@ pub fn run(a: ImportArgs) -> miette::Result<u8> {
         .clone()
         .map(|o| if o.is_absolute() { o } else { cwd.join(o) })
         .unwrap_or_else(|| root.join("tool-specs"))
-        .join(file_name(from_mcp));
+        .join(file_name(&from_mcp));
     if let Err(e) = std::fs::create_dir_all(&dir) {
         return super::call::fail(&format!("cannot create {}: {e}", dir.display()));
     }
     let (mut written, mut kept) = (0, 0);
     for t in &tools {
-        let (name, text) = starter_spec(from_mcp, t);
+        let (name, text) = starter_spec(&from_mcp, t);
         let path = dir.join(format!("{name}.yaml"));
         if path.exists() && !a.force {
             eprintln!("kept {} (exists; --force replaces it)", path.display());
@@ -183,7 +228,7 @@ fn list_tools(
 }
 
 /// A name toolgate accepts: letters, digits, `_` and `-`, at most 64 characters.
-fn file_name(name: &str) -> String {
+pub(super) fn file_name(name: &str) -> String {
     let mut s: String = name
         .chars()
         .map(|c| {
@@ -203,7 +248,7 @@ fn file_name(name: &str) -> String {
 
 /// Arguments the parameter schema accepts, for the policy test; `None` when the schema is too
 /// intricate for [`sample`] (the rule is then left untested, a lint warning).
-fn example_arguments(parameters: &Value) -> Option<Value> {
+pub(super) fn example_arguments(parameters: &Value) -> Option<Value> {
     let args = sample(parameters, parameters, 0)?;
     let valid = jsonschema::options()
         .build(parameters)

@@ -1,4 +1,4 @@
-//! `toolgate import --from-openapi FILE`: one narrow HTTP tool per operation of an OpenAPI
+//! `toolgate import --from openapi FILE`: one narrow HTTP tool per operation of an OpenAPI
 //! document (3.0 or 3.1, YAML or JSON).
 //!
 //! The document is read by the spec loader's YAML parser (JSON is YAML) and parsed by `oas3`
@@ -543,7 +543,7 @@ fn operation(
     spec_v["exec"] = json!({"http": http});
     let text = serde_saphyr::to_string(&spec_v).map_err(|e| e.to_string())?;
     let header = format!(
-        "# Imported from OpenAPI ({method} {path}) by `toolgate import --from-openapi`.\n\
+        "# Imported from OpenAPI ({method} {path}) by `toolgate import --from openapi`.\n\
          # effect {}: {}. Review the effect, the limits and the result, then run `toolgate lint`.\n",
         effect.as_str(),
         if raw_op.get("x-toolgate-effect").is_some() {

@@ -10,6 +10,7 @@ mod diff;
 mod explain;
 mod export;
 pub mod import;
+mod import_list;
 mod import_openapi;
 mod init;
 mod journal;

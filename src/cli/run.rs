@@ -6,6 +6,10 @@
 //! key (by default session + call id; a line without `call_id` is `call-N` by position), so a
 //! call that already finished in the journal returns its recorded result instead of running
 //! again, and one a crash cut off is settled by recovery first (re-run, or UNKNOWN_OUTCOME).
+//!
+//! `toolgate run --provider openai-chat --reply reply.json`: the calls are a model's reply as
+//! the provider sends it (src/runtime/provider), run as one turn; what is printed is the JSON
+//! array of the messages (or items) the harness appends after the model's turn.
 
 use std::path::PathBuf;
 
@@ -13,14 +17,21 @@ use clap::Args;
 use serde::Deserialize;
 
 use super::call::{Failed, OutputFormat, RuntimeArgs, execute, exit_code, fail, load, result_json};
-use crate::runtime::ToolCall;
+use crate::runtime::{Provider, ProviderAdapter, ToolCall};
 
 /// Arguments of `toolgate run`.
 #[derive(Debug, Args)]
 pub struct RunArgs {
     /// The calls, one JSON object per line (`-` for stdin).
-    #[arg(long)]
-    pub calls: PathBuf,
+    #[arg(long, required_unless_present = "reply", conflicts_with = "reply")]
+    pub calls: Option<PathBuf>,
+    /// A model's reply as the provider sent it (`-` for stdin): its tool calls run as one turn
+    /// and the provider's result messages are printed.
+    #[arg(long, requires = "provider")]
+    pub reply: Option<PathBuf>,
+    /// The provider whose reply `--reply` is.
+    #[arg(long, value_parser = parse_provider, requires = "reply")]
+    pub provider: Option<Provider>,
     /// The session id: resumes it (calls already finished in the journal are replayed, not
     /// run again); grants given during the run belong to it.
     #[arg(long)]
@@ -69,16 +80,38 @@ fn parse(text: &str) -> Result<Vec<ToolCall>, Failed> {
     Ok(calls)
 }
 
-/// Runs `toolgate run`.
-pub fn run(a: RunArgs) -> miette::Result<u8> {
-    let text = if a.calls.as_os_str() == "-" {
+fn parse_provider(s: &str) -> Result<Provider, String> {
+    Provider::parse(s).ok_or_else(|| {
+        let all: Vec<&str> = Provider::ALL.iter().map(|p| p.as_str()).collect();
+        format!("unknown provider `{s}`; use one of: {}", all.join(", "))
+    })
+}
+
+fn read(path: &std::path::Path) -> Result<String, Failed> {
+    let text = if path.as_os_str() == "-" {
         std::io::read_to_string(std::io::stdin())
     } else {
-        std::fs::read_to_string(&a.calls)
+        std::fs::read_to_string(path)
     };
-    let text = match text {
+    text.map_err(|e| Failed(format!("cannot read {}: {e}", path.display())))
+}
+
+/// Runs `toolgate run`.
+pub fn run(a: RunArgs) -> miette::Result<u8> {
+    if let (Some(reply), Some(provider)) = (&a.reply, a.provider) {
+        return match run_reply(&a, reply, provider) {
+            Ok(code) => Ok(code),
+            Err(Failed(m)) => fail(&m),
+        };
+    }
+    let Some(path) = &a.calls else {
+        return fail(
+            "give the calls with --calls FILE, or a model's reply with --provider P --reply FILE",
+        );
+    };
+    let text = match read(path) {
         Ok(t) => t,
-        Err(e) => return fail(&format!("cannot read {}: {e}", a.calls.display())),
+        Err(Failed(m)) => return fail(&m),
     };
     let calls = match parse(&text) {
         Ok(c) => c,
@@ -120,6 +153,32 @@ pub fn run(a: RunArgs) -> miette::Result<u8> {
             session.id(),
             execution.results.len()
         );
+    }
+    Ok(exit_code(&execution.results))
+}
+
+/// `toolgate run --provider P --reply FILE`: prints the provider's result messages.
+fn run_reply(a: &RunArgs, path: &std::path::Path, provider: Provider) -> Result<u8, Failed> {
+    let text = read(path)?;
+    let (runtime, session) = load(&a.runtime, a.session.as_deref())?;
+    let adapter = ProviderAdapter::new(provider, &runtime);
+    let turn = adapter
+        .parse_str(&text)
+        .map_err(|e| Failed(format!("{}: {e}", path.display())))?;
+    let execution = execute(&runtime, &session, turn.calls().to_vec())?;
+    let messages = adapter.render(&turn, &execution.results);
+    let v = match a.runtime.format {
+        OutputFormat::Text => serde_json::Value::Array(messages),
+        OutputFormat::Json => serde_json::json!({
+            "plan": execution.plan,
+            "results": execution.results.iter().map(result_json).collect::<Vec<_>>(),
+            "messages": messages,
+        }),
+    };
+    let out = format!("{}\n", serde_json::to_string_pretty(&v).unwrap_or_default());
+    super::print(&out).map_err(|e| Failed(e.to_string()))?;
+    if let Some(report) = runtime.recovery().filter(|r| !r.is_empty()) {
+        eprint!("toolgate: {report}");
     }
     Ok(exit_code(&execution.results))
 }

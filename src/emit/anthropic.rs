@@ -1,7 +1,7 @@
 //! Anthropic Messages `tools`: `{name, description, input_schema}` (providers.md §3.1).
 //!
 //! The API takes arbitrary JSON Schema as guidance, but rejects names outside
-//! `^[a-zA-Z0-9_-]{1,64}$`, top-level property keys outside `^[a-zA-Z0-9_.-]{1,64}$`, and
+//! `^[a-zA-Z0-9_-]{1,64}$` (such a name is written as its stand-in, [`Provider::tool_name`]), top-level property keys outside `^[a-zA-Z0-9_.-]{1,64}$`, and
 //! `oneOf`/`anyOf`/`allOf` at the root. Local `$ref`s are inlined (recursive ones kept), private
 //! `x-…` keywords stripped, and root combinators moved into the root description. Strict tool
 //! use (§3.2) is not emitted: no `strict` key, so the API's default (off) applies.
@@ -9,7 +9,7 @@
 use serde_json::{Value, json};
 
 use crate::emit::{EmitError, name_matches, rewrite};
-use crate::ir::ToolDefinition;
+use crate::ir::{Provider, ToolDefinition};
 
 const TARGET: &str = "anthropic";
 
@@ -22,18 +22,8 @@ pub fn tools(tools: &[&ToolDefinition]) -> Result<Value, EmitError> {
     Ok(Value::Array(out))
 }
 
-/// One tool of the list.
+/// One tool of the list, under the name Anthropic accepts ([`Provider::tool_name`]).
 pub(crate) fn tool_param(tool: &ToolDefinition) -> Result<Value, EmitError> {
-    let word = |c: char| c.is_ascii_alphanumeric() || c == '_' || c == '-';
-    if !name_matches(&tool.name, word, word, 64) {
-        return Err(EmitError::InvalidName {
-            target: TARGET,
-            what: "tool name",
-            tool: tool.name.clone(),
-            name: tool.name.clone(),
-            rule: "^[a-zA-Z0-9_-]{1,64}$",
-        });
-    }
     let schema = input_schema(&tool.parameters);
     for name in schema
         .get("properties")
@@ -52,7 +42,7 @@ pub(crate) fn tool_param(tool: &ToolDefinition) -> Result<Value, EmitError> {
         }
     }
     Ok(json!({
-        "name": tool.name,
+        "name": Provider::Anthropic.tool_name(&tool.name),
         "description": tool.model_description(),
         "input_schema": schema,
     }))

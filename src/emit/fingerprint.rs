@@ -47,6 +47,7 @@ const SOURCES: &[(&str, &str)] = &[
     ("src/ir/http.rs", include_str!("../ir/http.rs")),
     ("src/ir/mod.rs", include_str!("../ir/mod.rs")),
     ("src/ir/project.rs", include_str!("../ir/project.rs")),
+    ("src/ir/provider.rs", include_str!("../ir/provider.rs")),
     ("src/ir/template.rs", include_str!("../ir/template.rs")),
     ("src/ir/tool.rs", include_str!("../ir/tool.rs")),
     ("src/ir/vocab.rs", include_str!("../ir/vocab.rs")),

@@ -11,7 +11,7 @@ use serde_json::{Map, Value, json};
 
 use crate::emit::rewrite::{self, types_of};
 use crate::emit::{EmitError, GeminiForm, name_matches};
-use crate::ir::ToolDefinition;
+use crate::ir::{Provider, ToolDefinition};
 
 const TARGET: &str = "gemini";
 
@@ -60,23 +60,8 @@ pub fn is_parameter_name(name: &str) -> bool {
     )
 }
 
-/// One function declaration.
+/// One function declaration, under the name Gemini accepts ([`Provider::tool_name`]).
 pub(crate) fn declaration(tool: &ToolDefinition, form: GeminiForm) -> Result<Value, EmitError> {
-    let ok = name_matches(
-        &tool.name,
-        |c| c.is_ascii_alphabetic() || c == '_',
-        |c| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | ':' | '-'),
-        64,
-    );
-    if !ok {
-        return Err(EmitError::InvalidName {
-            target: TARGET,
-            what: "tool name",
-            tool: tool.name.clone(),
-            name: tool.name.clone(),
-            rule: "^[A-Za-z_][A-Za-z0-9_.:-]{0,63}$",
-        });
-    }
     let mut bad = None;
     rewrite::visit(&tool.parameters, 0, &mut |obj, _| {
         for key in obj
@@ -100,7 +85,7 @@ pub(crate) fn declaration(tool: &ToolDefinition, form: GeminiForm) -> Result<Val
         });
     }
     let mut decl = Map::new();
-    decl.insert("name".into(), json!(tool.name));
+    decl.insert("name".into(), json!(Provider::Gemini.tool_name(&tool.name)));
     decl.insert("description".into(), json!(tool.model_description()));
     let has_params = tool
         .parameters

@@ -10,10 +10,8 @@
 
 use serde_json::{Map, Value, json};
 
-use crate::emit::{EmitError, name_matches, rewrite};
-use crate::ir::{Effect, Idempotency, ToolDefinition};
-
-const TARGET: &str = "mcp";
+use crate::emit::{EmitError, rewrite};
+use crate::ir::{Effect, Idempotency, Provider, ToolDefinition};
 
 /// The `tools/list` result `{tools: [...]}`.
 pub fn list_tools_result(tools: &[&ToolDefinition]) -> Result<Value, EmitError> {
@@ -24,20 +22,10 @@ pub fn list_tools_result(tools: &[&ToolDefinition]) -> Result<Value, EmitError> 
     Ok(json!({ "tools": out }))
 }
 
-/// One MCP `Tool`.
+/// One MCP `Tool`, under the name MCP accepts ([`Provider::tool_name`]).
 pub fn tool_object(tool: &ToolDefinition) -> Result<Value, EmitError> {
-    let ok = |c: char| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.');
-    if !name_matches(&tool.name, ok, ok, 128) {
-        return Err(EmitError::InvalidName {
-            target: TARGET,
-            what: "tool name",
-            tool: tool.name.clone(),
-            name: tool.name.clone(),
-            rule: "^[A-Za-z0-9._-]{1,128}$",
-        });
-    }
     let mut obj = Map::new();
-    obj.insert("name".into(), json!(tool.name));
+    obj.insert("name".into(), json!(Provider::Mcp.tool_name(&tool.name)));
     if let Some(title) = &tool.title {
         obj.insert("title".into(), json!(title));
     }

@@ -34,47 +34,9 @@ use crate::ir::{Bundle, ProjectConfig, Target, ToolDefinition};
 
 pub use output::OutputFiles;
 
-/// A tool-list format `toolgate export` and `toolgate build` write.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum ListTarget {
-    /// OpenAI Chat Completions `tools`.
-    OpenaiChat,
-    /// OpenAI Responses `tools`.
-    OpenaiResponses,
-    /// Anthropic Messages `tools`.
-    Anthropic,
-    /// MCP `tools/list` result.
-    Mcp,
-    /// Gemini `tools` (one entry with `functionDeclarations`).
-    Gemini,
-}
-
-impl ListTarget {
-    /// Every list format, in file order.
-    pub const ALL: &'static [ListTarget] = &[
-        ListTarget::Anthropic,
-        ListTarget::Gemini,
-        ListTarget::Mcp,
-        ListTarget::OpenaiChat,
-        ListTarget::OpenaiResponses,
-    ];
-
-    /// The name used on the command line and in file names.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            ListTarget::OpenaiChat => "openai-chat",
-            ListTarget::OpenaiResponses => "openai-responses",
-            ListTarget::Anthropic => "anthropic",
-            ListTarget::Mcp => "mcp",
-            ListTarget::Gemini => "gemini",
-        }
-    }
-
-    /// Parses [`ListTarget::as_str`].
-    pub fn parse(s: &str) -> Option<Self> {
-        ListTarget::ALL.iter().copied().find(|t| t.as_str() == s)
-    }
-}
+/// A tool-list format `toolgate export` and `toolgate build` write: one per provider, whose
+/// name rules the lists follow ([`crate::ir::provider`]).
+pub use crate::ir::Provider as ListTarget;
 
 /// How Gemini function declarations carry their parameters.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -145,6 +107,17 @@ pub enum EmitError {
         name: String,
         /// The rule it breaks.
         rule: &'static str,
+    },
+    /// Two tools would be called by one name at a provider (the names it rejects become the
+    /// same stand-in, [`crate::ir::Provider::tool_name`]).
+    #[error("{target}: tools {} would all be called `{name}`; rename one so that the names differ in letters, digits, `_` or `-`", .tools.iter().map(|t| format!("`{t}`")).collect::<Vec<_>>().join(", "))]
+    NameCollision {
+        /// The provider.
+        target: &'static str,
+        /// The name they would share.
+        name: String,
+        /// The tools.
+        tools: Vec<String>,
     },
     /// Generated Rust did not parse: a toolgate bug.
     #[error("generated Rust for `{tool}` does not parse ({message}); please report this bug")]
@@ -223,12 +196,29 @@ pub fn tool_list(
     tools: &[&ToolDefinition],
     options: &ListOptions,
 ) -> Result<Value, EmitError> {
+    check_collisions(target, tools.iter().map(|t| t.name.as_str()))?;
     match target {
         ListTarget::OpenaiChat => openai::chat(tools, options.openai_strict),
         ListTarget::OpenaiResponses => openai::responses(tools, options.openai_strict),
         ListTarget::Anthropic => anthropic::tools(tools),
         ListTarget::Mcp => mcp::list_tools_result(tools),
         ListTarget::Gemini => gemini::tools(tools, options.gemini_form),
+    }
+}
+
+/// Refuses a list in which two tools would be called by one name at the provider.
+pub fn check_collisions<'a>(
+    target: ListTarget,
+    names: impl IntoIterator<Item = &'a str>,
+) -> Result<(), EmitError> {
+    let names = crate::ir::ProviderNames::new(target, names);
+    match names.collisions().first() {
+        None => Ok(()),
+        Some((name, tools)) => Err(EmitError::NameCollision {
+            target: target.as_str(),
+            name: name.clone(),
+            tools: tools.clone(),
+        }),
     }
 }
 
@@ -379,6 +369,10 @@ fn json_files(
         .collect::<Result<_, EmitError>>()?;
     for (path, text) in schemas.into_iter().flatten() {
         files.insert(path, text);
+    }
+    // Every list is a subset of the bundle's: a bundle free of shared names makes them all so.
+    for target in ListTarget::ALL {
+        check_collisions(*target, bundle.tools.iter().map(|t| t.name.as_str()))?;
     }
     let entries = lists::Entries::new(&bundle.tools, options)?;
     files.extend_under("tools", entries.all_files());

@@ -9,13 +9,11 @@
 use serde_json::{Map, Value, json};
 
 use crate::emit::rewrite::{self, is_object};
-use crate::emit::{EmitError, name_matches, truncate_chars};
-use crate::ir::ToolDefinition;
+use crate::emit::{EmitError, truncate_chars};
+use crate::ir::{Provider, ToolDefinition};
 
 mod strict;
 
-/// Provider name in errors.
-const TARGET: &str = "openai";
 /// Longest description the API accepts (reported limit).
 pub const MAX_DESCRIPTION: usize = 1024;
 pub use strict::{
@@ -75,23 +73,9 @@ pub(crate) struct Function {
     strict: bool,
 }
 
-/// The OpenAI form of a tool: strict when asked and possible.
+/// The OpenAI form of a tool: strict when asked and possible, under the name OpenAI accepts
+/// ([`Provider::tool_name`]).
 pub(crate) fn function(tool: &ToolDefinition, strict: bool) -> Result<Function, EmitError> {
-    let ok = name_matches(
-        &tool.name,
-        |c| c.is_ascii_alphanumeric() || c == '_' || c == '-',
-        |c| c.is_ascii_alphanumeric() || c == '_' || c == '-',
-        64,
-    );
-    if !ok {
-        return Err(EmitError::InvalidName {
-            target: TARGET,
-            what: "tool name",
-            tool: tool.name.clone(),
-            name: tool.name.clone(),
-            rule: "^[a-zA-Z0-9_-]{1,64}$",
-        });
-    }
     let description = truncate_chars(&tool.model_description(), MAX_DESCRIPTION);
     let (parameters, strict) = if strict {
         match strict_parameters(&tool.parameters) {
@@ -102,7 +86,8 @@ pub(crate) fn function(tool: &ToolDefinition, strict: bool) -> Result<Function, 
         (loose_parameters(&tool.parameters), false)
     };
     Ok(Function {
-        name: tool.name.clone(),
+        // Both APIs share the rule: one name for Chat Completions and Responses.
+        name: Provider::OpenaiChat.tool_name(&tool.name).into_owned(),
         description,
         parameters,
         strict,

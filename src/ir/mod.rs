@@ -5,6 +5,7 @@
 pub mod bundle;
 pub mod http;
 pub mod project;
+pub mod provider;
 pub mod template;
 pub mod tool;
 pub mod vocab;
@@ -15,6 +16,7 @@ pub use project::{
     AskMode, Budgets, ContextPolicy, McpServer, ProjectConfig, ProtectPolicy, ProtectedPath,
     ResourceLimits, SandboxProfile, ServeConfig, Target, Toolset,
 };
+pub use provider::{Provider, ProviderNames};
 pub use tool::{
     ArgvElement, Backoff, CommandSpec, ConcurrencyGroup, Deprecation, EnvSpec, ExecSpec,
     OutputKeep, OutputPolicy, PermissionExample, PermissionPolicy, PermissionRule, ResourceSets,

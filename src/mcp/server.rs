@@ -34,7 +34,7 @@ use rmcp::service::{ElicitationMode, RequestContext};
 use rmcp::{ErrorData, Peer, RoleServer, ServerHandler, ServiceExt};
 use serde_json::Value;
 
-use crate::ir::{AskMode, Effect, ExecSpec, ToolDefinition};
+use crate::ir::{AskMode, Effect, ExecSpec, Provider, ProviderNames, ToolDefinition};
 use crate::mcp::approval::ElicitationApprover;
 use crate::mcp::resources::{self, ConnectionArtifacts};
 use crate::mcp::tools::{McpTool, call_result, mcp_tool};
@@ -114,6 +114,8 @@ struct Inner {
     options: ServeOptions,
     tools: Vec<Tool>,
     by_name: HashMap<String, McpTool>,
+    /// The served tools' MCP names, to map a call's name back to its contract.
+    names: ProviderNames,
     /// Tools left out of the read-only default, and why.
     left_out: Vec<(String, String)>,
     info: ServerConfig,
@@ -185,6 +187,7 @@ impl ToolgateServer {
         }
         names.sort();
         names.dedup();
+        let provider_names = ProviderNames::new(Provider::Mcp, names.iter().map(String::as_str));
         let mut tools = Vec::with_capacity(names.len());
         let mut by_name = HashMap::with_capacity(names.len());
         for name in names {
@@ -220,6 +223,7 @@ impl ToolgateServer {
                 options,
                 tools,
                 by_name,
+                names: provider_names,
                 left_out,
                 info,
                 connection_id,
@@ -319,6 +323,7 @@ impl ServerHandler for ToolgateServer {
     }
 
     fn get_tool(&self, name: &str) -> Option<Tool> {
+        let name = self.inner.names.contract_name(name);
         self.inner.by_name.get(name).map(|m| m.tool.clone())
     }
 
@@ -329,16 +334,17 @@ impl ServerHandler for ToolgateServer {
     ) -> Result<CallToolResponse, ErrorData> {
         // A tool outside the served set goes through the runtime too: the session's set makes
         // it UNKNOWN_TOOL with the close served tools, and the audit records it.
+        let name = self.inner.names.contract_name(&request.name).to_owned();
         let wraps_result = self
             .inner
             .by_name
-            .get(request.name.as_ref())
+            .get(&name)
             .is_some_and(|t| t.wraps_result);
         let session = self.session_for(&context.peer);
         let key = client_key(request.meta.as_deref(), &context.meta);
         let arguments = Value::Object(request.arguments.unwrap_or_default());
         let call_id = format!("{}-{}", self.inner.connection_id, context.id);
-        let mut call = ToolCall::new(call_id, request.name, arguments);
+        let mut call = ToolCall::new(call_id, name, arguments);
         if let Some(k) = key {
             call = call.with_idempotency_key(k);
         }

@@ -17,7 +17,7 @@ use std::sync::Arc;
 use rmcp::model::{CallToolResult, ContentBlock, JsonObject, MetaObject, Tool, ToolAnnotations};
 use serde_json::{Map, Value, json};
 
-use crate::ir::{Effect, Idempotency, ToolDefinition};
+use crate::ir::{Effect, Idempotency, Provider, ToolDefinition};
 use crate::runtime::ToolResult;
 use crate::runtime::exec::mcp::ERROR_TYPE_META_KEY;
 
@@ -37,17 +37,14 @@ pub struct McpTool {
     pub wraps_result: bool,
 }
 
-/// The MCP tool of a contract.
+/// The MCP tool of a contract, under the name MCP accepts ([`Provider::tool_name`]).
 pub fn mcp_tool(def: &ToolDefinition) -> McpTool {
     let input = match clean_schema(&def.parameters) {
         Value::Object(m) => m,
         _ => JsonObject::new(),
     };
-    let mut tool = Tool::new(
-        def.name.clone(),
-        def.model_description().into_owned(),
-        Arc::new(input),
-    );
+    let name = Provider::Mcp.tool_name(&def.name).into_owned();
+    let mut tool = Tool::new(name, def.model_description().into_owned(), Arc::new(input));
     if let Some(t) = &def.title {
         tool = tool.with_title(t.clone());
     }

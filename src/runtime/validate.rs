@@ -103,6 +103,18 @@ pub fn schema_check(resolved: ResolvedCall) -> Result<ValidArgs, Rejection> {
             links: Vec::new(),
         });
     }
+    let def = &tool.definition;
+    if let Some(message) = not_an_object(&def.name, args) {
+        return Err(Rejection {
+            error_type: ErrorType::InvalidArguments,
+            message,
+            hint: Some(format!(
+                "Call {} again with the arguments as one JSON object. Parameters: {}.",
+                def.name,
+                describe_parameters(&def.parameters)
+            )),
+        });
+    }
     let problems: Vec<String> = tool
         .parameters
         .iter_errors(args)
@@ -111,7 +123,6 @@ pub fn schema_check(resolved: ResolvedCall) -> Result<ValidArgs, Rejection> {
             format!("- {at}: {e}")
         })
         .collect();
-    let def = &tool.definition;
     Err(Rejection {
         error_type: ErrorType::InvalidArguments,
         message: format!(
@@ -125,6 +136,43 @@ pub fn schema_check(resolved: ResolvedCall) -> Result<ValidArgs, Rejection> {
             describe_parameters(&def.parameters)
         )),
     })
+}
+
+/// Why arguments that are not a JSON object were refused: a provider sends the model's text
+/// as it came when it is not JSON (src/runtime/provider), and a client may send any value.
+fn not_an_object(tool: &str, args: &Value) -> Option<String> {
+    let kind = match args {
+        Value::Object(_) => return None,
+        Value::String(text) => {
+            return Some(match serde_json::from_str::<Value>(text) {
+                Err(e) => format!(
+                    "The arguments of {tool} are not a JSON object: the text {} is not valid JSON ({e}).",
+                    preview(text)
+                ),
+                Ok(_) => format!(
+                    "The arguments of {tool} are a string holding JSON text, not a JSON object: {}",
+                    preview(text)
+                ),
+            });
+        }
+        Value::Array(_) => "an array",
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+    };
+    Some(format!(
+        "The arguments of {tool} must be a JSON object, not {kind}."
+    ))
+}
+
+/// The start of a text, quoted, for a message.
+fn preview(text: &str) -> String {
+    const MAX: usize = 200;
+    let mut s: String = text.chars().take(MAX).collect();
+    if text.chars().count() > MAX {
+        s.push('…');
+    }
+    format!("`{s}`")
 }
 
 /// The path policy: every path parameter is checked and, when it passes, replaced in the

@@ -266,6 +266,21 @@ impl Tools {
     > {
         ::toolgate::ir::Bundle::from_json(BUNDLE_JSON)
     }
+    /// Reads a provider's replies for these tools and writes its result messages: a reply in, the calls run by the runtime (the typed [`Handlers`] among them), the messages to append out (`ProviderAdapter::run`).
+    pub fn provider(
+        provider: ::toolgate::runtime::Provider,
+    ) -> ::std::result::Result<
+        ::toolgate::runtime::ProviderAdapter,
+        ::toolgate::ir::BundleError,
+    > {
+        let bundle = Self::bundle()?;
+        ::std::result::Result::Ok(
+            ::toolgate::runtime::ProviderAdapter::for_names(
+                provider,
+                bundle.tools.iter().map(|t| t.name.as_str()),
+            ),
+        )
+    }
 }
 
 /// One handler per `handler: rust` tool: leaving one out does not compile.
