@@ -11,7 +11,7 @@ pub mod vocab;
 pub use bundle::{Bundle, BundleError};
 pub use project::{
     AskMode, Budgets, ContextPolicy, McpServer, ProjectConfig, ProtectPolicy, ProtectedPath,
-    ResourceLimits, SandboxProfile, ServeConfig, Target, Toolset,
+    ResourceLimits, SandboxProfile, ServeAuth, ServeConfig, Target, Toolset,
 };
 pub use tool::{
     ArgvElement, Backoff, CommandSpec, ConcurrencyGroup, Deprecation, EnvSpec, ExecSpec,

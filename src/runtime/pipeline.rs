@@ -417,7 +417,10 @@ impl Inner {
                     workspace: &self.workspace_str,
                 };
                 match Evaluator::new(&b).and_then(|ev| ev.with_protected(protection.clone())) {
-                    Ok(ev) => Some(ev),
+                    Ok(ev) => Some(match session.principal() {
+                        Some(p) => ev.with_principal(&p.cel_value()),
+                        None => ev,
+                    }),
                     Err(e) => {
                         let m = format!("{} could not evaluate its rules: {e}", def.name);
                         return Prepared::done(result::refused(

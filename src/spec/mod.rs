@@ -12,6 +12,7 @@ pub mod project;
 pub mod project_file;
 pub mod resolve;
 pub mod schema;
+pub mod serve_auth;
 pub mod source;
 pub mod suggest;
 pub mod yaml;
