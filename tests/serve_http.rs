@@ -11,10 +11,12 @@
 
 mod common;
 
-use std::io::{BufRead, BufReader};
+use std::io::{BufRead, BufReader, Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use base64::Engine;
@@ -52,6 +54,11 @@ fn claims(sub: &str, scope: &str) -> Value {
 }
 
 fn sign_with(key: &str, claims: &Value) -> String {
+    sign_as(key, "test-1", claims)
+}
+
+/// Signs with a fixture key, naming key id `kid` in the header.
+fn sign_as(key: &str, kid: &str, claims: &Value) -> String {
     // The PEM's body is the PKCS#8 DER of the key.
     let pem = std::fs::read_to_string(fixture().join(key)).unwrap();
     let body: String = pem.lines().filter(|l| !l.starts_with("-----")).collect();
@@ -59,7 +66,7 @@ fn sign_with(key: &str, claims: &Value) -> String {
         .decode(body)
         .unwrap();
     let mut header = Header::new(Algorithm::EdDSA);
-    header.kid = Some("test-1".into());
+    header.kid = Some(kid.into());
     jsonwebtoken::encode(&header, claims, &EncodingKey::from_ed_der(&der)).unwrap()
 }
 
@@ -436,4 +443,88 @@ fn python_sdk_clients_with_different_tokens_get_their_own_permissions() {
         principal_of("team_note", "denied"),
         vec![format!("carol@{ISSUER}")]
     );
+}
+
+/// A JWK Set served over HTTP: the server fetches it at startup, and again at once when a token
+/// names a key id it does not hold (a rotated key) — but not again for another unknown id within
+/// 30 s.
+#[test]
+fn jwks_from_a_url_is_fetched_again_for_a_rotated_key() {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let jwks = Arc::new(Mutex::new(
+        std::fs::read_to_string(fixture().join("jwks.json")).unwrap(),
+    ));
+    let fetches = Arc::new(AtomicUsize::new(0));
+    {
+        let (jwks, fetches) = (jwks.clone(), fetches.clone());
+        std::thread::spawn(move || {
+            for conn in listener.incoming() {
+                let Ok(mut conn) = conn else { continue };
+                let mut buf = [0u8; 4096];
+                let mut got = Vec::new();
+                while !got.windows(4).any(|w| w == b"\r\n\r\n") {
+                    match conn.read(&mut buf) {
+                        Ok(0) | Err(_) => break,
+                        Ok(n) => got.extend_from_slice(&buf[..n]),
+                    }
+                }
+                fetches.fetch_add(1, Ordering::SeqCst);
+                let body = jwks.lock().unwrap().clone();
+                let _ = write!(
+                    conn,
+                    "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                    body.len()
+                );
+            }
+        });
+    }
+    let project = tempfile::tempdir().unwrap();
+    let read_file = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tool-specs/read_file.yaml");
+    std::fs::write(
+        project.path().join("toolgate.yaml"),
+        format!(
+            "specs: [{read_file:?}]
+workspace: .
+toolsets:
+  served: {{tools: [read_file]}}
+serve:
+  toolset: served
+  auth:
+    resource: {RESOURCE}
+    issuers:
+      - {{issuer: {ISSUER:?}, jwks_url: \"http://127.0.0.1:{port}/jwks.json\", refresh: 1h}}
+contexts:
+  headless: {{ask: deny}}
+targets: [mcp]
+"
+        ),
+    )
+    .unwrap();
+    let ws = tempfile::tempdir().unwrap();
+    let s = start(&project.path().join("toolgate.yaml"), ws.path());
+    assert_eq!(fetches.load(Ordering::SeqCst), 1, "fetched at startup");
+    let bearer = |t: String| format!("Bearer {t}");
+
+    // Keys in hand: no fetch.
+    let (status, _) = initialize(&s, Some(&bearer(sign(&claims("alice", "")))));
+    assert_eq!(status, 200);
+    assert_eq!(fetches.load(Ordering::SeqCst), 1);
+
+    // The issuer rotates in a second key; a token signed with it makes the server fetch again.
+    *jwks.lock().unwrap() = std::fs::read_to_string(fixture().join("rotated-jwks.json")).unwrap();
+    let rotated = sign_as("other-key.pem", "test-2", &claims("alice", ""));
+    let (status, challenge) = initialize(&s, Some(&bearer(rotated)));
+    assert_eq!(status, 200, "{challenge:?}");
+    assert_eq!(fetches.load(Ordering::SeqCst), 2);
+
+    // An id nobody knows, right after: refused, and no third fetch within 30 s.
+    let unknown = sign_as("other-key.pem", "test-3", &claims("alice", ""));
+    let (status, challenge) = initialize(&s, Some(&bearer(unknown)));
+    assert_eq!(status, 401);
+    assert!(
+        challenge.unwrap().contains("has no key `test-3`"),
+        "the refusal names the key id"
+    );
+    assert_eq!(fetches.load(Ordering::SeqCst), 2);
 }
