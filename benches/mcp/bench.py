@@ -9,6 +9,10 @@ Servers (all over stdio, each started by the Python SDK's client, legacy handsha
   fastmcp   the Python SDK's high-level server (`MCPServer`, FastMCP's name in mcp 2.x)
   bare-rmcp the same tool on a bare rmcp server, no governance (examples/bare_rmcp_echo.rs)
 
+With --http, a toolgate server over Streamable HTTP (`toolgate serve --http 127.0.0.1:0`, started
+here; the SDK's streamable_http_client) runs in the same rounds as `toolgate-http`: calls/s and
+server CPU per call over HTTP against stdio.
+
 With --before PATH, a fourth server — another toolgate binary, e.g. a build of an earlier commit —
 runs in the same interleaved rounds, so a change is measured before and after under one load.
 
@@ -18,6 +22,7 @@ client's own CPU per call is printed too: it bounds the calls/s any server can r
 """
 
 import argparse
+import subprocess
 import json
 import os
 import resource
@@ -28,6 +33,7 @@ import time
 
 import anyio
 from mcp import Client, StdioServerParameters
+from mcp.client.streamable_http import streamable_http_client
 
 REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 CLK_TCK = os.sysconf("SC_CLK_TCK")
@@ -62,22 +68,44 @@ async def measure(name, command, args, calls, warmup):
         spawned = [p for p in children() if p not in before_children]
         if len(spawned) != 1:
             sys.exit(f"{name}: expected one server process, found {spawned}")
-        pid = spawned[0]
-        tools = await client.list_tools()
-        assert [t.name for t in tools.tools] == ["echo"], tools
-        for i in range(warmup):
-            r = await client.call_tool("echo", {"text": f"warm {i}"})
-            assert not r.is_error and r.structured_content == {"text": f"warm {i}"}, r
-        cpu0 = cpu_seconds(pid)
-        me0 = resource.getrusage(resource.RUSAGE_SELF)
-        t0 = time.perf_counter()
-        for i in range(calls):
-            r = await client.call_tool("echo", {"text": f"hello {i}"})
-            if r.is_error or r.structured_content != {"text": f"hello {i}"}:
-                sys.exit(f"{name}: bad result {r}")
-        wall = time.perf_counter() - t0
-        me1 = resource.getrusage(resource.RUSAGE_SELF)
-        cpu1 = cpu_seconds(pid)
+        return await calls_on(name, client, spawned[0], calls, warmup)
+
+
+async def measure_http(name, command, args, calls, warmup):
+    # The server prints its URL (the port the system chose) on stderr when it listens.
+    proc = subprocess.Popen([command, *args], cwd=REPO, stdin=subprocess.DEVNULL,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        url = None
+        for line in proc.stderr:
+            if "http://" in line:
+                url = line[line.index("http://"):].split()[0]
+                break
+        if url is None:
+            sys.exit(f"{name}: the server printed no URL")
+        async with Client(streamable_http_client(url), mode="legacy") as client:
+            return await calls_on(name, client, proc.pid, calls, warmup)
+    finally:
+        proc.terminate()
+        proc.wait()
+
+
+async def calls_on(name, client, pid, calls, warmup):
+    tools = await client.list_tools()
+    assert [t.name for t in tools.tools] == ["echo"], tools
+    for i in range(warmup):
+        r = await client.call_tool("echo", {"text": f"warm {i}"})
+        assert not r.is_error and r.structured_content == {"text": f"warm {i}"}, r
+    cpu0 = cpu_seconds(pid)
+    me0 = resource.getrusage(resource.RUSAGE_SELF)
+    t0 = time.perf_counter()
+    for i in range(calls):
+        r = await client.call_tool("echo", {"text": f"hello {i}"})
+        if r.is_error or r.structured_content != {"text": f"hello {i}"}:
+            sys.exit(f"{name}: bad result {r}")
+    wall = time.perf_counter() - t0
+    me1 = resource.getrusage(resource.RUSAGE_SELF)
+    cpu1 = cpu_seconds(pid)
     client_cpu = (me1.ru_utime + me1.ru_stime) - (me0.ru_utime + me0.ru_stime)
     return {
         "server": name,
@@ -96,6 +124,7 @@ def main():
     p.add_argument("--rounds", type=int, default=5, help="interleaved rounds; medians are reported")
     p.add_argument("--profile", default="release", help="cargo profile folder under target/")
     p.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    p.add_argument("--http", action="store_true", help="also toolgate over Streamable HTTP")
     p.add_argument(
         "--before",
         metavar="TOOLGATE",
@@ -116,6 +145,15 @@ def main():
         ("fastmcp", sys.executable, [os.path.join(REPO, "benches/mcp/fastmcp_echo.py")]),
         ("bare-rmcp", os.path.join(target, "examples", "bare_rmcp_echo"), []),
     ]
+    if a.http:
+        servers.insert(
+            1,
+            (
+                "toolgate-http",
+                os.path.join(target, "toolgate"),
+                ["serve", "--http", "127.0.0.1:0", "--config", config, "--state-dir", os.path.join(state, "http")],
+            ),
+        )
     if a.before:
         servers.insert(
             1,
@@ -130,7 +168,8 @@ def main():
     runs = {n: [] for n, _, _ in servers}
     for _ in range(a.rounds):
         for n, c, args in servers:
-            runs[n].append(anyio.run(measure, n, c, args, a.calls, a.warmup))
+            how = measure_http if n == "toolgate-http" else measure
+            runs[n].append(anyio.run(how, n, c, args, a.calls, a.warmup))
     rows = []
     for n, rs in runs.items():
         row = {"server": n, "calls": a.calls, "rounds": a.rounds}
@@ -152,6 +191,12 @@ def main():
     cpu = by["toolgate"]["server_cpu_us_per_call"] / max(by["bare-rmcp"]["server_cpu_us_per_call"], 1e-9)
     print(f"toolgate vs fastmcp calls/s: {speed:.2f}x (goal >= 3x)")
     print(f"toolgate vs bare rmcp server CPU per call: {cpu:.2f}x (goal <= 1.5x)")
+    if "toolgate-http" in by:
+        h = by["toolgate-http"]
+        print(
+            f"toolgate over HTTP vs stdio: calls/s {h['calls_per_s'] / by['toolgate']['calls_per_s']:.2f}x, "
+            f"server CPU per call {h['server_cpu_us_per_call'] / max(by['toolgate']['server_cpu_us_per_call'], 1e-9):.2f}x"
+        )
     if "before" in by:
         b = by["before"]
         print(

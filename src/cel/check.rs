@@ -101,7 +101,7 @@ impl Slot {
 }
 
 /// The names an expression may use besides `args`.
-pub const VARIABLES: &[&str] = &["args", "tool", "context", "workspace"];
+pub const VARIABLES: &[&str] = &["args", "tool", "context", "workspace", "principal"];
 
 /// A problem found in one expression.
 #[derive(Clone, Debug, PartialEq)]
@@ -377,6 +377,13 @@ impl Checker<'_> {
                         (self.schema.root_type(), Cost::Bounded(1))
                     }
                     "tool" => {
+                        self.references_input = true;
+                        (
+                            Ty::of(CelType::Map(Box::new(CelType::Dyn))),
+                            Cost::Bounded(1),
+                        )
+                    }
+                    "principal" => {
                         self.references_input = true;
                         (
                             Ty::of(CelType::Map(Box::new(CelType::Dyn))),

@@ -217,6 +217,7 @@ fn bind(ctx: &mut Context<'_, '_>, b: &Bindings<'_>) {
     ctx.add_variable_from_value("tool", tool);
     ctx.add_variable_from_value("context", Value::String(Arc::new(b.context.to_owned())));
     ctx.add_variable_from_value("workspace", Value::String(Arc::new(b.workspace.to_owned())));
+    ctx.add_variable_from_value("principal", value::json_to_cel(&anonymous_principal()));
 }
 
 /// An expression that failed at evaluation time.
@@ -239,6 +240,13 @@ impl<'a> Evaluator<'a> {
         let mut ctx = functions.ctx.new_inner_scope();
         bind(&mut ctx, b);
         Evaluator { ctx }
+    }
+
+    /// Shows the expressions who calls (`principal`) instead of the anonymous principal.
+    pub fn with_principal(mut self, principal: &serde_json::Value) -> Self {
+        self.ctx
+            .add_variable_from_value("principal", value::json_to_cel(principal));
+        self
     }
 
     /// Makes `path.protected` ask `protected` (the project's set, or the runtime's workspace)
@@ -365,6 +373,40 @@ mod tests {
     }
 
     #[test]
+    fn principal_is_anonymous_until_given() {
+        let args = serde_json::json!({});
+        let b = Bindings {
+            args: &args,
+            tool_name: "t",
+            tool_effect: "pure",
+            tool_version: 1,
+            context: "ci",
+            workspace: "/",
+        };
+        let team = "has(principal.claims.team) && principal.claims.team == 'core'";
+        let anonymous = Evaluator::new(&b).unwrap();
+        let t = |ev: &Evaluator<'_>, s: &str| ev.condition(&compile(s).unwrap()).unwrap();
+        assert!(t(
+            &anonymous,
+            "!principal.authenticated && principal.subject == ''"
+        ));
+        assert!(!t(&anonymous, "'tools:write' in principal.scopes"));
+        assert!(!t(&anonymous, team));
+        let alice = Evaluator::new(&b)
+            .unwrap()
+            .with_principal(&serde_json::json!({
+                "authenticated": true, "subject": "alice", "scopes": ["tools:write"],
+                "claims": {"team": "core"}
+            }));
+        assert!(t(
+            &alice,
+            "principal.authenticated && principal.subject == 'alice'"
+        ));
+        assert!(t(&alice, "'tools:write' in principal.scopes"));
+        assert!(t(&alice, team));
+    }
+
+    #[test]
     fn every_catalogued_function_exists() {
         // Each catalogued non-operator function must be callable (or fail on argument types,
         // never as an unknown function) — keeps the checker's list and the runtime in step.
@@ -424,4 +466,18 @@ mod guard_tests {
             .join();
         assert!(matches!(r, Ok(true)), "{r:?}");
     }
+}
+
+/// CEL's `principal` when nobody authenticated: every field present, empty.
+pub fn anonymous_principal() -> serde_json::Value {
+    serde_json::json!({
+        "authenticated": false,
+        "issuer": "",
+        "subject": "",
+        "id": "",
+        "scopes": [],
+        "client": "",
+        "client_name": "",
+        "claims": {},
+    })
 }

@@ -22,6 +22,7 @@ mod run;
 mod sandbox;
 mod schema;
 mod serve;
+mod serve_http;
 
 use std::io::Write;
 use std::process::ExitCode;

@@ -54,13 +54,17 @@ pub struct ServeArgs {
     /// else headless).
     #[arg(long)]
     pub context: Option<String>,
+    /// Serve over Streamable HTTP on this address (`127.0.0.1:8080`) instead of stdio; other
+    /// than loopback only with `serve.auth` in toolgate.yaml.
+    #[arg(long, value_name = "ADDR")]
+    pub http: Option<String>,
 }
 
 /// A project's specs, checked, as a runtime builder whose MCP tools call the returned
 /// upstreams; the rendered findings when the specs have errors.
 pub(super) fn checked_builder(
     config: Option<PathBuf>,
-) -> Result<(RuntimeBuilder, Arc<McpUpstreams>), String> {
+) -> Result<(RuntimeBuilder, Arc<McpUpstreams>, PathBuf), String> {
     let checked = super::call::checked_specs(config).map_err(|Failed(m)| m)?;
     let upstreams = Arc::new(McpUpstreams::new(
         &checked.resolution.project.mcp_servers,
@@ -69,12 +73,12 @@ pub(super) fn checked_builder(
     let builder = RuntimeBuilder::from_checked(&checked)
         .map_err(|e| e.to_string())?
         .executor(Backend::Mcp, Arc::new(McpExecutor::new(upstreams.clone())));
-    Ok((builder, upstreams))
+    Ok((builder, upstreams, checked.loaded.root.clone()))
 }
 
 /// Runs `toolgate serve`.
 pub fn run(a: ServeArgs) -> miette::Result<u8> {
-    let (builder, upstreams) = match checked_builder(a.config.clone()) {
+    let (builder, upstreams, root) = match checked_builder(a.config.clone()) {
         Ok(b) => b,
         Err(m) => return super::call::fail(&m),
     };
@@ -109,6 +113,14 @@ pub fn run(a: ServeArgs) -> miette::Result<u8> {
         context: a.context,
         session: a.session,
     };
+    if let Some(addr) = a.http {
+        let how = super::serve_http::Served {
+            exposure,
+            chosen_by,
+            root,
+        };
+        return super::serve_http::run(&addr, runtime, approver, options, upstreams, how);
+    }
     let server = match ToolgateServer::new(runtime_for_server, Some(approver), options) {
         Ok(s) => s,
         Err(e) => return super::call::fail(&e.to_string()),
@@ -120,7 +132,8 @@ pub fn run(a: ServeArgs) -> miette::Result<u8> {
             &exposure,
             chosen_by,
             session.as_deref(),
-            &runtime.workspace().root().display().to_string()
+            &runtime.workspace().root().display().to_string(),
+            "stdio"
         )
     );
     // One thread: a server has one client, its calls wait on processes, upstreams and the
@@ -152,7 +165,7 @@ pub fn run(a: ServeArgs) -> miette::Result<u8> {
 }
 
 /// Resolves on SIGINT or SIGTERM.
-async fn stop_signal() {
+pub(super) async fn stop_signal() {
     #[cfg(unix)]
     {
         use tokio::signal::unix::{SignalKind, signal};
@@ -175,12 +188,13 @@ async fn stop_signal() {
 }
 
 /// What `serve` says on stderr when it starts: the tools it serves, and why those.
-fn startup_line(
+pub(super) fn startup_line(
     server: &ToolgateServer,
     exposure: &Exposure,
     chosen_by: &str,
     session: Option<&str>,
     workspace: &str,
+    transport: &str,
 ) -> String {
     let names: Vec<&str> = server.tools().iter().map(|t| t.name.as_ref()).collect();
     let listed = if names.is_empty() {
@@ -208,7 +222,7 @@ fn startup_line(
         }
     };
     format!(
-        "toolgate serve: {} tool(s) over MCP on stdio (workspace {workspace}, session {}): {listed}\n  served: {why}\n",
+        "toolgate serve: {} tool(s) over MCP on {transport} (workspace {workspace}, session {}): {listed}\n  served: {why}\n",
         names.len(),
         session.map_or_else(|| "one per connection".to_owned(), |s| format!("`{s}`"))
     )

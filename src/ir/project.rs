@@ -195,6 +195,11 @@ pub struct Toolset {
     pub description: Option<String>,
     /// Its members, by tool name.
     pub tools: Vec<String>,
+    /// The OAuth scopes a caller of `serve --http` needs, all of them, to call its tools (a tool
+    /// some scope-bound toolset holds is callable only through one whose scopes the caller
+    /// has).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub scopes: Vec<String>,
 }
 
 /// `serve` in toolgate.yaml.
@@ -203,13 +208,52 @@ pub struct ServeConfig {
     /// The toolset `toolgate serve` serves unless `--toolset` or `--all` says otherwise.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub toolset: Option<String>,
+    /// How `serve --http` authenticates callers (absent: it serves loopback addresses only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub auth: Option<ServeAuth>,
 }
 
 impl ServeConfig {
     /// Whether nothing is set.
     pub fn is_empty(&self) -> bool {
-        self.toolset.is_none()
+        self.toolset.is_none() && self.auth.is_none()
     }
+}
+
+/// `serve.auth`: `serve --http` as an OAuth 2.1 resource server (bearer JWTs).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct ServeAuth {
+    /// This server's resource URI (RFC 8707/9728): the audience every token must name.
+    pub resource: String,
+    /// The issuers whose tokens are accepted.
+    pub issuers: Vec<TokenIssuer>,
+    /// Scopes every token must grant.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub scopes: Vec<String>,
+    /// Token claims shown to rules as `principal.claims`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub claims: Vec<String>,
+}
+
+/// An authorization server whose tokens `serve --http` accepts.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct TokenIssuer {
+    /// Its issuer identifier: the `iss` its tokens carry.
+    pub issuer: String,
+    /// Where its signing keys are (a JWK Set).
+    pub jwks: JwksSource,
+    /// How long fetched keys are kept before they are fetched again, in milliseconds.
+    pub refresh_ms: u64,
+}
+
+/// Where a JWK Set is read from.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum JwksSource {
+    /// An `https://` (or loopback `http://`) URL.
+    Url(String),
+    /// A file, relative to the project folder (read again when it changes).
+    File(String),
 }
 
 /// How an `ask` decision is settled in one context.

@@ -28,6 +28,10 @@
 //! backend, `crate::runtime::exec::mcp`.
 
 pub mod approval;
+#[cfg(feature = "serve-http")]
+pub mod auth;
+#[cfg(feature = "serve-http")]
+pub mod http;
 pub mod resources;
 pub mod server;
 pub mod tools;

@@ -39,7 +39,7 @@ use crate::mcp::approval::ElicitationApprover;
 use crate::mcp::resources::{self, ConnectionArtifacts};
 use crate::mcp::tools::{McpTool, call_result, mcp_tool};
 use crate::runtime::journal::IDEMPOTENCY_KEY_MCP_META;
-use crate::runtime::{Session, ToolCall, ToolRuntime};
+use crate::runtime::{Principal, Session, ToolCall, ToolRuntime};
 
 /// The context of a connection whose client can answer elicitations, unless `--context` says.
 pub const ELICITING_CONTEXT: &str = crate::ir::project::DEFAULT_CONTEXT;
@@ -124,6 +124,15 @@ struct Inner {
     session: OnceLock<Session>,
     /// The artifacts this connection's results named (readable as resources).
     artifacts: ConnectionArtifacts,
+}
+
+impl Drop for Inner {
+    fn drop(&mut self) {
+        // The connection (an HTTP session, or stdio) is gone: its questions have nobody to go to.
+        if let Some(a) = &self.approver {
+            a.unregister(&self.connection_id);
+        }
+    }
 }
 
 impl std::fmt::Debug for ToolgateServer {
@@ -269,8 +278,26 @@ impl ToolgateServer {
             .map_err(|e| ServeError::Connection(e.to_string()))
     }
 
-    /// The session, made at the first call: its context follows the client's capabilities.
-    fn session_for(&self, peer: &Peer<RoleServer>) -> &Session {
+    /// Whether a caller may call a tool: with no principal (stdio), yes; else unless every
+    /// scope-bound toolset holding the tool needs a scope the principal lacks.
+    pub fn callable(&self, principal: Option<&Principal>, tool: &str) -> bool {
+        let Some(p) = principal else {
+            return true;
+        };
+        let mut guards = self
+            .inner
+            .runtime
+            .project()
+            .toolsets
+            .values()
+            .filter(|t| !t.scopes.is_empty() && t.tools.iter().any(|n| n == tool))
+            .peekable();
+        guards.peek().is_none() || guards.any(|t| p.has_scopes(&t.scopes))
+    }
+
+    /// The session, made at the first call: its context follows the client's capabilities, and
+    /// its tools what the caller's scopes allow.
+    fn session_for(&self, peer: &Peer<RoleServer>, principal: Option<&Principal>) -> &Session {
         self.inner.session.get_or_init(|| {
             let inner = &self.inner;
             let elicits = inner.approver.is_some()
@@ -296,6 +323,25 @@ impl ToolgateServer {
             tracing::info!(session = %inner.session_id, connection = %inner.connection_id, %context, elicits, "MCP session started");
             let session =
                 Session::new(inner.session_id.clone(), context).with_artifact_resources();
+            if let Some(p) = principal {
+                let mut p = p.clone();
+                if let Some(info) = peer.peer_info() {
+                    p.client_name = info.client_info.name.clone();
+                }
+                tracing::info!(session = %inner.session_id, principal = %p.id(), "MCP session authenticated");
+                let names: Vec<String> = {
+                    let mut n: Vec<String> = inner
+                        .by_name
+                        .keys()
+                        .filter(|t| self.callable(Some(&p), t))
+                        .cloned()
+                        .collect();
+                    n.sort();
+                    n
+                };
+                let label = format!("tools `{}` may call", p.id());
+                return session.with_principal(p).with_tools(names, label);
+            }
             match &inner.options.exposure {
                 Exposure::Toolset(t) => session.with_toolset(t),
                 Exposure::All => session,
@@ -317,9 +363,17 @@ impl ServerHandler for ToolgateServer {
     async fn list_tools(
         &self,
         _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        Ok(ListToolsResult::with_all_items(self.inner.tools.clone()))
+        let principal = request_principal(&context);
+        let tools = self
+            .inner
+            .tools
+            .iter()
+            .filter(|t| self.callable(principal.as_ref(), &t.name))
+            .cloned()
+            .collect();
+        Ok(ListToolsResult::with_all_items(tools))
     }
 
     fn get_tool(&self, name: &str) -> Option<Tool> {
@@ -340,7 +394,16 @@ impl ServerHandler for ToolgateServer {
             .by_name
             .get(&name)
             .is_some_and(|t| t.wraps_result);
-        let session = self.session_for(&context.peer);
+        let principal = request_principal(&context);
+        let session = self.session_for(&context.peer, principal.as_ref());
+        if session.principal().map(Principal::id) != principal.as_ref().map(Principal::id) {
+            // A session belongs to the principal that opened it (MCP security best practices:
+            // session ids are not authentication).
+            return Err(ErrorData::invalid_request(
+                "this MCP session belongs to another principal; open a session of your own",
+                None,
+            ));
+        }
         let key = client_key(request.meta.as_deref(), &context.meta);
         let arguments = Value::Object(request.arguments.unwrap_or_default());
         let call_id = format!("{}-{}", self.inner.connection_id, context.id);
@@ -399,6 +462,22 @@ impl ServerHandler for ToolgateServer {
         .map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
         Ok(read?.into())
     }
+}
+
+/// The principal `serve --http` authenticated for this request, if any.
+#[cfg(feature = "serve-http")]
+fn request_principal(context: &RequestContext<RoleServer>) -> Option<Principal> {
+    context
+        .extensions
+        .get::<axum::http::request::Parts>()
+        .and_then(|parts| parts.extensions.get::<Principal>())
+        .cloned()
+}
+
+/// Without `serve --http`, nobody is authenticated.
+#[cfg(not(feature = "serve-http"))]
+fn request_principal(_context: &RequestContext<RoleServer>) -> Option<Principal> {
+    None
 }
 
 /// The idempotency key a client sent in the request's `_meta` (a string as it is; another JSON

@@ -421,7 +421,13 @@ impl Inner {
                     workspace: &self.workspace_str,
                 };
                 match &self.cel {
-                    Ok(functions) => Some(Evaluator::in_scope(functions, &b)),
+                    Ok(functions) => {
+                        let ev = Evaluator::in_scope(functions, &b);
+                        Some(match session.principal() {
+                            Some(p) => ev.with_principal(&p.cel_value()),
+                            None => ev,
+                        })
+                    }
                     Err(e) => {
                         let m = format!("{} could not evaluate its rules: {e}", def.name);
                         return Prepared::done(result::refused(

@@ -10,6 +10,7 @@ use std::sync::{Arc, Mutex};
 use serde::{Deserialize, Serialize};
 
 use crate::runtime::approval::{Grant, GrantBook};
+use crate::runtime::principal::Principal;
 use crate::runtime::registry::{Registry, ResolvedCall, UnknownTool};
 
 /// One tool call as the model produced it: untrusted input.
@@ -72,6 +73,7 @@ pub struct Session {
     toolset: Option<Arc<str>>,
     served: Option<Arc<ServedTools>>,
     artifact_resources: bool,
+    principal: Option<Arc<Principal>>,
     grants: Arc<Mutex<GrantBook>>,
 }
 
@@ -92,6 +94,7 @@ impl Session {
             toolset: None,
             served: None,
             artifact_resources: false,
+            principal: None,
             grants: Arc::new(Mutex::new(GrantBook::default())),
         }
     }
@@ -146,6 +149,17 @@ impl Session {
     pub fn with_toolset(mut self, toolset: impl Into<String>) -> Self {
         self.toolset = Some(Arc::from(toolset.into()));
         self
+    }
+
+    /// The same session, calling as an authenticated principal (`toolgate serve --http`).
+    pub fn with_principal(mut self, principal: Principal) -> Self {
+        self.principal = Some(Arc::new(principal));
+        self
+    }
+
+    /// Who calls in this session, when a bearer token said.
+    pub fn principal(&self) -> Option<&Principal> {
+        self.principal.as_deref()
     }
 
     /// The session id.

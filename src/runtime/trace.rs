@@ -19,6 +19,9 @@ pub struct TraceRecord {
     pub session_id: String,
     /// The context.
     pub context: String,
+    /// The authenticated caller (`subject@issuer`), when a bearer token named one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub principal: Option<String>,
     /// The tool (as called, for unknown tools).
     pub tool: String,
     /// The former name (an alias) the call used, when it used one.
@@ -177,6 +180,7 @@ pub(crate) fn record(
         call_id: meta.call_id.clone(),
         session_id: session.id().to_owned(),
         context: session.context().to_owned(),
+        principal: session.principal().map(crate::runtime::Principal::id),
         tool: r.tool().to_owned(),
         called_as: meta.called_as.clone(),
         tool_version: r.tool_version(),

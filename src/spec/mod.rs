@@ -12,6 +12,7 @@ pub mod project;
 pub mod project_file;
 pub mod resolve;
 pub mod schema;
+pub mod serve_auth;
 /// Source files and spans live below the diagnostics ([`crate::source`]); this path stays.
 pub use crate::source;
 pub mod suggest;

@@ -283,6 +283,7 @@ pub fn resolve_project(
                 Toolset {
                     description: t.value.description.as_ref().map(|d| d.value.clone()),
                     tools: t.value.tools.iter().map(|n| n.value.clone()).collect(),
+                    scopes: t.value.scopes.iter().map(|s| s.value.clone()).collect(),
                 },
             )
         })
@@ -291,7 +292,14 @@ pub fn resolve_project(
     let protect = resolve_protect(p.protect.as_ref(), &err, diags);
     let budgets = resolve_budgets(p.budgets.as_ref().map(|b| &b.value));
 
-    let mut serve = crate::ir::ServeConfig::default();
+    let mut serve = crate::ir::ServeConfig {
+        auth: p
+            .serve
+            .as_ref()
+            .and_then(|s| s.value.auth.as_ref())
+            .and_then(|a| crate::spec::serve_auth::resolve(a, &err, diags)),
+        ..crate::ir::ServeConfig::default()
+    };
     if let Some(t) = p.serve.as_ref().and_then(|s| s.value.toolset.as_ref()) {
         if p.toolsets.contains_key(&t.value) {
             serve.toolset = Some(t.value.clone());

@@ -108,6 +108,43 @@ pub struct ServeAst {
     /// serves only the tools that neither run processes nor write or delete.
     #[serde(default)]
     pub toolset: Option<Spanned<String>>,
+    /// How `serve --http` authenticates callers: bearer JWTs of these issuers, for this
+    /// resource. Without it, `serve --http` serves loopback addresses only.
+    #[serde(default)]
+    pub auth: Option<Spanned<ServeAuthAst>>,
+}
+
+/// `serve.auth`: `serve --http` as an OAuth 2.1 resource server.
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ServeAuthAst {
+    /// This server's resource URI (`https://tools.example.com/mcp`): every token's audience.
+    pub resource: Spanned<String>,
+    /// The authorization servers whose tokens are accepted.
+    pub issuers: Vec<Spanned<TokenIssuerAst>>,
+    /// Scopes every token must grant (a token without them gets 403 insufficient_scope).
+    #[serde(default)]
+    pub scopes: Vec<Spanned<String>>,
+    /// Token claims rules see as `principal.claims` (`email`, `groups`, …).
+    #[serde(default)]
+    pub claims: Vec<Spanned<String>>,
+}
+
+/// An authorization server: its issuer identifier and where its keys are.
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct TokenIssuerAst {
+    /// The issuer identifier its tokens carry as `iss`.
+    pub issuer: Spanned<String>,
+    /// The URL of its JWK Set (`https://…/.well-known/jwks.json`).
+    #[serde(default)]
+    pub jwks_url: Option<Spanned<String>>,
+    /// A file holding its JWK Set, relative to the project folder.
+    #[serde(default)]
+    pub jwks_file: Option<Spanned<String>>,
+    /// How long fetched keys are kept (default `5m`); an unknown key id fetches them sooner.
+    #[serde(default)]
+    pub refresh: Option<Spanned<DurationLit>>,
 }
 
 /// A toolset.
@@ -119,6 +156,9 @@ pub struct ToolsetAst {
     pub description: Option<Spanned<String>>,
     /// Member tool names.
     pub tools: Vec<Spanned<String>>,
+    /// OAuth scopes a caller of `serve --http` needs, all of them, to call these tools.
+    #[serde(default)]
+    pub scopes: Vec<Spanned<String>>,
 }
 
 /// `defaults`.

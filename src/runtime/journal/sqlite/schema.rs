@@ -16,7 +16,7 @@ use super::SqliteOptions;
 use crate::runtime::journal::JournalError;
 
 /// The schema version this build writes and reads.
-pub(crate) const SCHEMA_VERSION: i64 = 2;
+pub(crate) const SCHEMA_VERSION: i64 = 3;
 
 /// `PRAGMA application_id` of a toolgate journal ("TGJ1").
 const APPLICATION_ID: i64 = 0x5447_4a31;
@@ -122,8 +122,14 @@ CREATE INDEX audit_by_call ON audit (call_id);
 CREATE INDEX audit_by_operation ON audit (operation_id) WHERE operation_id IS NOT NULL;
 ";
 
+/// Version 3: who called (`subject@issuer` of a `serve --http` bearer token), per audit row.
+const V3: &str = "
+ALTER TABLE audit ADD COLUMN principal TEXT;
+CREATE INDEX audit_by_principal ON audit (principal, at_us) WHERE principal IS NOT NULL;
+";
+
 /// Every migration, by the version it brings the schema to.
-const MIGRATIONS: &[(i64, &str)] = &[(1, V1), (2, V2)];
+const MIGRATIONS: &[(i64, &str)] = &[(1, V1), (2, V2), (3, V3)];
 
 /// Turns a SQLite error into the journal error that explains it.
 pub(crate) fn sqlite_error(path: &Path, e: &rusqlite::Error, busy: Duration) -> JournalError {

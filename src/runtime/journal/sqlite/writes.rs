@@ -143,8 +143,8 @@ pub(super) fn insert_audit(conn: &Connection, e: &AuditEntry) -> rusqlite::Resul
     conn.prepare_cached(
         "INSERT INTO audit (at_us, start_time, session_id, call_id, tool, tool_version, status,
             error_type, decision, permission, operation_id, idempotency_key, replayed,
-            duration_us, arguments, summary, trace)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)",
+            duration_us, arguments, summary, trace, principal)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18)",
     )?
     .execute(params![
         micros(&t.start_time),
@@ -164,6 +164,7 @@ pub(super) fn insert_audit(conn: &Connection, e: &AuditEntry) -> rusqlite::Resul
         cut(canonical_json(&e.arguments), AUDIT_ARGUMENTS_MAX),
         cut(e.summary.clone(), AUDIT_SUMMARY_MAX),
         to_json(t),
+        t.principal,
     ])?;
     Ok(())
 }
