@@ -36,13 +36,7 @@ pub(crate) fn parse(reply: &Value) -> Result<Vec<WireCall>, ReplyError> {
         let id = string_at(P, block, "id", &here, EXPECTED)?;
         let called = string_at(P, block, "name", &here, EXPECTED)?;
         let arguments = WireArguments::Json(block.get("input").cloned().unwrap_or(json!({})));
-        out.push(WireCall {
-            id,
-            called,
-            arguments,
-            rpc_id: None,
-            id_given: true,
-        });
+        out.push(WireCall::given(id, called, arguments));
     }
     Ok(out)
 }

@@ -89,6 +89,16 @@ impl WireArguments {
         }
     }
 
+    /// An OpenAI `arguments` field: a JSON text as documented, the object itself as some
+    /// compatible servers send it, or `{}` when absent.
+    pub(crate) fn from_openai(field: Option<&Value>) -> Self {
+        match field {
+            Some(Value::String(s)) => WireArguments::from_text(s),
+            Some(v) => WireArguments::Json(v.clone()),
+            None => WireArguments::Json(Value::Object(serde_json::Map::new())),
+        }
+    }
+
     fn into_value(self) -> Value {
         match self {
             WireArguments::Json(v) => v,
@@ -113,6 +123,19 @@ pub(crate) struct WireCall {
     /// Whether the provider gave the id (Gemini's `functionCall.id` is optional, and is echoed
     /// only when it was sent).
     pub id_given: bool,
+}
+
+impl WireCall {
+    /// A call whose id the provider gave, outside JSON-RPC.
+    pub(crate) fn given(id: String, called: String, arguments: WireArguments) -> Self {
+        WireCall {
+            id,
+            called,
+            arguments,
+            rpc_id: None,
+            id_given: true,
+        }
+    }
 }
 
 /// The calls of one model reply: one turn of the runtime.

@@ -47,19 +47,8 @@ pub(crate) fn parse(reply: &Value) -> Result<Vec<WireCall>, ReplyError> {
             .ok_or_else(|| shape(P, format!("{here}.function"), "object", EXPECTED))?;
         let fat = format!("{here}.function");
         let called = string_at(P, function, "name", &fat, EXPECTED)?;
-        let arguments = match function.get("arguments") {
-            Some(Value::String(s)) => WireArguments::from_text(s),
-            // Some compatible servers send the object itself.
-            Some(v) => WireArguments::Json(v.clone()),
-            None => WireArguments::Json(json!({})),
-        };
-        out.push(WireCall {
-            id,
-            called,
-            arguments,
-            rpc_id: None,
-            id_given: true,
-        });
+        let arguments = WireArguments::from_openai(function.get("arguments"));
+        out.push(WireCall::given(id, called, arguments));
     }
     Ok(out)
 }

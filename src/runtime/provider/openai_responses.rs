@@ -33,18 +33,8 @@ pub(crate) fn parse(reply: &Value) -> Result<Vec<WireCall>, ReplyError> {
         let here = format!("output[{i}]");
         let id = string_at(P, item, "call_id", &here, EXPECTED)?;
         let called = string_at(P, item, "name", &here, EXPECTED)?;
-        let arguments = match item.get("arguments") {
-            Some(Value::String(s)) => WireArguments::from_text(s),
-            Some(v) => WireArguments::Json(v.clone()),
-            None => WireArguments::Json(json!({})),
-        };
-        out.push(WireCall {
-            id,
-            called,
-            arguments,
-            rpc_id: None,
-            id_given: true,
-        });
+        let arguments = WireArguments::from_openai(item.get("arguments"));
+        out.push(WireCall::given(id, called, arguments));
     }
     Ok(out)
 }
