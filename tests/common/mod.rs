@@ -19,6 +19,7 @@ use toolgate::runtime::{RuntimeBuilder, Session, ToolCall, ToolResult, ToolRunti
 use toolgate::spec::load::LoadOptions;
 
 pub mod escape;
+pub mod postgres;
 pub mod sandbox;
 pub mod toolchain;
 

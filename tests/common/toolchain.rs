@@ -1,5 +1,5 @@
 //! Toolchains from outside Rust that some tests need: Python packages, Go, Node.js and the jest
-//! fixture's `node_modules`, git, the sqlite3 shell.
+//! fixture's `node_modules`, git, the sqlite3 shell, PostgreSQL.
 //!
 //! `scripts/test` (the README's test command) provides what it can without root: a venv under
 //! `target/test-env/` with `tests/requirements.txt`, first on PATH, and `npm ci` for the jest
@@ -34,6 +34,9 @@ pub enum Toolchain {
     Git,
     /// The `sqlite3` shell (a second process holding the journal's lock).
     Sqlite3,
+    /// A PostgreSQL server: `TOOLGATE_TEST_POSTGRES`, or `initdb` and `postgres` to start one
+    /// (`super::postgres`).
+    Postgres,
 }
 
 impl Toolchain {
@@ -49,6 +52,7 @@ impl Toolchain {
             Toolchain::Jest => "jest",
             Toolchain::Git => "git",
             Toolchain::Sqlite3 => "sqlite3",
+            Toolchain::Postgres => "postgresql",
         }
     }
 
@@ -69,6 +73,10 @@ impl Toolchain {
             }
             Toolchain::Git => "install git (Debian: apt-get install git)",
             Toolchain::Sqlite3 => "install the sqlite3 shell (Debian: apt-get install sqlite3)",
+            Toolchain::Postgres => {
+                "install PostgreSQL (Debian: apt-get install postgresql), or set \
+                 TOOLGATE_TEST_POSTGRES to a superuser's URL of a running server"
+            }
         }
     }
 
@@ -107,6 +115,7 @@ impl Toolchain {
             }
             Toolchain::Git => runs("git", "--version"),
             Toolchain::Sqlite3 => runs("sqlite3", "--version"),
+            Toolchain::Postgres => super::postgres::probe(),
         }
     }
 }
