@@ -182,6 +182,55 @@ async fn session_grant_never_widens_past_the_canonical_call() {
     assert_eq!(s.grants().len(), 2);
 }
 
+/// A journal that shares grants (here one `MemoryJournal` behind two runtimes, as a shared
+/// PostgreSQL journal is behind two hosts) carries a session's allow-for-session grant to the
+/// other runtime when it resumes that session, and to no other session.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_shared_journal_carries_session_grants_to_another_runtime() {
+    let f = Fixture::new();
+    let journal = Arc::new(MemoryJournal::default());
+    let first_approver = Scripted::new(ApprovalOutcome::AllowForSession { scope: None });
+    let second_approver = Scripted::new(ApprovalOutcome::Deny { reason: None });
+    let first = f
+        .builder()
+        .journal(journal.clone())
+        .approver(first_approver.clone())
+        .build()
+        .unwrap();
+    let second = f
+        .builder()
+        .journal(journal.clone())
+        .approver(second_approver.clone())
+        .build()
+        .unwrap();
+    let args = json!({"content": "x\n", "path": "a.txt", "overwrite": true});
+    let s = Session::new("s", "interactive");
+    assert!(
+        run1(&first, &s, call("1", "write_file", args.clone()))
+            .await
+            .is_success()
+    );
+    assert_eq!(first_approver.asked(), 1);
+    // The same session id, resumed by the other runtime: the grant holds there, unasked.
+    let resumed = Session::new("s", "interactive");
+    let r = run1(&second, &resumed, call("2", "write_file", args.clone())).await;
+    assert!(r.is_success(), "{r:?}");
+    assert_eq!(second_approver.asked(), 0);
+    assert_eq!(resumed.grants(), s.grants());
+    // Other arguments, or another session, are asked about (and this approver denies).
+    let other_args = json!({"content": "y\n", "path": "a.txt", "overwrite": true});
+    let r = run1(&second, &resumed, call("3", "write_file", other_args)).await;
+    assert_eq!(r.error_type(), Some(ErrorType::UserDenied));
+    let r = run1(
+        &second,
+        &Session::new("t", "interactive"),
+        call("4", "write_file", args),
+    )
+    .await;
+    assert_eq!(r.error_type(), Some(ErrorType::UserDenied));
+    assert_eq!(second_approver.asked(), 2);
+}
+
 /// An approval card: apply_patch may then change the files on the card without asking; a file
 /// outside it asks again.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -246,6 +246,18 @@ impl GrantBook {
         })
     }
 
+    /// Adds grants recorded elsewhere (the session's grants in a shared journal); those it has
+    /// already are not added twice. Returns how many were new.
+    pub fn adopt(&mut self, grants: impl IntoIterator<Item = Grant>) -> usize {
+        let before = self.grants.len();
+        for grant in grants {
+            if !self.grants.contains(&grant) {
+                self.grants.push(grant);
+            }
+        }
+        self.grants.len() - before
+    }
+
     /// Records an allow-for-session for the call asked about. A card is kept only where cards
     /// apply (see the module docs); otherwise the grant is the exact call.
     pub fn remember(&mut self, q: &GrantQuery<'_>, scope: Option<ApprovalScope>) -> Grant {

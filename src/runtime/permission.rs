@@ -25,6 +25,7 @@ use crate::policy::{DecisionSource, PolicyDecision, ProtectedPaths, Protection, 
 use crate::runtime::approval::{
     ApprovalOutcome, ApprovalRequest, ApprovalScope, Approver, Grant, GrantQuery, card_applies,
 };
+use crate::runtime::journal::Journal;
 use crate::runtime::registry::CompiledTool;
 use crate::runtime::scheduler::Footprint;
 use crate::runtime::session::Session;
@@ -241,6 +242,8 @@ pub struct PermissionEnv<'a> {
     pub contexts: &'a IndexMap<String, ContextPolicy>,
     /// The caller's cancellation.
     pub cancel: &'a CancellationToken,
+    /// The journal, which may keep sessions' grants for other processes and hosts.
+    pub journal: &'a dyn Journal,
 }
 
 /// Decides a call: a protected path argument denies first (before the rules, and nothing
@@ -296,6 +299,27 @@ pub fn evaluate(
         decision,
         restricted_by,
     }
+}
+
+/// The session's grant that covers a call: from the session, else (when the journal shares
+/// grants) from what other processes and hosts recorded for the session, which the session then
+/// keeps. A journal that cannot be read grants nothing: the call is asked about.
+async fn covering_grant(
+    session: &Session,
+    query: &GrantQuery<'_>,
+    journal: &dyn Journal,
+) -> Option<Grant> {
+    if let Some(grant) = session.book(|b| b.covering(query).cloned()) {
+        return Some(grant);
+    }
+    if !journal.shares_grants() {
+        return None;
+    }
+    let recorded = journal.grants(session.id()).await.ok()?;
+    session.book(|b| {
+        b.adopt(recorded);
+        b.covering(query).cloned()
+    })
 }
 
 /// Settles a decision into an authorized call or a refusal.
@@ -372,7 +396,7 @@ pub async fn authorize(
         asked_by: &decision.source,
         writes: &checked.footprint.writes,
     };
-    if let Some(grant) = session.book(|b| b.covering(&query).cloned()) {
+    if let Some(grant) = covering_grant(session, &query, env.journal).await {
         return Ok(allowed(
             checked,
             record(Resolution::SessionGrant { grant }, true),
@@ -476,7 +500,12 @@ pub async fn authorize(
     match outcome {
         ApprovalOutcome::AllowOnce => Ok(allowed(checked, record(resolution, true))),
         ApprovalOutcome::AllowForSession { scope } => {
-            session.book(|b| b.remember(&query, scope));
+            let grant = session.book(|b| b.remember(&query, scope));
+            if env.journal.shares_grants() {
+                // Failing to share a grant is safe: this session keeps it, and another process
+                // or host resuming the session asks again rather than assuming it.
+                let _ = env.journal.remember_grant(session.id(), &grant).await;
+            }
             Ok(allowed(checked, record(resolution, true)))
         }
         ApprovalOutcome::Deny { reason: said } => Err(Box::new(Refusal {

@@ -482,6 +482,7 @@ impl Inner {
             approver: self.approver.as_deref(),
             contexts: &self.project.contexts,
             cancel: turn,
+            journal: self.journal.as_ref(),
         };
         match permission::authorize(checked, evaluation, session, env).await {
             Ok(auth) => {

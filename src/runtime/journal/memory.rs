@@ -4,6 +4,8 @@
 use std::collections::HashMap;
 use std::sync::Mutex;
 
+use crate::runtime::approval::Grant;
+
 use super::{
     AttemptRecord, Claim, Journal, JournalError, JournalFuture, KeySource, OperationFinish,
     OperationRecord, OperationStart, Settlement, check_settle, claimed_by,
@@ -28,6 +30,9 @@ struct MemoryState {
     by_client_key: HashMap<String, usize>,
     /// (tool, arguments hash) → every operation with them, oldest first.
     by_args: HashMap<(String, String), Vec<usize>>,
+    /// Session id → its allow-for-session grants, oldest first (shared by every runtime this
+    /// journal serves).
+    grants: HashMap<String, Vec<Grant>>,
 }
 
 impl MemoryState {
@@ -220,5 +225,28 @@ impl Journal for MemoryJournal {
                 .collect()
         });
         Box::pin(async move { Ok(r) })
+    }
+
+    fn shares_grants(&self) -> bool {
+        true
+    }
+
+    fn grants<'a>(&'a self, session_id: &'a str) -> JournalFuture<'a, Vec<Grant>> {
+        let r = self.with(|s| s.grants.get(session_id).cloned().unwrap_or_default());
+        Box::pin(async move { Ok(r) })
+    }
+
+    fn remember_grant<'a>(
+        &'a self,
+        session_id: &'a str,
+        grant: &'a Grant,
+    ) -> JournalFuture<'a, ()> {
+        self.with(|s| {
+            let kept = s.grants.entry(session_id.to_owned()).or_default();
+            if !kept.contains(grant) {
+                kept.push(grant.clone());
+            }
+        });
+        Box::pin(async { Ok(()) })
     }
 }

@@ -46,6 +46,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::ir::{Effect, ErrorType, Idempotency, Status};
+use crate::runtime::approval::Grant;
 use crate::runtime::permission::PermissionRecord;
 use crate::runtime::trace::TraceRecord;
 
@@ -514,6 +515,30 @@ pub trait Journal: Send + Sync {
     fn expect_starts(&self, n: usize) {
         let _ = n;
     }
+
+    /// Whether the journal keeps sessions' allow-for-session grants, so that a session resumed
+    /// by another process or host keeps what it was granted. Default: no (grants live in the
+    /// [`crate::runtime::Session`] alone).
+    fn shares_grants(&self) -> bool {
+        false
+    }
+
+    /// The grants recorded for a session, oldest first. Default: none.
+    fn grants<'a>(&'a self, session_id: &'a str) -> JournalFuture<'a, Vec<Grant>> {
+        let _ = session_id;
+        Box::pin(async { Ok(Vec::new()) })
+    }
+
+    /// Records a grant given in a session (kept once: recording it again changes nothing).
+    /// Default: not kept.
+    fn remember_grant<'a>(
+        &'a self,
+        session_id: &'a str,
+        grant: &'a Grant,
+    ) -> JournalFuture<'a, ()> {
+        let _ = (session_id, grant);
+        Box::pin(async { Ok(()) })
+    }
 }
 impl<J: Journal + ?Sized> Journal for std::sync::Arc<J> {
     fn start<'a>(&'a self, op: &'a OperationStart) -> JournalFuture<'a, ()> {
@@ -581,6 +606,22 @@ impl<J: Journal + ?Sized> Journal for std::sync::Arc<J> {
 
     fn expect_starts(&self, n: usize) {
         (**self).expect_starts(n);
+    }
+
+    fn shares_grants(&self) -> bool {
+        (**self).shares_grants()
+    }
+
+    fn grants<'a>(&'a self, session_id: &'a str) -> JournalFuture<'a, Vec<Grant>> {
+        (**self).grants(session_id)
+    }
+
+    fn remember_grant<'a>(
+        &'a self,
+        session_id: &'a str,
+        grant: &'a Grant,
+    ) -> JournalFuture<'a, ()> {
+        (**self).remember_grant(session_id, grant)
     }
 }
 
