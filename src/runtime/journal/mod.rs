@@ -31,10 +31,14 @@
 //!
 //! Implementations: [`MemoryJournal`] (in memory; the builder's default) and, with the
 //! `journal-sqlite` feature, [`sqlite::SqliteJournal`] (SQLite in the state folder, WAL,
-//! `synchronous=FULL`, one writer thread with group commit).
+//! `synchronous=FULL`, one writer thread with group commit) and, with the `journal-postgres`
+//! feature, [`postgres::PostgresJournal`] (one journal in PostgreSQL shared by several hosts,
+//! whose owners hold leases).
 
 mod error;
 mod memory;
+#[cfg(feature = "journal-postgres")]
+pub mod postgres;
 pub mod recovery;
 #[cfg(feature = "journal-sqlite")]
 pub mod sqlite;
@@ -153,6 +157,9 @@ pub struct OperationStart {
     pub scheduler_batch: Option<usize>,
     /// RFC 3339.
     pub started_at: String,
+    /// Who asked (`subject@issuer` of a `serve --http` bearer token), when known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub principal: Option<String>,
 }
 
 impl OperationStart {
@@ -514,6 +521,14 @@ pub trait Journal: Send + Sync {
     fn expect_starts(&self, n: usize) {
         let _ = n;
     }
+
+    /// How often a long-running process (`toolgate serve`) should run recovery again, for a
+    /// journal shared by processes that can die without anyone meeting their operations (the
+    /// PostgreSQL journal: a host whose lease expired). Default: never (recovery at start, and
+    /// claims that meet an orphan, are enough).
+    fn recovery_interval(&self) -> Option<std::time::Duration> {
+        None
+    }
 }
 impl<J: Journal + ?Sized> Journal for std::sync::Arc<J> {
     fn start<'a>(&'a self, op: &'a OperationStart) -> JournalFuture<'a, ()> {
@@ -581,6 +596,10 @@ impl<J: Journal + ?Sized> Journal for std::sync::Arc<J> {
 
     fn expect_starts(&self, n: usize) {
         (**self).expect_starts(n);
+    }
+
+    fn recovery_interval(&self) -> Option<std::time::Duration> {
+        (**self).recovery_interval()
     }
 }
 
