@@ -739,3 +739,67 @@ fn the_binary_names_an_unreachable_server_and_a_bad_url_where_it_is_written() {
     assert!(t.contains("toolgate.yaml:4:"), "{t}");
     assert!(t.contains("`journal` is not a PostgreSQL URL"), "{t}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_hosts_recovering_one_dead_hosts_operations_together_settle_each_once() {
+    let Some(db) = postgres::database() else {
+        return;
+    };
+    let (ws, state) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let one = runtime_builder(&db, ws.path(), state.path(), 5_000)
+        .build()
+        .unwrap();
+    let two = runtime_builder(&db, ws.path(), state.path(), 5_000)
+        .build()
+        .unwrap();
+    let dead = host(&db, 5_000);
+    for i in 0..6 {
+        let o = write(&format!("op-{i}"), &format!("k{i}"), &format!("n{i}"));
+        assert_eq!(kind(&dead.claim(&o).await.unwrap()), "started");
+    }
+    expire(&db, &dead);
+    let (a, b) = tokio::join!(one.recover_ended(), two.recover_ended());
+    let (a, b) = (a.unwrap(), b.unwrap());
+    assert_eq!(a.operations.len() + b.operations.len(), 6, "{a}{b}");
+    assert_eq!(
+        db.psql("SELECT count(*) || ' ' || count(DISTINCT operation_id) FROM settlements")
+            .unwrap(),
+        "6 6"
+    );
+}
+
+#[test]
+fn toolgate_serve_settles_a_dead_hosts_calls_without_being_asked() {
+    let Some(db) = postgres::database() else {
+        return;
+    };
+    let p = Project::new(&format!("journal: {{url: \"{}\", lease: 1s}}", db.url));
+    let mut serve = p
+        .command(&["serve", "--all"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let dead = host(&db, 5_000);
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let o = write("op-dead", "k1", "x");
+    assert_eq!(kind(&rt.block_on(dead.claim(&o)).unwrap()), "started");
+    expire(&db, &dead);
+    let start = Instant::now();
+    loop {
+        let s = db.psql("SELECT state FROM operations").unwrap();
+        if s == "unknown_outcome" {
+            break;
+        }
+        assert!(start.elapsed() < WAIT_LIMIT, "not settled: {s}");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    drop(serve.stdin.take());
+    let out = serve.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("1 unfinished operation(s) settled"), "{err}");
+}

@@ -617,7 +617,8 @@ pub(crate) fn claimed_by(earlier: &OperationRecord, op: &OperationStart) -> bool
     }
 }
 
-/// Checks that a settlement is allowed for an operation in `state`.
+/// Checks that a settlement is allowed for an operation in `state`: a person's of one whose
+/// outcome is unknown, recovery's of one that is started.
 pub(crate) fn check_settle(
     record: Option<&OperationRecord>,
     s: &Settlement,
@@ -629,7 +630,15 @@ pub(crate) fn check_settle(
         )));
     };
     let state = record.state();
-    if state.is_uncertain() {
+    if s.by != SettledBy::Person && state != OperationState::Started {
+        // Recovery (and its reconciler) settles operations cut off while started; another
+        // process recovering the same one got there first, and its settlement stands.
+        Err(JournalError::Invalid(format!(
+            "operation {} was settled already ({}); recovery settles started operations only",
+            s.operation_id,
+            state.as_str()
+        )))
+    } else if state.is_uncertain() {
         Ok(())
     } else {
         Err(JournalError::Invalid(format!(

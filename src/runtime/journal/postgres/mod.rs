@@ -160,7 +160,8 @@ impl Db {
 
     /// A driver error as a journal error: a lost connection as unreachable, else failed.
     pub(crate) fn error(&self, e: &tokio_postgres::Error) -> JournalError {
-        if e.is_closed() || e.as_db_error().is_none() && e.code().is_none() {
+        let io = std::error::Error::source(e).is_some_and(|s| s.is::<std::io::Error>());
+        if e.is_closed() || io {
             JournalError::Unreachable {
                 server: self.server.clone(),
                 detail: pg_detail(e),
@@ -544,12 +545,10 @@ impl Journal for PostgresJournal {
 
     fn flush(&self) -> JournalFuture<'_, ()> {
         Box::pin(async move {
-            match self.queue.flush_request() {
-                Some(f) => f
-                    .await
-                    .map_err(|_| JournalError::Failed("the journal's writer stopped".into()))?,
-                None => Err(JournalError::Failed("the journal's writer stopped".into())),
-            }
+            let (tx, rx) = tokio::sync::oneshot::channel();
+            self.queue.send(Queued::Flush(tx)).await?;
+            rx.await
+                .map_err(|_| JournalError::Failed("the journal's writer stopped".into()))?
         })
     }
 
