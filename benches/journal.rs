@@ -11,6 +11,12 @@
 //! - `sixteen_concurrent/{memory,sqlite}`: a turn of sixteen independent `slow_edit` calls (one
 //!   batch, each call on its own task): the writer groups their starts, then their finishes,
 //!   into shared commits. Divide by 16 for the cost per call.
+//! - `per_call/postgres/…` and `sixteen_concurrent/postgres`: the same calls with the PostgreSQL
+//!   journal (a claim transaction with its advisory locks and lease renewal, then the finish;
+//!   reads and the audit queued). The server is `TOOLGATE_BENCH_POSTGRES` (the URL of a database
+//!   the bench may fill), else a private cluster started as the tests start one
+//!   (tests/common/postgres.rs) with a database of its own; without either, the rows are
+//!   skipped with a line saying so.
 //! - `device/commit`: one bare SQLite commit (WAL, `synchronous=FULL`, one small row) in the same
 //!   folder — what the disk charges for a flush while the bench runs, to read the rest against.
 //!
@@ -30,9 +36,38 @@ use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 use toolgate::ir::Status;
 use toolgate::runtime::extend::{HandlerContext, HandlerOutput, Journal};
-use toolgate::runtime::{JOURNAL_FILE, SqliteJournal};
+use toolgate::runtime::{JOURNAL_FILE, PostgresJournal, SqliteJournal};
 use toolgate::runtime::{MemoryJournal, RuntimeBuilder, Session, ToolCall, ToolRuntime};
 use toolgate::spec::load::LoadOptions;
+
+#[path = "../tests/common/postgres.rs"]
+#[allow(dead_code)]
+mod postgres;
+
+/// Stands in for tests/common/toolchain.rs, which tests/common/postgres.rs names (the bench
+/// only uses its server).
+mod toolchain {
+    pub enum Toolchain {
+        Postgres,
+    }
+    pub fn require(_: &[Toolchain]) -> bool {
+        true
+    }
+}
+
+/// The environment variable naming the bench's PostgreSQL database.
+const BENCH_POSTGRES: &str = "TOOLGATE_BENCH_POSTGRES";
+
+/// A database for the PostgreSQL rows (kept alive while they run), or why there is none.
+fn postgres_database() -> Result<(String, Option<postgres::TestDatabase>), String> {
+    if let Ok(url) = std::env::var(BENCH_POSTGRES) {
+        return Ok((url, None));
+    }
+    postgres::probe()?;
+    postgres::server()?;
+    let db = postgres::database().ok_or("no database")?;
+    Ok((db.url.clone(), Some(db)))
+}
 
 fn repo() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -73,15 +108,31 @@ struct Setup {
     name: &'static str,
     rt: ToolRuntime,
     sqlite: Option<Arc<SqliteJournal>>,
+    _db: Option<postgres::TestDatabase>,
 }
 
 fn setups() -> Vec<Setup> {
     let mut out = Vec::new();
-    for name in ["memory", "sqlite"] {
+    let pg = match postgres_database() {
+        Ok(db) => Some(db),
+        Err(why) => {
+            println!(
+                "per_call/postgres and sixteen_concurrent/postgres skipped: no PostgreSQL ({why}); set {BENCH_POSTGRES} to a database URL"
+            );
+            None
+        }
+    };
+    let mut pg_db = None;
+    for name in ["memory", "sqlite", "postgres"] {
         let ws = tempfile::tempdir().unwrap();
         let state = tempfile::tempdir().unwrap();
         let (journal, sqlite): (Arc<dyn Journal>, _) = match name {
             "memory" => (Arc::new(MemoryJournal::default()), None),
+            "postgres" => {
+                let Some((url, db)) = &pg else { continue };
+                pg_db = db.as_ref().map(|d| d.name.clone());
+                (Arc::new(PostgresJournal::open(url).unwrap()), None)
+            }
             _ => {
                 let j = Arc::new(SqliteJournal::open(state.path().join(JOURNAL_FILE)).unwrap());
                 (j.clone(), Some(j))
@@ -94,7 +145,14 @@ fn setups() -> Vec<Setup> {
             name,
             rt,
             sqlite,
+            _db: None,
         });
+    }
+    // The database outlives the runtimes (dropped with the last setup).
+    if pg_db.is_some()
+        && let Some(last) = out.last_mut()
+    {
+        last._db = pg.and_then(|(_, db)| db);
     }
     out
 }

@@ -250,6 +250,7 @@ fn crash(p: &Project) -> String {
         },
         scheduler_batch: Some(0),
         started_at: "2026-11-30T00:00:00Z".into(),
+        principal: None,
     };
     let j = SqliteJournal::open(p.path().join(".toolgate").join(JOURNAL_FILE)).unwrap();
     tokio::runtime::Builder::new_current_thread()

@@ -162,6 +162,7 @@ fn start(n: usize) -> toolgate::runtime::extend::OperationStart {
         },
         scheduler_batch: Some(0),
         started_at: "2026-12-01T00:00:00Z".into(),
+        principal: None,
     }
 }
 

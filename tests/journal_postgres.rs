@@ -1,9 +1,146 @@
 //! The PostgreSQL journal against a real server (tests/common/postgres.rs starts one per test
-//! binary, or uses `TOOLGATE_TEST_POSTGRES`).
+//! binary, or uses `TOOLGATE_TEST_POSTGRES`): the `Journal` semantics across two journals on one
+//! database (two hosts), leases, fencing, recovery by class and on a timer, migrations, refusals,
+//! and the real binary with `journal: postgres://…` — a `kill -9` mid-call included.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod common;
 
-use common::postgres;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use common::postgres::{self, TestDatabase};
+use pretty_assertions::assert_eq;
+use serde_json::{Value, json};
+use toolgate::ir::{Decision, Effect, Idempotency, Status};
+use toolgate::policy::DecisionSource;
+use toolgate::runtime::extend::{
+    Claim, Journal, KeySource, OperationFinish, OperationStart, OperationState, PermissionRecord,
+    Resolution, Settled, SettledBy, Settlement, canonical_json,
+};
+use toolgate::runtime::{PostgresJournal, PostgresOptions, RuntimeBuilder};
+use toolgate::spec::load::LoadOptions;
+
+const WAIT_LIMIT: Duration = Duration::from_secs(60);
+
+fn repo() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn opts(lease_ms: u64) -> PostgresOptions {
+    PostgresOptions {
+        lease: Duration::from_millis(lease_ms),
+        ..PostgresOptions::default()
+    }
+}
+
+/// A journal on `db` as one host would open it.
+fn host(db: &TestDatabase, lease_ms: u64) -> PostgresJournal {
+    PostgresJournal::open_with(&db.url, opts(lease_ms)).unwrap()
+}
+
+/// A started operation of `tool` with these arguments under a spec key.
+fn op(
+    id: &str,
+    key: &str,
+    args: Value,
+    effect: Effect,
+    idempotency: Idempotency,
+) -> OperationStart {
+    let canonical = canonical_json(&args);
+    OperationStart {
+        operation_id: id.into(),
+        session_id: "s".into(),
+        call_id: format!("call-{id}"),
+        tool: "mark_once".into(),
+        tool_version: 1,
+        schema_version: "blake3:0000000000000000".into(),
+        effect,
+        idempotency,
+        idempotency_key: key.into(),
+        key_source: KeySource::Spec,
+        arguments_hash: blake3::hash(canonical.as_bytes()).to_hex().to_string(),
+        arguments: canonical,
+        permission: PermissionRecord {
+            decision: Decision::Allow,
+            source: DecisionSource::Default,
+            reason: None,
+            chain: Vec::new(),
+            restricted_by: None,
+            resolution: Resolution::Policy,
+            granted: true,
+        },
+        scheduler_batch: Some(0),
+        started_at: "2026-12-01T00:00:00.000000Z".into(),
+        principal: Some("alice@https://issuer.example".into()),
+    }
+}
+
+fn write(id: &str, key: &str, name: &str) -> OperationStart {
+    op(
+        id,
+        key,
+        json!({"name": name}),
+        Effect::LocalWrite,
+        Idempotency::NonIdempotent,
+    )
+}
+
+fn finish_of(op: &OperationStart) -> OperationFinish {
+    let mut trace: toolgate::runtime::extend::TraceRecord = serde_json::from_value(json!({
+        "call_id": op.call_id, "session_id": op.session_id, "context": "headless",
+        "tool": op.tool, "arguments_hash": op.arguments_hash, "runtime": "command",
+        "start_time": op.started_at, "end_time": op.started_at, "duration_us": 1,
+        "status": "success", "retry_count": 0, "output_size": 6, "replayed": false,
+        "protections": [], "artifact_ids": [], "annotations": [],
+    }))
+    .unwrap();
+    trace.effect = Some(op.effect);
+    OperationFinish {
+        operation_id: op.operation_id.clone(),
+        finished_at: "2026-12-01T00:00:01.000000Z".into(),
+        status: Status::Success,
+        error_type: None,
+        exit_code: Some(0),
+        output_size: 6,
+        result_digest: "blake3:1".into(),
+        external_reference: None,
+        artifact_ids: Vec::new(),
+        retry_count: 0,
+        result: json!({"status": "success", "summary": "marked", "z": 1, "a": 2}),
+        trace,
+    }
+}
+
+/// Ends a host's lease now, as if its heartbeats had stopped reaching the server.
+fn expire(db: &TestDatabase, j: &PostgresJournal) {
+    db.psql(&format!(
+        "UPDATE owners SET lease_expires_at = now() - interval '1 second' WHERE owner_id = '{}'",
+        j.owner()
+    ))
+    .unwrap();
+}
+
+fn settlement(id: &str, outcome: Settled) -> Settlement {
+    Settlement {
+        operation_id: id.into(),
+        outcome,
+        by: SettledBy::Person,
+        reason: "checked".into(),
+        external_reference: None,
+        at: "2026-12-01T00:00:02Z".into(),
+    }
+}
+
+fn kind(c: &Claim) -> &'static str {
+    match c {
+        Claim::Started => "started",
+        Claim::Existing(_) => "existing",
+        Claim::Blocked(_) => "blocked",
+        Claim::Orphaned(_) => "orphaned",
+    }
+}
 
 #[test]
 fn each_test_gets_a_database_of_its_own_and_it_is_dropped() {
@@ -25,4 +162,644 @@ fn each_test_gets_a_database_of_its_own_and_it_is_dropped() {
     assert_eq!(exists(&name), "1");
     drop(db);
     assert_eq!(exists(&name), "0");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_hosts_claim_one_key_once_and_block_an_uncertain_repeat() {
+    let Some(db) = postgres::database() else {
+        return;
+    };
+    let a = host(&db, 5_000);
+    let b = host(&db, 5_000);
+    let first = write("op-1", "k1", "x");
+    assert_eq!(kind(&a.claim(&first).await.unwrap()), "started");
+    // The same key on the other host: the operation on record, running in this process.
+    match b.claim(&write("op-2", "k1", "x")).await.unwrap() {
+        Claim::Existing(e) => {
+            assert_eq!(e.start.operation_id, "op-1");
+            assert_eq!(e.state(), OperationState::Started);
+            assert_eq!(e.running_in, Some(std::process::id()));
+            assert_eq!(
+                e.start.principal.as_deref(),
+                Some("alice@https://issuer.example")
+            );
+        }
+        c => panic!("{c:?}"),
+    }
+    // Another key, same tool and arguments, not safe to repeat: blocked while op-1 runs.
+    assert_eq!(
+        kind(&b.claim(&write("op-3", "k2", "x")).await.unwrap()),
+        "blocked"
+    );
+    // Other arguments run.
+    assert_eq!(
+        kind(&b.claim(&write("op-4", "k3", "y")).await.unwrap()),
+        "started"
+    );
+    // A live host's operation is not settled by the other.
+    let e = b
+        .settle(&settlement("op-1", Settled::Failed))
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("op-1 is still running in toolgate process"),
+        "{e}"
+    );
+    assert!(b.unfinished().await.unwrap().is_empty());
+    // Finished there, replayed here, with the result as it was recorded.
+    a.finish(&finish_of(&first)).await.unwrap();
+    match b.claim(&write("op-5", "k1", "x")).await.unwrap() {
+        Claim::Existing(e) => {
+            let f = e.finish.unwrap();
+            assert_eq!(f.status, Status::Success);
+            assert_eq!(
+                serde_json::to_string(&f.result).unwrap(),
+                r#"{"status":"success","summary":"marked","z":1,"a":2}"#
+            );
+        }
+        c => panic!("{c:?}"),
+    }
+    assert_eq!(
+        kind(&b.claim(&write("op-6", "k2", "x")).await.unwrap()),
+        "started"
+    );
+    assert_eq!(
+        db.psql("SELECT count(*) FROM operations WHERE idempotency_key = 'k1'")
+            .unwrap(),
+        "1"
+    );
+    assert_eq!(
+        db.psql("SELECT DISTINCT principal FROM operations")
+            .unwrap(),
+        "alice@https://issuer.example"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn concurrent_claims_of_one_key_on_two_hosts_start_it_once() {
+    let Some(db) = postgres::database() else {
+        return;
+    };
+    let a = std::sync::Arc::new(host(&db, 5_000));
+    let b = std::sync::Arc::new(host(&db, 5_000));
+    let mut tasks = Vec::new();
+    for i in 0..16 {
+        let j = if i % 2 == 0 { a.clone() } else { b.clone() };
+        tasks.push(tokio::spawn(async move {
+            let c = j
+                .claim(&write(&format!("op-{i}"), "same", "x"))
+                .await
+                .unwrap();
+            kind(&c)
+        }));
+    }
+    let mut kinds = Vec::new();
+    for t in tasks {
+        kinds.push(t.await.unwrap());
+    }
+    kinds.sort_unstable();
+    assert_eq!(kinds.iter().filter(|k| **k == "started").count(), 1);
+    assert_eq!(kinds.iter().filter(|k| **k == "existing").count(), 15);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_expired_lease_orphans_the_hosts_operations_and_fences_it() {
+    let Some(db) = postgres::database() else {
+        return;
+    };
+    let a = host(&db, 1_500);
+    let b = host(&db, 5_000);
+    let started = write("op-1", "k1", "x");
+    assert_eq!(kind(&a.claim(&started).await.unwrap()), "started");
+    expire(&db, &a);
+    // The other host sees an orphan: recovery's to settle, and the claim says so.
+    let open = b.unfinished().await.unwrap();
+    assert_eq!(open.len(), 1);
+    assert_eq!(open[0].running_in, None);
+    assert_eq!(
+        kind(&b.claim(&write("op-2", "k1", "x")).await.unwrap()),
+        "orphaned"
+    );
+    assert_eq!(
+        kind(&b.claim(&write("op-3", "k9", "x")).await.unwrap()),
+        "orphaned"
+    );
+    // The expired host starts nothing more, however long its own clock thinks it has.
+    let e = a
+        .claim(&write("op-4", "k4", "z"))
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("lease on the PostgreSQL journal"), "{e}");
+    assert!(e.contains("restart it"), "{e}");
+    // Its heartbeat does not bring it back.
+    tokio::time::sleep(Duration::from_millis(800)).await;
+    assert!(a.claim(&write("op-5", "k5", "w")).await.is_err());
+    assert_eq!(
+        db.psql(&format!(
+            "SELECT lease_expires_at < now() FROM owners WHERE owner_id = '{}'",
+            a.owner()
+        ))
+        .unwrap(),
+        "t"
+    );
+    // Settled on the other host; a finish from the fenced host afterwards is refused.
+    b.settle(&Settlement {
+        by: SettledBy::Recovery,
+        ..settlement("op-1", Settled::UnknownOutcome)
+    })
+    .await
+    .unwrap();
+    let e = a
+        .finish(&finish_of(&started))
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("finish of an operation settled after its owner's lease expired"),
+        "{e}"
+    );
+    // Not safe to repeat while unknown; a person's verdict lets it run.
+    assert_eq!(
+        kind(&b.claim(&write("op-6", "k6", "x")).await.unwrap()),
+        "blocked"
+    );
+    b.settle(&settlement("op-1", Settled::Failed))
+        .await
+        .unwrap();
+    assert_eq!(
+        kind(&b.claim(&write("op-7", "k6", "x")).await.unwrap()),
+        "started"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_heartbeat_keeps_a_lease_alive_past_its_length() {
+    let Some(db) = postgres::database() else {
+        return;
+    };
+    let a = host(&db, 900);
+    let b = host(&db, 5_000);
+    assert_eq!(
+        kind(&a.claim(&write("op-1", "k1", "x")).await.unwrap()),
+        "started"
+    );
+    tokio::time::sleep(Duration::from_millis(2_500)).await;
+    assert!(b.unfinished().await.unwrap().is_empty());
+    assert_eq!(
+        kind(&a.claim(&write("op-2", "k2", "y")).await.unwrap()),
+        "started"
+    );
+    // Closing the journal gives the lease up: what is still started is an orphan at once.
+    drop(a);
+    assert_eq!(b.unfinished().await.unwrap().len(), 2);
+}
+
+/// The project of the runtime tests: `mark_once` (not idempotent) and the standard library.
+fn runtime_builder(db: &TestDatabase, ws: &Path, state: &Path, lease_ms: u64) -> RuntimeBuilder {
+    RuntimeBuilder::from_specs(&LoadOptions {
+        paths: Vec::new(),
+        config: Some(repo().join("tests/fixtures/mcp_durable/toolgate.yaml")),
+        cwd: repo(),
+    })
+    .unwrap()
+    .workspace(ws)
+    .state_dir(state)
+    .shim(env!("CARGO_BIN_EXE_toolgate-shim"))
+    .postgres_journal_with(&db.url, opts(lease_ms))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn recovery_settles_a_dead_hosts_operations_by_class_and_on_a_timer() {
+    let Some(db) = postgres::database() else {
+        return;
+    };
+    let ws = tempfile::tempdir().unwrap();
+    let state = tempfile::tempdir().unwrap();
+    let rt = runtime_builder(&db, ws.path(), state.path(), 800)
+        .build()
+        .unwrap();
+    assert!(rt.recover().await.unwrap().is_empty());
+    let mut reports = Vec::new();
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    let task = rt
+        .spawn_periodic_recovery(move |r| {
+            let _ = tx.send(r.map(|r| r.to_string()).map_err(|e| e.to_string()));
+        })
+        .expect("a shared journal asks for periodic recovery");
+    // Another host starts two operations and dies (its lease runs out).
+    let dead = host(&db, 5_000);
+    let unsafe_op = write("op-w", "k1", "x");
+    let safe_op = op(
+        "op-r",
+        "k2",
+        json!({"path": "a"}),
+        Effect::ReadOnly,
+        Idempotency::Idempotent,
+    );
+    assert_eq!(kind(&dead.claim(&unsafe_op).await.unwrap()), "started");
+    dead.start(&safe_op).await.unwrap();
+    dead.flush().await.unwrap();
+    expire(&db, &dead);
+    // Nobody calls anything: the timer settles both.
+    let start = Instant::now();
+    loop {
+        let states = db
+            .psql("SELECT string_agg(operation_id || '=' || state, ',' ORDER BY operation_id) FROM operations")
+            .unwrap();
+        if states == "op-r=abandoned,op-w=unknown_outcome" {
+            break;
+        }
+        assert!(start.elapsed() < WAIT_LIMIT, "not settled: {states}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    while let Ok(r) = rx.try_recv() {
+        reports.push(r.unwrap());
+    }
+    assert!(
+        reports
+            .iter()
+            .any(|r| r.contains("2 unfinished operation(s) settled")),
+        "{reports:?}"
+    );
+    task.abort();
+    assert_eq!(
+        db.psql("SELECT settled_by FROM settlements WHERE operation_id = 'op-w'")
+            .unwrap(),
+        "recovery"
+    );
+}
+
+#[test]
+fn migrations_apply_once_and_a_newer_or_foreign_schema_is_refused() {
+    let Some(db) = postgres::database() else {
+        return;
+    };
+    // Four hosts open a new database at once: one applies the schema.
+    let opened: Vec<_> = (0..4)
+        .map(|_| {
+            let url = db.url.clone();
+            std::thread::spawn(move || PostgresJournal::open_with(&url, opts(5_000)).map(drop))
+        })
+        .collect();
+    for t in opened {
+        t.join().unwrap().unwrap();
+    }
+    drop(host(&db, 5_000));
+    assert_eq!(
+        db.psql("SELECT string_agg(version::text, ',') FROM schema_migrations")
+            .unwrap(),
+        "1"
+    );
+    // Closed journals leave no owner behind.
+    assert_eq!(db.psql("SELECT count(*) FROM owners").unwrap(), "0");
+    db.psql("INSERT INTO schema_migrations (version, toolgate) VALUES (7, '9.0.0')")
+        .unwrap();
+    let e = PostgresJournal::open(&db.url).unwrap_err().to_string();
+    assert!(
+        e.contains("has journal schema version 7, newer than this toolgate reads (up to 1)"),
+        "{e}"
+    );
+
+    let Some(foreign) = postgres::database() else {
+        return;
+    };
+    foreign
+        .psql("CREATE TABLE operations (id int); INSERT INTO operations VALUES (1)")
+        .unwrap();
+    let e = PostgresJournal::open(&foreign.url).unwrap_err().to_string();
+    assert!(e.contains("is not a toolgate journal"), "{e}");
+    assert!(e.contains("operations"), "{e}");
+    assert_eq!(
+        foreign.psql("SELECT count(*) FROM operations").unwrap(),
+        "1"
+    );
+    assert_eq!(
+        foreign
+            .psql("SELECT count(*) FROM pg_tables WHERE tablename = 'owners'")
+            .unwrap(),
+        "0"
+    );
+}
+
+#[test]
+fn an_unreachable_server_or_a_bad_url_is_a_clear_error_without_the_password() {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let e = PostgresJournal::open(&format!("postgres://tg:s3cret@127.0.0.1:{port}/journal"))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.starts_with(&format!(
+            "cannot use the PostgreSQL journal at tg@127.0.0.1:{port}/journal: "
+        )),
+        "{e}"
+    );
+    assert!(!e.contains("s3cret"), "{e}");
+    let e = PostgresJournal::open("postgres://tg:s3cret@db:port/journal")
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.starts_with("the journal URL is not a PostgreSQL URL"),
+        "{e}"
+    );
+    assert!(!e.contains("s3cret"), "{e}");
+}
+
+/// A project in a temporary folder: `mark_once`, `read_file`, and `journal` as given.
+struct Project {
+    dir: tempfile::TempDir,
+}
+
+impl Project {
+    fn new(journal: &str) -> Project {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("specs")).unwrap();
+        std::fs::create_dir_all(dir.path().join("ws")).unwrap();
+        std::fs::copy(
+            repo().join("tests/fixtures/mcp_durable/specs/mark_once.yaml"),
+            dir.path().join("specs/mark_once.yaml"),
+        )
+        .unwrap();
+        std::fs::write(
+            dir.path().join("toolgate.yaml"),
+            format!(
+                "specs: [\"specs/*.yaml\"]\nworkspace: ws\nstate_dir: state\n{journal}\ncontexts:\n  headless: {{ask: deny}}\ntargets: [anthropic]\n"
+            ),
+        )
+        .unwrap();
+        Project { dir }
+    }
+
+    fn command(&self, args: &[&str]) -> Command {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_toolgate"));
+        c.args(args)
+            .current_dir(self.dir.path())
+            .env_remove("TOOLGATE_JOURNAL")
+            .stdin(Stdio::null());
+        c
+    }
+
+    fn call(&self, name: &str, key: &str) -> Output {
+        self.command(&[
+            "call",
+            "mark_once",
+            "--args",
+            &json!({"name": name}).to_string(),
+            "--idempotency-key",
+            key,
+            "--context",
+            "headless",
+        ])
+        .output()
+        .unwrap()
+    }
+
+    fn marks(&self) -> usize {
+        std::fs::read_to_string(self.dir.path().join("ws/marks"))
+            .unwrap_or_default()
+            .lines()
+            .count()
+    }
+}
+
+fn text(o: &Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}
+
+#[test]
+fn toolgate_call_journals_to_the_server_and_replays_across_processes() {
+    let Some(db) = postgres::database() else {
+        return;
+    };
+    let p = Project::new(&format!("journal: {}", db.url));
+    let first = p.call("one", "req-1");
+    assert!(first.status.success(), "{}", text(&first));
+    let again = p.call("one", "req-1");
+    assert!(again.status.success(), "{}", text(&again));
+    assert_eq!(p.marks(), 1, "the second call replayed");
+    assert_eq!(
+        db.psql("SELECT count(*) || ' ' || max(state) FROM operations")
+            .unwrap(),
+        "1 success"
+    );
+    assert_eq!(
+        db.psql("SELECT count(*) FROM audit WHERE tool = 'mark_once'")
+            .unwrap(),
+        "2"
+    );
+    // No journal file in the state folder: the server holds it.
+    assert!(!p.dir.path().join("state/journal.db").exists());
+    // TOOLGATE_JOURNAL names the server instead of toolgate.yaml.
+    let q = Project::new("");
+    let out = q
+        .command(&[
+            "call",
+            "mark_once",
+            "--args",
+            r#"{"name":"one"}"#,
+            "--idempotency-key",
+            "req-1",
+            "--context",
+            "headless",
+            "--format",
+            "json",
+        ])
+        .env("TOOLGATE_JOURNAL", &db.url)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out));
+    assert!(text(&out).contains(r#""replayed": true"#), "{}", text(&out));
+    assert_eq!(q.marks(), 0);
+}
+
+#[test]
+fn a_call_killed_mid_run_is_settled_by_another_process_once_its_lease_expires() {
+    let Some(db) = postgres::database() else {
+        return;
+    };
+    let p = Project::new(&format!("journal: {{url: \"{}\", lease: 2s}}", db.url));
+    std::fs::write(p.dir.path().join("ws/hold-held"), "").unwrap();
+    let mut child = p
+        .command(&[
+            "call",
+            "mark_once",
+            "--args",
+            r#"{"name":"held"}"#,
+            "--context",
+            "headless",
+        ])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let start = Instant::now();
+    while p.marks() < 1 {
+        assert!(start.elapsed() < WAIT_LIMIT, "the call never ran");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    // kill -9: no chance to give its lease up.
+    child.kill().unwrap();
+    child.wait().unwrap();
+    std::fs::remove_file(p.dir.path().join("ws/hold-held")).unwrap();
+    let recover = |p: &Project| {
+        let out = p
+            .command(&["journal", "recover", "--context", "headless"])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", text(&out));
+        text(&out)
+    };
+    // Its lease has not run out yet: still its own.
+    assert_eq!(db.psql("SELECT state FROM operations").unwrap(), "started");
+    std::thread::sleep(Duration::from_millis(2_500));
+    let report = recover(&p);
+    assert!(
+        report.contains("1 unfinished operation(s) settled") && report.contains("unknown_outcome"),
+        "{report}"
+    );
+    assert_eq!(
+        db.psql("SELECT state FROM operations").unwrap(),
+        "unknown_outcome"
+    );
+    // The same call is refused until a person says what happened, then it runs.
+    let again = p
+        .command(&[
+            "call",
+            "mark_once",
+            "--args",
+            r#"{"name":"held"}"#,
+            "--context",
+            "headless",
+        ])
+        .output()
+        .unwrap();
+    assert!(!again.status.success());
+    assert!(text(&again).contains("UNKNOWN_OUTCOME"), "{}", text(&again));
+    let id = db.psql("SELECT operation_id FROM operations").unwrap();
+    let show = p.command(&["journal", "show", &id]).output().unwrap();
+    assert!(show.status.success(), "{}", text(&show));
+    assert!(text(&show).contains("unknown_outcome"), "{}", text(&show));
+    let resolved = p
+        .command(&[
+            "journal", "resolve", &id, "--as", "failed", "--note", "no mark",
+        ])
+        .output()
+        .unwrap();
+    assert!(resolved.status.success(), "{}", text(&resolved));
+    let third = p
+        .command(&[
+            "call",
+            "mark_once",
+            "--args",
+            r#"{"name":"held"}"#,
+            "--context",
+            "headless",
+        ])
+        .output()
+        .unwrap();
+    assert!(third.status.success(), "{}", text(&third));
+    assert_eq!(p.marks(), 2);
+}
+
+#[test]
+fn the_binary_names_an_unreachable_server_and_a_bad_url_where_it_is_written() {
+    let p = Project::new("");
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let out = p
+        .command(&["call", "mark_once", "--args", r#"{"name":"a"}"#])
+        .env(
+            "TOOLGATE_JOURNAL",
+            format!("postgres://tg:s3cret@127.0.0.1:{port}/journal"),
+        )
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    let t = text(&out);
+    assert!(t.contains(&format!("tg@127.0.0.1:{port}/journal")), "{t}");
+    assert!(!t.contains("s3cret"), "{t}");
+    assert_eq!(p.marks(), 0);
+
+    let bad = Project::new("journal: mysql://tg:s3cret@db/journal");
+    let out = bad.command(&["lint"]).output().unwrap();
+    assert!(!out.status.success());
+    let t = text(&out);
+    assert!(t.contains("toolgate.yaml:4:"), "{t}");
+    assert!(t.contains("`journal` is not a PostgreSQL URL"), "{t}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_hosts_recovering_one_dead_hosts_operations_together_settle_each_once() {
+    let Some(db) = postgres::database() else {
+        return;
+    };
+    let (ws, state) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let one = runtime_builder(&db, ws.path(), state.path(), 5_000)
+        .build()
+        .unwrap();
+    let two = runtime_builder(&db, ws.path(), state.path(), 5_000)
+        .build()
+        .unwrap();
+    let dead = host(&db, 5_000);
+    for i in 0..6 {
+        let o = write(&format!("op-{i}"), &format!("k{i}"), &format!("n{i}"));
+        assert_eq!(kind(&dead.claim(&o).await.unwrap()), "started");
+    }
+    expire(&db, &dead);
+    let (a, b) = tokio::join!(one.recover_ended(), two.recover_ended());
+    let (a, b) = (a.unwrap(), b.unwrap());
+    assert_eq!(a.operations.len() + b.operations.len(), 6, "{a}{b}");
+    assert_eq!(
+        db.psql("SELECT count(*) || ' ' || count(DISTINCT operation_id) FROM settlements")
+            .unwrap(),
+        "6 6"
+    );
+}
+
+#[test]
+fn toolgate_serve_settles_a_dead_hosts_calls_without_being_asked() {
+    let Some(db) = postgres::database() else {
+        return;
+    };
+    let p = Project::new(&format!("journal: {{url: \"{}\", lease: 1s}}", db.url));
+    let mut serve = p
+        .command(&["serve", "--all"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let dead = host(&db, 5_000);
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let o = write("op-dead", "k1", "x");
+    assert_eq!(kind(&rt.block_on(dead.claim(&o)).unwrap()), "started");
+    expire(&db, &dead);
+    let start = Instant::now();
+    loop {
+        let s = db.psql("SELECT state FROM operations").unwrap();
+        if s == "unknown_outcome" {
+            break;
+        }
+        assert!(start.elapsed() < WAIT_LIMIT, "not settled: {s}");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    drop(serve.stdin.take());
+    let out = serve.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("1 unfinished operation(s) settled"), "{err}");
 }

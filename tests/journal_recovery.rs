@@ -146,6 +146,7 @@ fn crashed(
         },
         scheduler_batch: Some(0),
         started_at: "2026-11-30T00:00:00.000000Z".into(),
+        principal: None,
     }
 }
 

@@ -301,6 +301,7 @@ async fn idempotency_key_replays_and_never_runs_twice() {
         },
         scheduler_batch: Some(0),
         started_at: "2026-11-30T00:00:00Z".into(),
+        principal: None,
     };
     journal.start(&start).await.unwrap();
     let r = run1(&rt, &session(), note("c3", "r2")).await;

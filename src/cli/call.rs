@@ -63,9 +63,64 @@ pub struct RuntimeArgs {
     /// Limit the tools to one toolset of toolgate.yaml.
     #[arg(long)]
     pub toolset: Option<String>,
+    /// The journal's PostgreSQL server (`postgres://USER@HOST:PORT/DATABASE`; default:
+    /// TOOLGATE_JOURNAL, else toolgate.yaml's `journal`, else SQLite in the state folder).
+    #[arg(long, value_name = "URL")]
+    pub journal: Option<String>,
     /// Output format.
     #[arg(long, value_enum, default_value = "text")]
     pub format: OutputFormat,
+}
+
+/// The environment variable naming the journal's PostgreSQL server: overrides toolgate.yaml's
+/// `journal`, so that no password needs to be written there.
+pub const JOURNAL_ENV: &str = "TOOLGATE_JOURNAL";
+
+/// Where the command line's journal is: a PostgreSQL server, or SQLite in the state folder.
+pub(super) enum JournalTarget {
+    /// `postgres://…`, with the lease.
+    Postgres {
+        url: String,
+        opts: crate::runtime::PostgresOptions,
+    },
+    /// `<state_dir>/journal.db`.
+    Sqlite,
+}
+
+/// The journal the command line uses: `--journal`, else [`JOURNAL_ENV`], else toolgate.yaml's
+/// `journal`, else SQLite in the state folder.
+pub(super) fn journal_target(
+    flag: Option<&str>,
+    project: Option<&crate::ir::project::JournalSetting>,
+) -> Result<JournalTarget, Failed> {
+    let env = std::env::var(JOURNAL_ENV)
+        .ok()
+        .filter(|v| !v.trim().is_empty());
+    let (url, from) = match (flag, env, project) {
+        (Some(u), _, _) => (u.to_owned(), "--journal"),
+        (None, Some(u), _) => (u, JOURNAL_ENV),
+        (None, None, Some(p)) => (p.url.clone(), "toolgate.yaml's `journal`"),
+        (None, None, None) => return Ok(JournalTarget::Sqlite),
+    };
+    crate::runtime::check_journal_url(&url).map_err(|e| Failed(format!("{from}: {e}")))?;
+    let mut opts = crate::runtime::PostgresOptions::default();
+    if let Some(l) = project.and_then(|p| p.lease) {
+        opts.lease = l;
+    }
+    Ok(JournalTarget::Postgres { url, opts })
+}
+
+/// Gives the builder the journal [`journal_target`] chose.
+pub(super) fn with_journal(
+    builder: RuntimeBuilder,
+    flag: Option<&str>,
+    project: Option<&crate::ir::project::JournalSetting>,
+) -> Result<RuntimeBuilder, Failed> {
+    Ok(match journal_target(flag, project)? {
+        JournalTarget::Postgres { url, opts } => builder.postgres_journal_with(url, opts),
+        // The command line is a harness: its journal is durable (`<state_dir>/journal.db`).
+        JournalTarget::Sqlite => builder.sqlite_journal(),
+    })
 }
 
 /// Arguments of `toolgate call`.
@@ -121,6 +176,7 @@ pub(super) fn load(
     a: &RuntimeArgs,
     session_id: Option<&str>,
 ) -> Result<(ToolRuntime, Session), Failed> {
+    let mut project_journal = None;
     let builder = match &a.bundle {
         Some(path) => {
             let text = std::fs::read_to_string(path)
@@ -132,6 +188,7 @@ pub(super) fn load(
         }
         None => {
             let checked = checked_specs(a.config.clone())?;
+            project_journal = checked.resolution.project.journal.clone();
             RuntimeBuilder::from_checked(&checked).map_err(|e| Failed(e.to_string()))?
         }
     };
@@ -143,8 +200,7 @@ pub(super) fn load(
     if let Some(s) = &a.state_dir {
         builder = builder.state_dir(s);
     }
-    // The command line is a harness: its journal is durable (`<state_dir>/journal.db`).
-    builder = builder.sqlite_journal();
+    builder = with_journal(builder, a.journal.as_deref(), project_journal.as_ref())?;
     match a.approve {
         Some(ApproveArg::Allow) => {
             builder = builder.approver(Arc::new(FixedApprover(ApprovalOutcome::AllowOnce)))

@@ -25,12 +25,15 @@ use std::time::{Duration, SystemTime};
 
 use clap::{Args, Subcommand, ValueEnum};
 
-use super::call::{Failed, OutputFormat, RuntimeArgs, fail, load};
+use super::call::{Failed, JournalTarget, OutputFormat, RuntimeArgs, fail, journal_target, load};
+use crate::ir::project::JournalSetting;
+use crate::runtime::PostgresJournal;
 use crate::runtime::journal::sqlite::{
     Filter, JOURNAL_FILE, JournalReader, Prune, Refusals, SqliteJournal,
 };
 use crate::runtime::journal::{Journal, Settled, SettledBy, Settlement, now};
 use crate::spec::load::{parse_in, read_source};
+use crate::spec::project_file::JournalAst;
 use crate::spec::project_file::ProjectFile;
 use crate::spec::source::SourceMap;
 
@@ -66,6 +69,10 @@ struct Location {
     /// The state folder (overrides the project's `state_dir`).
     #[arg(long)]
     state_dir: Option<PathBuf>,
+    /// The journal's PostgreSQL server (`postgres://…`; default: TOOLGATE_JOURNAL, else
+    /// toolgate.yaml's `journal`, else the SQLite journal in the state folder).
+    #[arg(long, value_name = "URL")]
+    journal: Option<String>,
     /// Output format.
     #[arg(long, value_enum, default_value = "text")]
     format: OutputFormat,
@@ -190,6 +197,58 @@ pub fn run(a: JournalArgs) -> miette::Result<u8> {
     }
 }
 
+/// The project file the options point at, parsed, with its folder.
+fn project_file(at: &Location) -> Result<Option<(ProjectFile, PathBuf)>, Failed> {
+    let cwd = std::env::current_dir()
+        .map_err(|e| Failed(format!("cannot read the current folder: {e}")))?;
+    let file = match &at.config {
+        Some(p) => Some(cwd.join(p)),
+        None => Some(cwd.join(crate::spec::load::PROJECT_FILE)).filter(|p| p.is_file()),
+    };
+    let Some(file) = file else {
+        return Ok(None);
+    };
+    let mut sources = SourceMap::new();
+    let id = read_source(&mut sources, &file, file.clone()).map_err(|d| Failed(d.message))?;
+    let project: ProjectFile = parse_in(&sources, id).map_err(|d| Failed(d.message))?;
+    let root = file.parent().unwrap_or(Path::new(".")).to_path_buf();
+    Ok(Some((project, root)))
+}
+
+/// Where the journal the options point at is: a PostgreSQL server, or SQLite.
+fn target(at: &Location) -> Result<JournalTarget, Failed> {
+    let setting = project_file(at)?
+        .and_then(|(p, _)| p.journal)
+        .map(|j| match j.value {
+            JournalAst::Url(url) => JournalSetting { url, lease: None },
+            JournalAst::Server(s) => JournalSetting {
+                url: s.url,
+                lease: s.lease.map(|l| l.0),
+            },
+        });
+    journal_target(at.journal.as_deref(), setting.as_ref())
+}
+
+/// The PostgreSQL journal the options point at, when they point at one.
+fn postgres(at: &Location) -> Result<Option<PostgresJournal>, Failed> {
+    match target(at)? {
+        JournalTarget::Postgres { url, opts } => PostgresJournal::open_with(&url, opts)
+            .map(Some)
+            .map_err(|e| Failed(e.to_string())),
+        JournalTarget::Sqlite => Ok(None),
+    }
+}
+
+/// Refuses a command the PostgreSQL journal does not offer yet.
+fn sqlite_only(at: &Location, command: &str) -> Result<(), Failed> {
+    match target(at)? {
+        JournalTarget::Postgres { .. } => Err(Failed(format!(
+            "`toolgate journal {command}` reads the SQLite journal only; with a PostgreSQL journal, use `journal show` and `journal resolve`, or query its `operations` and `audit` tables"
+        ))),
+        JournalTarget::Sqlite => Ok(()),
+    }
+}
+
 /// The journal file the options point at.
 fn journal_path(at: &Location) -> Result<PathBuf, Failed> {
     if let Some(dir) = &at.state_dir {
@@ -197,25 +256,17 @@ fn journal_path(at: &Location) -> Result<PathBuf, Failed> {
     }
     let cwd = std::env::current_dir()
         .map_err(|e| Failed(format!("cannot read the current folder: {e}")))?;
-    let file = match &at.config {
-        Some(p) => Some(cwd.join(p)),
-        None => Some(cwd.join(crate::spec::load::PROJECT_FILE)).filter(|p| p.is_file()),
-    };
     let state_dir = |raw: &str, root: &Path| {
         crate::ir::project::resolve_state_dir(raw, root).map_err(|e| Failed(e.to_string()))
     };
-    let Some(file) = file else {
+    let Some((project, root)) = project_file(at)? else {
         return Ok(state_dir(crate::ir::project::DEFAULT_STATE_DIR, &cwd)?.join(JOURNAL_FILE));
     };
-    let mut sources = SourceMap::new();
-    let id = read_source(&mut sources, &file, file.clone()).map_err(|d| Failed(d.message))?;
-    let project: ProjectFile = parse_in(&sources, id).map_err(|d| Failed(d.message))?;
-    let root = file.parent().unwrap_or(Path::new("."));
     let state = project.state_dir.map_or_else(
         || crate::ir::project::DEFAULT_STATE_DIR.to_owned(),
         |s| s.value,
     );
-    Ok(state_dir(&state, root)?.join(JOURNAL_FILE))
+    Ok(state_dir(&state, &root)?.join(JOURNAL_FILE))
 }
 
 fn reader(at: &Location) -> Result<JournalReader, Failed> {
@@ -271,6 +322,7 @@ fn filter(status: Option<String>, w: Which, limit: Option<usize>) -> Result<Filt
 }
 
 fn list(a: ListArgs) -> Result<String, Failed> {
+    sqlite_only(&a.at, "list")?;
     let filter = filter(a.status, a.which, Some(a.limit))?;
     let rows = reader(&a.at)?
         .list(&filter)
@@ -282,13 +334,26 @@ fn list(a: ListArgs) -> Result<String, Failed> {
 }
 
 fn show(a: ShowArgs) -> Result<String, Failed> {
-    let r = reader(&a.at)?;
-    let (ops, calls) = match r.operation(&a.id).map_err(|e| Failed(e.to_string()))? {
-        Some(op) => (vec![op], Vec::new()),
-        None => (
-            r.by_call(&a.id).map_err(|e| Failed(e.to_string()))?,
-            r.audit_of_call(&a.id).map_err(|e| Failed(e.to_string()))?,
-        ),
+    let (ops, calls) = if let Some(pg) = postgres(&a.at)? {
+        let rt = current_thread()?;
+        let ops = rt
+            .block_on(async {
+                match pg.operation(&a.id).await? {
+                    Some(op) => Ok(vec![op]),
+                    None => pg.by_call(&a.id).await,
+                }
+            })
+            .map_err(|e| Failed(e.to_string()))?;
+        (ops, Vec::new())
+    } else {
+        let r = reader(&a.at)?;
+        match r.operation(&a.id).map_err(|e| Failed(e.to_string()))? {
+            Some(op) => (vec![op], Vec::new()),
+            None => (
+                r.by_call(&a.id).map_err(|e| Failed(e.to_string()))?,
+                r.audit_of_call(&a.id).map_err(|e| Failed(e.to_string()))?,
+            ),
+        }
     };
     if ops.is_empty() && calls.is_empty() {
         return Err(Failed(format!(
@@ -324,12 +389,21 @@ fn recover(a: RecoverArgs) -> Result<String, Failed> {
     })
 }
 
-fn resolve(a: ResolveArgs) -> Result<String, Failed> {
-    let journal = SqliteJournal::open(journal_path(&a.at)?).map_err(|e| Failed(e.to_string()))?;
-    let rt = tokio::runtime::Builder::new_current_thread()
+fn current_thread() -> Result<tokio::runtime::Runtime, Failed> {
+    tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
-        .map_err(|e| Failed(format!("cannot start the async runtime: {e}")))?;
+        .map_err(|e| Failed(format!("cannot start the async runtime: {e}")))
+}
+
+fn resolve(a: ResolveArgs) -> Result<String, Failed> {
+    let journal: Box<dyn Journal> = match postgres(&a.at)? {
+        Some(pg) => Box::new(pg),
+        None => {
+            Box::new(SqliteJournal::open(journal_path(&a.at)?).map_err(|e| Failed(e.to_string()))?)
+        }
+    };
+    let rt = current_thread()?;
     let outcome = match a.verdict {
         Verdict::Succeeded => Settled::Succeeded,
         Verdict::Failed => Settled::Failed,
@@ -374,6 +448,7 @@ fn resolve(a: ResolveArgs) -> Result<String, Failed> {
 }
 
 fn stats(a: StatsArgs) -> Result<String, Failed> {
+    sqlite_only(&a.at, "stats")?;
     let filter = filter(None, a.which, None)?;
     let stats = reader(&a.at)?
         .stats(&filter)
@@ -388,6 +463,7 @@ fn stats(a: StatsArgs) -> Result<String, Failed> {
 }
 
 fn prune(a: PruneArgs) -> Result<String, Failed> {
+    sqlite_only(&a.at, "prune")?;
     let before_us = moment("--before", &a.before)?;
     let journal = SqliteJournal::open(journal_path(&a.at)?).map_err(|e| Failed(e.to_string()))?;
     let rt = tokio::runtime::Builder::new_current_thread()

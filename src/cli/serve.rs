@@ -58,13 +58,25 @@ pub struct ServeArgs {
     /// than loopback only with `serve.auth` in toolgate.yaml.
     #[arg(long, value_name = "ADDR")]
     pub http: Option<String>,
+    /// The journal's PostgreSQL server, shared with other hosts (`postgres://…`; default:
+    /// TOOLGATE_JOURNAL, else toolgate.yaml's `journal`, else SQLite in the state folder).
+    #[arg(long, value_name = "URL")]
+    pub journal: Option<String>,
 }
 
 /// A project's specs, checked, as a runtime builder whose MCP tools call the returned
 /// upstreams; the rendered findings when the specs have errors.
 pub(super) fn checked_builder(
     config: Option<PathBuf>,
-) -> Result<(RuntimeBuilder, Arc<McpUpstreams>, PathBuf), String> {
+) -> Result<
+    (
+        RuntimeBuilder,
+        Arc<McpUpstreams>,
+        PathBuf,
+        Option<crate::ir::project::JournalSetting>,
+    ),
+    String,
+> {
     let checked = super::call::checked_specs(config).map_err(|Failed(m)| m)?;
     let upstreams = Arc::new(McpUpstreams::new(
         &checked.resolution.project.mcp_servers,
@@ -73,12 +85,17 @@ pub(super) fn checked_builder(
     let builder = RuntimeBuilder::from_checked(&checked)
         .map_err(|e| e.to_string())?
         .executor(Backend::Mcp, Arc::new(McpExecutor::new(upstreams.clone())));
-    Ok((builder, upstreams, checked.loaded.root.clone()))
+    Ok((
+        builder,
+        upstreams,
+        checked.loaded.root.clone(),
+        checked.resolution.project.journal.clone(),
+    ))
 }
 
 /// Runs `toolgate serve`.
 pub fn run(a: ServeArgs) -> miette::Result<u8> {
-    let (builder, upstreams, root) = match checked_builder(a.config.clone()) {
+    let (builder, upstreams, root, project_journal) = match checked_builder(a.config.clone()) {
         Ok(b) => b,
         Err(m) => return super::call::fail(&m),
     };
@@ -89,9 +106,13 @@ pub fn run(a: ServeArgs) -> miette::Result<u8> {
     if let Some(s) = &a.state_dir {
         builder = builder.state_dir(s);
     }
-    // Like `call` and `run`: the journal is durable (`<state_dir>/journal.db`), so a call that
-    // may have acted before a crash is never run twice.
-    let builder = builder.sqlite_journal();
+    // Like `call` and `run`: the journal is durable (`<state_dir>/journal.db`, or a PostgreSQL
+    // server), so a call that may have acted before a crash is never run twice.
+    let builder =
+        match super::call::with_journal(builder, a.journal.as_deref(), project_journal.as_ref()) {
+            Ok(b) => b,
+            Err(Failed(m)) => return super::call::fail(&m),
+        };
     let approver = Arc::new(ElicitationApprover::new());
     let runtime = match builder.approver(approver.clone()).build() {
         Ok(r) => r,
@@ -148,6 +169,7 @@ pub fn run(a: ServeArgs) -> miette::Result<u8> {
         Err(e) => return super::call::fail(&format!("cannot start the async runtime: {e}")),
     };
     let served = rt.block_on(async {
+        let _recovery = spawn_recovery(&runtime);
         let r = tokio::select! {
             r = server.serve_stdio() => r.map_err(|e| e.to_string()),
             () = stop_signal() => Ok(()),
@@ -161,6 +183,28 @@ pub fn run(a: ServeArgs) -> miette::Result<u8> {
     match served {
         Ok(()) => Ok(super::EXIT_OK),
         Err(m) => super::call::fail(&m),
+    }
+}
+
+/// Settles, every recovery interval of a shared journal, the operations of hosts that died
+/// (their lease expired) without waiting for a call to meet them; says what it settled on
+/// standard error.
+pub(super) fn spawn_recovery(runtime: &crate::runtime::ToolRuntime) -> Option<AbortOnDrop> {
+    runtime
+        .spawn_periodic_recovery(|r| match r {
+            Ok(report) if report.is_empty() => {}
+            Ok(report) => eprint!("toolgate: {report}"),
+            Err(e) => eprintln!("toolgate: periodic recovery failed (tried again later): {e}"),
+        })
+        .map(AbortOnDrop)
+}
+
+/// A task stopped when this is dropped.
+pub(super) struct AbortOnDrop(tokio::task::JoinHandle<()>);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        self.0.abort();
     }
 }
 

@@ -54,6 +54,7 @@ pub(super) fn run(
         Err(e) => return super::call::fail(&format!("cannot start the async runtime: {e}")),
     };
     let served_result = rt.block_on(async {
+        let _recovery = super::serve::spawn_recovery(&runtime);
         let auth_line = match &verifier {
             Some(v) => format!(
                 "bearer tokens of {} for {}",

@@ -48,6 +48,19 @@ pub struct ProjectConfig {
     /// What one call and one session may consume (`budgets` in toolgate.yaml).
     #[serde(default, skip_serializing_if = "Budgets::is_default")]
     pub budgets: Budgets,
+    /// A journal on a server (`journal` in toolgate.yaml), for the command line. Never written
+    /// into bundles: its URL may name a user and host an embedder's deployment does not share.
+    #[serde(skip)]
+    pub journal: Option<JournalSetting>,
+}
+
+/// `journal` in toolgate.yaml: a PostgreSQL journal shared by several hosts.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct JournalSetting {
+    /// `postgres://…`.
+    pub url: String,
+    /// Each host's lease, when toolgate.yaml sets it.
+    pub lease: Option<std::time::Duration>,
 }
 
 /// Caps on what calls consume: artifact bytes per call, per session and in the store, and the

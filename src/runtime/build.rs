@@ -94,6 +94,8 @@ pub struct RuntimeBuilder {
     journal: Option<Arc<dyn Journal>>,
     #[cfg(feature = "journal-sqlite")]
     sqlite_journal: bool,
+    #[cfg(feature = "journal-postgres")]
+    postgres_journal: Option<(String, crate::runtime::journal::postgres::PostgresOptions)>,
     preconditions: std::collections::HashMap<String, Arc<dyn Precondition>>,
     reconciler: Option<Arc<dyn Reconciler>>,
     trace: Option<Arc<dyn TraceSink>>,
@@ -133,6 +135,8 @@ impl RuntimeBuilder {
             journal: None,
             #[cfg(feature = "journal-sqlite")]
             sqlite_journal: false,
+            #[cfg(feature = "journal-postgres")]
+            postgres_journal: None,
             preconditions: std::collections::HashMap::new(),
             reconciler: None,
             trace: None,
@@ -213,6 +217,28 @@ impl RuntimeBuilder {
     #[cfg(feature = "journal-sqlite")]
     pub fn sqlite_journal(mut self) -> Self {
         self.sqlite_journal = true;
+        self
+    }
+
+    /// Journals to the PostgreSQL database at `url` (`postgres://…`), shared with every host
+    /// pointed at it, opened by `build` with the default lease; takes precedence over
+    /// [`RuntimeBuilder::sqlite_journal`]. Artifacts stay in the local state folder.
+    #[cfg(feature = "journal-postgres")]
+    pub fn postgres_journal(self, url: impl Into<String>) -> Self {
+        self.postgres_journal_with(
+            url,
+            crate::runtime::journal::postgres::PostgresOptions::default(),
+        )
+    }
+
+    /// [`RuntimeBuilder::postgres_journal`] with options (the lease, the pool).
+    #[cfg(feature = "journal-postgres")]
+    pub fn postgres_journal_with(
+        mut self,
+        url: impl Into<String>,
+        opts: crate::runtime::journal::postgres::PostgresOptions,
+    ) -> Self {
+        self.postgres_journal = Some((url.into(), opts));
         self
     }
 
@@ -333,6 +359,14 @@ impl RuntimeBuilder {
                 (m.clone(), Some(m))
             }
         };
+        #[cfg(feature = "journal-postgres")]
+        if self.journal.is_none()
+            && let Some((url, opts)) = self.postgres_journal.take()
+        {
+            self.journal = Some(Arc::new(
+                crate::runtime::journal::postgres::PostgresJournal::open_with(&url, opts)?,
+            ));
+        }
         #[cfg(feature = "journal-sqlite")]
         let journal = match (self.journal, self.sqlite_journal) {
             (Some(j), _) => j,

@@ -66,6 +66,11 @@ pub(crate) mod workspace;
 pub use artifacts::{ArtifactMeta, ArtifactRef, ArtifactStore};
 pub use bindings::{BindError, HandlerBindings};
 pub use build::{BuildError, LOCK_DIR_ENV, RuntimeBuilder};
+#[cfg(feature = "journal-postgres")]
+pub use journal::postgres::{
+    DEFAULT_LEASE, LOCK_CLASS, PostgresJournal, PostgresOptions,
+    SCHEMA_VERSION as POSTGRES_SCHEMA_VERSION, check_url as check_journal_url, is_postgres_url,
+};
 #[cfg(feature = "journal-sqlite")]
 pub use journal::sqlite::{
     JOURNAL_FILE, JournalReader, RecordedArguments, SCHEMA_VERSION, SqliteJournal, SqliteOptions,

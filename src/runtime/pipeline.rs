@@ -248,6 +248,34 @@ impl ToolRuntime {
         Ok(report.clone())
     }
 
+    /// Settles the operations of processes that have ended since recovery last ran (in a
+    /// shared journal: those whose owner's lease expired), every time it is called — unlike
+    /// [`ToolRuntime::recover`], which runs once.
+    pub async fn recover_ended(&self) -> Result<RecoveryReport, EngineError> {
+        Ok(crate::runtime::journal::recovery::recover(&self.inner).await?)
+    }
+
+    /// Starts a task on the current tokio runtime that runs [`ToolRuntime::recover_ended`] at
+    /// the journal's [`recovery_interval`](crate::runtime::extend::Journal::recovery_interval),
+    /// for as long as this runtime lives, so that the operations of a host that died are settled
+    /// without waiting for a call to meet them; each report goes to `on_report` (a failed run is
+    /// tried again at the next interval). `None` when the journal needs no such task.
+    pub fn spawn_periodic_recovery(
+        &self,
+        on_report: impl Fn(Result<RecoveryReport, EngineError>) + Send + 'static,
+    ) -> Option<tokio::task::JoinHandle<()>> {
+        let every = self.inner.journal.recovery_interval()?;
+        let inner = Arc::downgrade(&self.inner);
+        Some(tokio::spawn(async move {
+            loop {
+                tokio::time::sleep(every).await;
+                let Some(inner) = inner.upgrade() else { return };
+                let r = crate::runtime::journal::recovery::recover(&inner).await;
+                on_report(r.map_err(EngineError::from));
+            }
+        }))
+    }
+
     /// What recovery did, once it has run.
     pub fn recovery(&self) -> Option<Arc<RecoveryReport>> {
         self.inner.recovery.get().cloned()

@@ -291,6 +291,21 @@ pub fn resolve_project(
 
     let protect = resolve_protect(p.protect.as_ref(), &err, diags);
     let budgets = resolve_budgets(p.budgets.as_ref().map(|b| &b.value));
+    let journal = p.journal.as_ref().and_then(|j| {
+        let (url, lease) = match &j.value {
+            crate::spec::project_file::JournalAst::Url(u) => (u.clone(), None),
+            crate::spec::project_file::JournalAst::Server(s) => (s.url.clone(), s.lease.map(|l| l.0)),
+        };
+        match check_journal_url(&url) {
+            Ok(()) => Some(crate::ir::project::JournalSetting { url, lease }),
+            Err(why) => {
+                diags.push(err(j.range, format!("`journal` {why}")).with_help(
+                    "write `journal: postgres://USER@HOST:PORT/DATABASE` (the password in the TOOLGATE_JOURNAL environment variable, which overrides this, rather than here), or leave `journal` out to keep the journal in the state folder",
+                ));
+                None
+            }
+        }
+    });
 
     let mut serve = crate::ir::ServeConfig {
         auth: p
@@ -368,6 +383,7 @@ pub fn resolve_project(
             .map(|n| crate::spec::http::resolve_network(&n.value))
             .unwrap_or_default(),
         budgets,
+        journal,
     };
     (config, defaults)
 }
@@ -455,4 +471,19 @@ fn resolve_protect(
         list.push(path);
     }
     policy
+}
+
+/// Why a `journal` setting is not a PostgreSQL URL (never repeating the URL, which may hold a
+/// password).
+fn check_journal_url(url: &str) -> Result<(), String> {
+    if !(url.starts_with("postgres://") || url.starts_with("postgresql://")) {
+        return Err(
+            "is not a PostgreSQL URL: it must start with postgres:// or postgresql://".into(),
+        );
+    }
+    #[cfg(feature = "journal-postgres")]
+    if let Err(e) = crate::runtime::check_journal_url(url) {
+        return Err(format!("cannot be used: {e}"));
+    }
+    Ok(())
 }

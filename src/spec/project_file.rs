@@ -24,6 +24,11 @@ pub struct ProjectFile {
     /// Where the journal and artifacts live (default `{state_home}/toolgate/{project}`, outside the workspace).
     #[serde(default)]
     pub state_dir: Option<Spanned<String>>,
+    /// Where the journal lives when not in the state folder: a PostgreSQL URL
+    /// (`postgres://USER@HOST:PORT/DATABASE`) shared by several hosts, or `{url, lease}`.
+    /// `TOOLGATE_JOURNAL` overrides it (keep passwords there, not here).
+    #[serde(default)]
+    pub journal: Option<Spanned<JournalAst>>,
     /// Named tool sets.
     #[serde(default)]
     pub toolsets: IndexMap<String, Spanned<ToolsetAst>>,
@@ -306,4 +311,60 @@ pub struct LintOptionsAst {
     /// Highest CEL evaluation cost estimate accepted.
     #[serde(default)]
     pub cel_cost_budget: Option<Spanned<u64>>,
+}
+
+/// `journal`: a PostgreSQL URL, or the URL with the lease of each host's hold on it.
+#[derive(Debug, Clone, schemars::JsonSchema)]
+#[serde(untagged)]
+pub enum JournalAst {
+    /// `postgres://USER@HOST:PORT/DATABASE` (or `postgresql://`).
+    Url(String),
+    /// `{url, lease}`.
+    Server(JournalServerAst),
+}
+
+/// `journal: {url, lease}`.
+#[derive(Debug, Clone, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct JournalServerAst {
+    /// `postgres://USER@HOST:PORT/DATABASE` (or `postgresql://`).
+    pub url: String,
+    /// How long a host counts as alive without renewing its hold on the journal (default
+    /// `15s`): when it expires, other hosts settle that host's unfinished operations.
+    #[serde(default)]
+    #[schemars(with = "Option<String>")]
+    pub lease: Option<DurationLit>,
+}
+
+impl<'de> Deserialize<'de> for JournalAst {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        use serde::de::{self, MapAccess, Visitor};
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = JournalAst;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str(
+                    "a PostgreSQL URL (postgres://USER@HOST:PORT/DATABASE), or {url, lease}",
+                )
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<JournalAst, E> {
+                Ok(JournalAst::Url(v.to_owned()))
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut m: A) -> Result<JournalAst, A::Error> {
+                let (mut url, mut lease) = (None, None);
+                while let Some(k) = m.next_key::<String>()? {
+                    match k.as_str() {
+                        "url" => url = Some(m.next_value::<String>()?),
+                        "lease" => lease = Some(m.next_value::<DurationLit>()?),
+                        other => {
+                            return Err(de::Error::unknown_field(other, &["url", "lease"]));
+                        }
+                    }
+                }
+                let url = url.ok_or_else(|| de::Error::missing_field("url"))?;
+                Ok(JournalAst::Server(JournalServerAst { url, lease }))
+            }
+        }
+        d.deserialize_any(V)
+    }
 }

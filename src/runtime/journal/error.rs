@@ -58,6 +58,57 @@ pub enum JournalError {
         /// Where it was looked for.
         path: PathBuf,
     },
+    /// The PostgreSQL server cannot be reached, or refused the connection.
+    #[error(
+        "cannot use the PostgreSQL journal at {server}: {detail}; check that the server runs and accepts this user, and the journal URL (`journal:` in toolgate.yaml, TOOLGATE_JOURNAL or --journal)"
+    )]
+    Unreachable {
+        /// `host:port/database` as user (never the password).
+        server: String,
+        /// What the driver said.
+        detail: String,
+    },
+    /// The journal URL does not parse.
+    #[error(
+        "the journal URL is not a PostgreSQL URL: {detail}; write it as postgres://USER@HOST:PORT/DATABASE (the password in TOOLGATE_JOURNAL or PGPASSWORD-style settings rather than in toolgate.yaml)"
+    )]
+    BadUrl {
+        /// What is wrong (never the URL itself, which may hold a password).
+        detail: String,
+    },
+    /// The database holds tables of a journal's names that are not a toolgate journal's.
+    #[error(
+        "the database {server} is not a toolgate journal ({detail}); it was left untouched: give toolgate a database of its own"
+    )]
+    Foreign {
+        /// `host:port/database`.
+        server: String,
+        /// What was found.
+        detail: String,
+    },
+    /// A PostgreSQL journal written by a newer toolgate.
+    #[error(
+        "the PostgreSQL journal {server} has journal schema version {found}, newer than this toolgate reads (up to {supported}); upgrade toolgate to use it"
+    )]
+    FutureServerSchema {
+        /// `host:port/database`.
+        server: String,
+        /// The version found.
+        found: i64,
+        /// The newest this build knows.
+        supported: i64,
+    },
+    /// This process's lease on a shared journal expired (it could not renew it in time), so
+    /// other hosts may already have settled its operations: it starts no more.
+    #[error(
+        "this toolgate's lease on the PostgreSQL journal {server} expired ({detail}); other hosts may have settled its operations, so it starts no new ones: restart it"
+    )]
+    LeaseExpired {
+        /// `host:port/database`.
+        server: String,
+        /// When or why.
+        detail: String,
+    },
     /// A record that contradicts the journal (finished twice, unknown operation, …).
     #[error("journal: {0}")]
     Invalid(String),

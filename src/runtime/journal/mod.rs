@@ -31,10 +31,14 @@
 //!
 //! Implementations: [`MemoryJournal`] (in memory; the builder's default) and, with the
 //! `journal-sqlite` feature, [`sqlite::SqliteJournal`] (SQLite in the state folder, WAL,
-//! `synchronous=FULL`, one writer thread with group commit).
+//! `synchronous=FULL`, one writer thread with group commit) and, with the `journal-postgres`
+//! feature, [`postgres::PostgresJournal`] (one journal in PostgreSQL shared by several hosts,
+//! whose owners hold leases).
 
 mod error;
 mod memory;
+#[cfg(feature = "journal-postgres")]
+pub mod postgres;
 pub mod recovery;
 #[cfg(feature = "journal-sqlite")]
 pub mod sqlite;
@@ -154,6 +158,9 @@ pub struct OperationStart {
     pub scheduler_batch: Option<usize>,
     /// RFC 3339.
     pub started_at: String,
+    /// Who asked (`subject@issuer` of a `serve --http` bearer token), when known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub principal: Option<String>,
 }
 
 impl OperationStart {
@@ -539,6 +546,14 @@ pub trait Journal: Send + Sync {
         let _ = (session_id, grant);
         Box::pin(async { Ok(()) })
     }
+
+    /// How often a long-running process (`toolgate serve`) should run recovery again, for a
+    /// journal shared by processes that can die without anyone meeting their operations (the
+    /// PostgreSQL journal: a host whose lease expired). Default: never (recovery at start, and
+    /// claims that meet an orphan, are enough).
+    fn recovery_interval(&self) -> Option<std::time::Duration> {
+        None
+    }
 }
 impl<J: Journal + ?Sized> Journal for std::sync::Arc<J> {
     fn start<'a>(&'a self, op: &'a OperationStart) -> JournalFuture<'a, ()> {
@@ -623,6 +638,10 @@ impl<J: Journal + ?Sized> Journal for std::sync::Arc<J> {
     ) -> JournalFuture<'a, ()> {
         (**self).remember_grant(session_id, grant)
     }
+
+    fn recovery_interval(&self) -> Option<std::time::Duration> {
+        (**self).recovery_interval()
+    }
 }
 
 /// Whether an operation on record under `op`'s key stands for `op`: it does not re-run, and it
@@ -639,7 +658,8 @@ pub(crate) fn claimed_by(earlier: &OperationRecord, op: &OperationStart) -> bool
     }
 }
 
-/// Checks that a settlement is allowed for an operation in `state`.
+/// Checks that a settlement is allowed for an operation in `state`: a person's of one whose
+/// outcome is unknown, recovery's of one that is started.
 pub(crate) fn check_settle(
     record: Option<&OperationRecord>,
     s: &Settlement,
@@ -651,7 +671,15 @@ pub(crate) fn check_settle(
         )));
     };
     let state = record.state();
-    if state.is_uncertain() {
+    if s.by != SettledBy::Person && state != OperationState::Started {
+        // Recovery (and its reconciler) settles operations cut off while started; another
+        // process recovering the same one got there first, and its settlement stands.
+        Err(JournalError::Invalid(format!(
+            "operation {} was settled already ({}); recovery settles started operations only",
+            s.operation_id,
+            state.as_str()
+        )))
+    } else if state.is_uncertain() {
         Ok(())
     } else {
         Err(JournalError::Invalid(format!(

@@ -253,7 +253,11 @@ pub(crate) async fn recover(inner: &Inner) -> Result<RecoveryReport, JournalErro
     let journal: &dyn Journal = inner.journal.as_ref();
     let mut report = RecoveryReport::default();
     for op in journal.unfinished().await? {
-        report.operations.push(settle(inner, op).await?);
+        // Another process may settle the same operation meanwhile (two hosts recovering a
+        // third's): its settlement stands.
+        if let Some(r) = settle_orphan(inner, op).await? {
+            report.operations.push(r);
+        }
     }
     Ok(report)
 }

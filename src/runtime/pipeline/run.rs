@@ -187,6 +187,7 @@ impl Inner {
                 permission: permission.clone(),
                 scheduler_batch: meta.batch,
                 started_at: now(),
+                principal: session.principal().map(crate::runtime::Principal::id),
             };
             let mut settled = 0;
             loop {

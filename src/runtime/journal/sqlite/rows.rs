@@ -72,6 +72,7 @@ fn operation_row(r: &Row<'_>) -> rusqlite::Result<OperationRecord> {
             .get::<_, Option<i64>>(13)?
             .and_then(|b| usize::try_from(b).ok()),
         started_at: text(14)?,
+        principal: None,
     };
     let finish = match r.get::<_, Option<String>>(15)? {
         None => None,
