@@ -255,13 +255,15 @@ fn fleet(journal_line: &str, shared_state: bool) {
         .collect();
     let core: Vec<String> = (0..CORE).map(|i| format!("c{i}")).collect();
     let run = format!("run{}", now_ns());
+    let refused = project.path().join("refused");
     let started = Instant::now();
     let mut clients = Command::new("python3")
         .arg(repo().join("tests/mcp/fleet_client.py"))
         .args(["--a", &a.url, "--b", &b.url, "--tokens"])
         .arg(serde_json::to_string(&tokens).unwrap())
         .args(["--core", &core.join(","), "--calls", &CALLS.to_string()])
-        .args(["--run", &run])
+        .args(["--run", &run, "--refused"])
+        .arg(&refused)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -280,13 +282,21 @@ fn fleet(journal_line: &str, shared_state: bool) {
         s
     });
 
-    // Mid-run: once the clients are well under way, the moment server a has just begun a mark
+    // Mid-run: once the clients are well under way (and the denied clients have tried both
+    // servers), the moment server a has just begun a mark
     // (its tool sleeps 0.4 s after writing the line), kill it.
     let on_a = |m: &BTreeMap<(String, u64), Vec<String>>| {
         m.values().flatten().filter(|h| h.as_str() == "a").count()
     };
     let deadline = Instant::now() + Duration::from_secs(60);
-    while marks(&ws).len() < 2 * CORE {
+    let refusals_in = || {
+        std::fs::read_to_string(&refused)
+            .unwrap_or_default()
+            .lines()
+            .count()
+            == CLIENTS - CORE
+    };
+    while marks(&ws).len() < 2 * CORE || !refusals_in() {
         assert!(Instant::now() < deadline, "the clients made no progress");
         std::thread::sleep(Duration::from_millis(10));
     }

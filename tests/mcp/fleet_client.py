@@ -3,7 +3,7 @@ that share one journal (run by tests/fleet.rs, which signs the tokens and kills 
 mid-run):
 
     python3 tests/mcp/fleet_client.py --a http://127.0.0.1:P1/mcp --b http://127.0.0.1:P2/mcp \
-        --tokens '{"c0": JWT, ...}' --core c0,c1,c2,c3,c4,c5 --calls 12 --run RUN
+        --tokens '{"c0": JWT, ...}' --core c0,c1,c2,c3,c4,c5 --calls 12 --run RUN --refused FILE
 
 Every call opens a session of its own (Streamable HTTP: initialize, then tools/call), so that
 a server that dies takes only the calls in flight on it. A core client calls `mark` `--calls`
@@ -11,7 +11,8 @@ times, alternating the servers, each call with an idempotency key of its own in
 `_meta["io.toolgate/idempotency-key"]`, and `ledger` after each mark (on the other server). A call that
 fails at the transport (the server was killed) is *cut*: the client takes that server for dead
 and sends the same call, with the same key, to the other server once. The other clients first
-try `mark` on both servers (their tokens do not allow it), then call `ledger` `--calls` times.
+try `mark` on both servers (their tokens do not allow it), add their name to the `--refused`
+file, then call `ledger` `--calls` times.
 
 Prints one JSON object: per client, per mark call, its key and what happened
 ({"first": "a"|"b", "outcome": "success"|"cut"|TEXT, "retry": "success"|TEXT}); the refusals
@@ -99,11 +100,14 @@ async def core_client(name, token, fleet, calls, run, out):
     out[name] = {"marks": marks, "ledger": ledger}
 
 
-async def denied_client(name, token, fleet, calls, out):
+async def denied_client(name, token, fleet, calls, refused_file, out):
     refusals = {}
     for server in ("a", "b"):
         got = await call(fleet.urls[server], token, "mark", {"client": name, "seq": 0})
         refusals[server] = "transport failed" if got is None else got
+    # Tells the test that this client's refusals are in (it kills server a only then).
+    with open(refused_file, "a") as f:
+        f.write(name + "\n")
     ledger = []
     for seq in range(calls):
         where = fleet.pick("b" if seq % 2 == 0 else "a")
@@ -123,6 +127,7 @@ async def main():
     p.add_argument("--core", required=True, help="comma-separated names allowed to mark")
     p.add_argument("--calls", type=int, default=12)
     p.add_argument("--run", required=True, help="makes the idempotency keys of this run unique")
+    p.add_argument("--refused", required=True, help="a file each denied client adds its name to")
     args = p.parse_args()
     tokens = json.loads(args.tokens)
     core = set(args.core.split(","))
@@ -134,7 +139,9 @@ async def main():
                 if name in core:
                     tg.start_soon(core_client, name, tokens[name], fleet, args.calls, args.run, out)
                 else:
-                    tg.start_soon(denied_client, name, tokens[name], fleet, args.calls, out)
+                    tg.start_soon(
+                        denied_client, name, tokens[name], fleet, args.calls, args.refused, out
+                    )
     print(json.dumps(out, sort_keys=True))
 
 
