@@ -23,6 +23,7 @@ use crate::runtime::metrics::Metrics;
 use crate::runtime::pipeline::{Inner, ToolRuntime};
 use crate::runtime::registry::{Registry, ToolLoadError};
 use crate::runtime::scheduler::admission::AdmissionTable;
+use crate::runtime::scheduler::locks::ResourceLocks;
 use crate::runtime::scheduler::{LOCK_FILE, ProjectLocks};
 use crate::runtime::trace::{MemoryTrace, TraceSink};
 use crate::runtime::workspace::{FileLimits, Workspace, WorkspaceError};
@@ -103,6 +104,8 @@ pub struct RuntimeBuilder {
     shim: Option<PathBuf>,
     process_locks: bool,
     lock_dir: Option<PathBuf>,
+    #[cfg(feature = "journal-postgres")]
+    postgres_locks: Option<crate::runtime::scheduler::PgLocks>,
     /// The first error of a chained call (`bind`), returned by `build`.
     deferred: Option<BuildError>,
 }
@@ -144,6 +147,8 @@ impl RuntimeBuilder {
             shim: None,
             process_locks: true,
             lock_dir: None,
+            #[cfg(feature = "journal-postgres")]
+            postgres_locks: None,
             deferred: None,
         }
     }
@@ -292,6 +297,15 @@ impl RuntimeBuilder {
         self
     }
 
+    /// Takes the cross-process locks in PostgreSQL instead of the lock file (see
+    /// [`PgLocks`](crate::runtime::PgLocks)): hosts that share the database and namespace exclude
+    /// each other as the processes of one host do through the lock file.
+    #[cfg(feature = "journal-postgres")]
+    pub fn postgres_locks(mut self, locks: crate::runtime::PgLocks) -> Self {
+        self.postgres_locks = Some(locks);
+        self
+    }
+
     /// Opens the workspace, compiles every tool, and returns the runtime; or the first error
     /// of a chained call (a wrong [`RuntimeBuilder::bind`]).
     pub fn build(mut self) -> Result<ToolRuntime, BuildError> {
@@ -381,7 +395,20 @@ impl RuntimeBuilder {
             .unwrap_or_else(|| Arc::new(MemoryJournal::default()));
         let artifacts =
             ArtifactStore::new(&state_dir).with_budgets(ArtifactBudgets::of(&project.budgets));
-        let locks = if self.process_locks {
+        #[cfg(feature = "journal-postgres")]
+        let postgres_locks = self.postgres_locks.take();
+        #[cfg(not(feature = "journal-postgres"))]
+        let postgres_locks: Option<std::convert::Infallible> = None;
+        let locks = if !self.process_locks {
+            None
+        } else if let Some(l) = postgres_locks {
+            #[cfg(feature = "journal-postgres")]
+            {
+                Some(ResourceLocks::Postgres(l))
+            }
+            #[cfg(not(feature = "journal-postgres"))]
+            match l {}
+        } else {
             let dir = self
                 .lock_dir
                 .or_else(|| {
@@ -392,11 +419,9 @@ impl RuntimeBuilder {
                 .unwrap_or_else(|| state_dir.clone());
             let path = dir.join(LOCK_FILE);
             match ProjectLocks::open(&path) {
-                Ok(l) => Some(l),
+                Ok(l) => Some(ResourceLocks::File(l)),
                 Err(source) => return Err(BuildError::Locks { path, source }),
             }
-        } else {
-            None
         };
         let protection = crate::runtime::permission::WorkspaceProtection::shared(&workspace);
         Ok(ToolRuntime {

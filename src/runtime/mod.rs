@@ -84,6 +84,8 @@ pub use projection::Projection;
 pub use provider::{Provider, ProviderAdapter, RenderedTurn, ReplyError, Turn, TurnError};
 pub use result::ToolResult;
 pub use scheduler::{LOCK_FILE, Plan, WaitedBehind};
+#[cfg(feature = "journal-postgres")]
+pub use scheduler::{PgLocks, pg_locks::INTENT_SLOTS};
 pub use session::{Session, ToolCall};
 /// The token that cancels a turn ([`ToolRuntime::execute`]).
 pub use tokio_util::sync::CancellationToken;

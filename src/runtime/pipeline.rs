@@ -321,9 +321,10 @@ impl ToolRuntime {
     }
 
     /// The lock file the calls of this runtime share with other toolgate processes on the
-    /// project (`None` when [`RuntimeBuilder::process_locks`](crate::runtime::RuntimeBuilder::process_locks) is off).
+    /// project (`None` when [`RuntimeBuilder::process_locks`](crate::runtime::RuntimeBuilder::process_locks) is off,
+    /// or when the locks are in PostgreSQL).
     pub fn lock_file(&self) -> Option<&std::path::Path> {
-        self.inner.admission.locks().map(|l| l.path())
+        self.inner.admission.locks().and_then(|l| l.path())
     }
 }
 

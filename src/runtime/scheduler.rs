@@ -15,7 +15,7 @@
 //! The plan orders one turn's calls. Calls of different turns, sessions and requests — and of
 //! other toolgate processes on the project — meet in [`admission`]: every authorized call is
 //! admitted against one table per runtime, and takes the project's cross-process locks
-//! ([`lockfile`]), before it runs.
+//! ([`lockfile`] on one host, `pg_locks` across hosts), before it runs.
 
 use std::collections::BTreeSet;
 use std::fmt;
@@ -26,9 +26,14 @@ use crate::ir::{ConcurrencyGroup, Effect, ErrorType};
 
 pub mod admission;
 pub mod lockfile;
+pub(crate) mod locks;
+#[cfg(feature = "journal-postgres")]
+pub mod pg_locks;
 
 pub use admission::{Wait, WaitedBehind};
 pub use lockfile::{LOCK_FILE, ProjectLocks};
+#[cfg(feature = "journal-postgres")]
+pub use pg_locks::PgLocks;
 
 /// The resources one call touches.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]

@@ -137,12 +137,9 @@ impl Inner {
                                 meta.wait = Some(wait);
                                 result::refused(subject, ErrorType::Cancelled, m, None)
                             }
-                            NotAdmitted::Locks { path, error } => {
-                                let m = format!(
-                                    "{} did not run: the project's lock file {} failed ({error})",
-                                    def.name,
-                                    path.display()
-                                );
+                            NotAdmitted::Locks { backend, error } => {
+                                let m =
+                                    format!("{} did not run: {backend} failed ({error})", def.name);
                                 let hint = "The runtime could not take its cross-process locks; this is not caused by the arguments. Report it to the operator; repeating the call may work once the state folder is usable.";
                                 result::refused(
                                     subject,

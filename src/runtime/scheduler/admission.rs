@@ -14,12 +14,11 @@
 //! and the calls behind it are looked at again.
 //!
 //! Pure calls outside any concurrency group never enter: nothing they do can conflict. After
-//! the table admits a call, it takes the project's cross-process locks
-//! ([`ProjectLocks`](super::lockfile::ProjectLocks)), so that other toolgate processes on the
-//! project are excluded too.
+//! the table admits a call, it takes the cross-process locks ([`ResourceLocks`]: the project's
+//! lock file, or PostgreSQL advisory locks shared by several hosts), so that other toolgate
+//! processes on the project are excluded too.
 
 use std::collections::VecDeque;
-use std::path::PathBuf;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Instant;
 
@@ -27,7 +26,7 @@ use serde::{Deserialize, Serialize};
 use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
 
-use super::lockfile::{Acquired, HeldLocks, NotAcquired, ProjectLocks};
+use super::locks::{HeldResourceLocks, NotTaken, ResourceLocks, Taken};
 use super::{Clash, Footprint, Side, clash, exclusive_why};
 use crate::ir::{ConcurrencyGroup, Effect};
 use crate::runtime::permission::AuthorizedCall;
@@ -198,12 +197,12 @@ impl WaitedBehind {
 pub(crate) enum NotAdmitted {
     /// Its caller cancelled it while it waited; it did not run.
     Cancelled(Wait),
-    /// The project's lock file failed; it did not run.
+    /// The cross-process locks failed; it did not run.
     Locks {
-        /// The lock file.
-        path: PathBuf,
+        /// The backend, in words (`the project's lock file /…/resources.lock`).
+        backend: String,
         /// The failure.
-        error: std::io::Error,
+        error: String,
     },
 }
 
@@ -211,7 +210,7 @@ pub(crate) enum NotAdmitted {
 /// cross-process locks first, then the place in the table.
 #[derive(Debug)]
 pub(crate) struct Admitted {
-    _locks: Option<HeldLocks>,
+    _locks: Option<HeldResourceLocks>,
     _ticket: Ticket,
     /// How long it waited and behind what, when it waited.
     pub(crate) wait: Option<Wait>,
@@ -327,7 +326,7 @@ impl State {
 /// The admission table of one runtime (see the module documentation).
 pub(crate) struct AdmissionTable {
     state: Mutex<State>,
-    locks: Option<ProjectLocks>,
+    locks: Option<ResourceLocks>,
 }
 
 impl std::fmt::Debug for AdmissionTable {
@@ -343,15 +342,15 @@ impl std::fmt::Debug for AdmissionTable {
 
 impl AdmissionTable {
     /// A table; with `locks`, admitted calls also take the project's cross-process locks.
-    pub(crate) fn new(locks: Option<ProjectLocks>) -> Self {
+    pub(crate) fn new(locks: Option<ResourceLocks>) -> Self {
         AdmissionTable {
             state: Mutex::new(State::default()),
             locks,
         }
     }
 
-    /// The project's lock file, when calls take cross-process locks.
-    pub(crate) fn locks(&self) -> Option<&ProjectLocks> {
+    /// The cross-process locks calls take, if they take any.
+    pub(crate) fn locks(&self) -> Option<&ResourceLocks> {
         self.locks.as_ref()
     }
 
@@ -385,19 +384,16 @@ impl AdmissionTable {
         let locks = match &self.locks {
             None => None,
             Some(l) => match l.acquire(&claim, cancel).await {
-                Ok(Acquired { held, waited }) => {
+                Ok(Taken { held, waited }) => {
                     behind.extend(waited);
                     held
                 }
-                Err(NotAcquired::Cancelled(waited)) => {
+                Err(NotTaken::Cancelled(waited)) => {
                     behind.extend(waited);
                     return Err(NotAdmitted::Cancelled(Wait::since(arrived, behind)));
                 }
-                Err(NotAcquired::Io(error)) => {
-                    return Err(NotAdmitted::Locks {
-                        path: l.path().to_path_buf(),
-                        error,
-                    });
+                Err(NotTaken::Failed { backend, error }) => {
+                    return Err(NotAdmitted::Locks { backend, error });
                 }
             },
         };
