@@ -14,7 +14,8 @@
 //!   one resource, never overlap (a call cut off by the kill counts as inside until the kill).
 //!
 //! The journal is a parameter ([`fleet`]): the shared SQLite journal of one state folder with
-//! the project's lock file here; a PostgreSQL journal is one more `#[test]` (marked below).
+//! the project's lock file, and a PostgreSQL database holding the journal and the locks of two
+//! hosts with state folders of their own.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod common;
@@ -437,14 +438,16 @@ fn two_servers_share_a_sqlite_journal_through_a_kill() {
     fleet("", true);
 }
 
-// The PostgreSQL journal: once `journal: postgres://…` is read from toolgate.yaml, add
-//
-//     #[test]
-//     fn two_servers_share_a_postgres_journal_through_a_kill() {
-//         let Some(db) = common::postgres::database() else { return };
-//         fleet(&format!("journal: {}", db.url), false);
-//     }
-//
-// (separate state folders: the database is all the two hosts share; the servers must then also
-// take their resource locks in PostgreSQL — `RuntimeBuilder::postgres_locks` — for the ledger
-// check to hold).
+/// Two hosts: separate state folders, one PostgreSQL database — the journal, and (taken by
+/// default with a PostgreSQL journal) the resource locks; the database is all they share.
+#[test]
+fn two_servers_share_a_postgres_journal_through_a_kill() {
+    let Some(db) = common::postgres::database() else {
+        return;
+    };
+    // A short lease, so that the survivor learns of the kill within a second or two.
+    fleet(
+        &format!("journal: {{url: \"{}\", lease: 1s}}", db.url),
+        false,
+    );
+}

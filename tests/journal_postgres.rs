@@ -450,7 +450,7 @@ fn migrations_apply_once_and_a_newer_or_foreign_schema_is_refused() {
     assert_eq!(
         db.psql("SELECT string_agg(version::text, ',') FROM schema_migrations")
             .unwrap(),
-        "1"
+        "1,2"
     );
     // Closed journals leave no owner behind.
     assert_eq!(db.psql("SELECT count(*) FROM owners").unwrap(), "0");
@@ -458,7 +458,7 @@ fn migrations_apply_once_and_a_newer_or_foreign_schema_is_refused() {
         .unwrap();
     let e = PostgresJournal::open(&db.url).unwrap_err().to_string();
     assert!(
-        e.contains("has journal schema version 7, newer than this toolgate reads (up to 1)"),
+        e.contains("has journal schema version 7, newer than this toolgate reads (up to 2)"),
         "{e}"
     );
 
@@ -481,6 +481,89 @@ fn migrations_apply_once_and_a_newer_or_foreign_schema_is_refused() {
             .unwrap(),
         "0"
     );
+}
+
+/// A version 1 journal (before grants were kept) is brought to version 2 on open, in place:
+/// its operations stay, and the grants table appears.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_version_1_journal_is_migrated_in_place() {
+    let Some(db) = postgres::database() else {
+        return;
+    };
+    let a = host(&db, 5_000);
+    let started = write("op-v1", "k-v1", "v1.txt");
+    assert_eq!(kind(&a.claim(&started).await.unwrap()), "started");
+    a.finish(&finish_of(&started)).await.unwrap();
+    a.flush().await.unwrap();
+    drop(a);
+    // What a version 1 database looked like: no grants table, version 1 recorded.
+    db.psql("DROP TABLE grants; DELETE FROM schema_migrations WHERE version = 2")
+        .unwrap();
+    let b = host(&db, 5_000);
+    assert_eq!(
+        db.psql("SELECT string_agg(version::text, ',' ORDER BY version) FROM schema_migrations")
+            .unwrap(),
+        "1,2"
+    );
+    assert_eq!(db.psql("SELECT count(*) FROM grants").unwrap(), "0");
+    let kept = b
+        .operation("op-v1")
+        .await
+        .unwrap()
+        .expect("the operation stays");
+    assert_eq!(kept.state(), OperationState::Finished(Status::Success));
+}
+
+/// Two hosts on one database share a session's allow-for-session grants: a session resumed on
+/// the other host (the same session id) runs the granted call without asking; another session
+/// is asked; a grant given twice is kept once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_sessions_grants_hold_on_another_host() {
+    let Some(db) = postgres::database() else {
+        return;
+    };
+    let ws = tempfile::tempdir().unwrap();
+    let (state_a, state_b) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let yes = common::Scripted::new(
+        toolgate::runtime::extend::ApprovalOutcome::AllowForSession { scope: None },
+    );
+    let no =
+        common::Scripted::new(toolgate::runtime::extend::ApprovalOutcome::Deny { reason: None });
+    let a = grants_runtime(&db, ws.path(), state_a.path())
+        .approver(yes.clone())
+        .build()
+        .unwrap();
+    let b = grants_runtime(&db, ws.path(), state_b.path())
+        .approver(no.clone())
+        .build()
+        .unwrap();
+    let args = json!({"path": "granted.txt", "content": "x\n", "overwrite": true});
+    let session = toolgate::runtime::Session::new("resumed", "interactive");
+    let call = |id: &str| toolgate::runtime::ToolCall::new(id, "write_file", args.clone());
+    let r = common::run1(&a, &session, call("1")).await;
+    assert!(r.is_success(), "{r:?}");
+    let r = common::run1(&a, &session, call("2")).await;
+    assert!(r.is_success(), "{r:?}");
+    assert_eq!(yes.asked(), 1);
+    assert_eq!(db.psql("SELECT count(*) FROM grants").unwrap(), "1");
+    let on_b = toolgate::runtime::Session::new("resumed", "interactive");
+    let r = common::run1(&b, &on_b, call("3")).await;
+    assert!(r.is_success(), "{r:?}");
+    assert_eq!(no.asked(), 0);
+    let other = toolgate::runtime::Session::new("other", "interactive");
+    let r = common::run1(&b, &other, call("4")).await;
+    assert_eq!(r.error_type(), Some(toolgate::ir::ErrorType::UserDenied));
+    assert_eq!(no.asked(), 1);
+}
+
+/// The standard library on a workspace, journaling to `db`, where writes ask (the `interactive`
+/// context prompts).
+fn grants_runtime(db: &TestDatabase, ws: &Path, state: &Path) -> RuntimeBuilder {
+    common::Fixture::new()
+        .builder()
+        .workspace(ws)
+        .state_dir(state)
+        .postgres_journal_with(&db.url, opts(5_000))
 }
 
 #[test]
@@ -619,6 +702,37 @@ fn toolgate_call_journals_to_the_server_and_replays_across_processes() {
     assert!(out.status.success(), "{}", text(&out));
     assert!(text(&out).contains(r#""replayed": true"#), "{}", text(&out));
     assert_eq!(q.marks(), 0);
+    // `journal list` reads the server: three calls, the first ran, the others replayed it.
+    let out = p
+        .command(&["journal", "list", "--tool", "mark_once", "--format", "json"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out));
+    let rows: Vec<Value> = serde_json::from_slice(&out.stdout).unwrap();
+    let seen: Vec<(String, bool)> = rows
+        .iter()
+        .map(|r| {
+            (
+                r["status"].as_str().unwrap().to_owned(),
+                r["replayed"].as_bool().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        seen,
+        [
+            ("success".to_owned(), false),
+            ("success".to_owned(), true),
+            ("success".to_owned(), true)
+        ]
+    );
+    let out = p
+        .command(&["journal", "list", "--operations", "--format", "json"])
+        .output()
+        .unwrap();
+    let ops: Vec<Value> = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(ops.len(), 1, "{ops:?}");
+    assert_eq!(ops[0]["kind"], "operation");
 }
 
 #[test]

@@ -243,7 +243,7 @@ fn postgres(at: &Location) -> Result<Option<PostgresJournal>, Failed> {
 fn sqlite_only(at: &Location, command: &str) -> Result<(), Failed> {
     match target(at)? {
         JournalTarget::Postgres { .. } => Err(Failed(format!(
-            "`toolgate journal {command}` reads the SQLite journal only; with a PostgreSQL journal, use `journal show` and `journal resolve`, or query its `operations` and `audit` tables"
+            "`toolgate journal {command}` reads the SQLite journal only; with a PostgreSQL journal, use `journal list`, `show`, `resolve` and `recover`, or query its `operations` and `audit` tables"
         ))),
         JournalTarget::Sqlite => Ok(()),
     }
@@ -322,11 +322,12 @@ fn filter(status: Option<String>, w: Which, limit: Option<usize>) -> Result<Filt
 }
 
 fn list(a: ListArgs) -> Result<String, Failed> {
-    sqlite_only(&a.at, "list")?;
     let filter = filter(a.status, a.which, Some(a.limit))?;
-    let rows = reader(&a.at)?
-        .list(&filter)
-        .map_err(|e| Failed(e.to_string()))?;
+    let rows = match postgres(&a.at)? {
+        Some(pg) => current_thread()?.block_on(pg.list(&filter)),
+        None => reader(&a.at)?.list(&filter),
+    }
+    .map_err(|e| Failed(e.to_string()))?;
     Ok(match a.at.format {
         OutputFormat::Json => json(&rows),
         OutputFormat::Text => text::list(&rows),

@@ -377,6 +377,13 @@ impl RuntimeBuilder {
         if self.journal.is_none()
             && let Some((url, opts)) = self.postgres_journal.take()
         {
+            // Hosts that share a journal share a workspace's resources too: unless told
+            // otherwise, they take their resource locks in the same database (one database
+            // is one project's journal, so one namespace serves).
+            if self.process_locks && self.postgres_locks.is_none() {
+                let pool = crate::runtime::journal::postgres::lock_pool(&url, &opts)?;
+                self.postgres_locks = Some(crate::runtime::PgLocks::new(pool, "project"));
+            }
             self.journal = Some(Arc::new(
                 crate::runtime::journal::postgres::PostgresJournal::open_with(&url, opts)?,
             ));

@@ -36,6 +36,7 @@
 //! whose owners hold leases).
 
 mod error;
+pub mod listing;
 mod memory;
 #[cfg(feature = "journal-postgres")]
 pub mod postgres;

@@ -19,6 +19,7 @@
 //!   `synchronous_commit`); the records of calls that change nothing, attempts and the audit
 //!   are queued and written in batches by one task ([`queue`]).
 
+mod listing;
 mod owners;
 mod queue;
 mod rows;
@@ -32,6 +33,8 @@ use std::time::Duration;
 
 use deadpool_postgres::{Manager, ManagerConfig, Object, Pool, RecyclingMethod, Runtime};
 use tokio_postgres::NoTls;
+
+use crate::runtime::approval::Grant;
 
 use super::{
     AttemptRecord, AuditEntry, Claim, Journal, JournalError, JournalFuture, KeySource,
@@ -240,6 +243,37 @@ fn wait<T: Send + 'static>(
         .map_err(|_| JournalError::Failed("the journal's task stopped".into()))?
 }
 
+/// A pool on the journal's database for the resource locks of the hosts that share it
+/// ([`crate::runtime::PgLocks`]): a pool of its own, since each running call that takes locks
+/// holds one of its connections for as long as it runs, and the journal's writes must never
+/// wait behind them. Connects lazily, from the runtime that takes the locks.
+pub fn lock_pool(url: &str, opts: &PostgresOptions) -> Result<Pool, JournalError> {
+    let mut config = parse(url)?;
+    if config.get_connect_timeout().is_none() {
+        config.connect_timeout(opts.connect_timeout);
+    }
+    if config.get_application_name().is_none() {
+        config.application_name("toolgate-locks");
+    }
+    let manager = Manager::from_config(
+        config,
+        NoTls,
+        ManagerConfig {
+            recycling_method: RecyclingMethod::Fast,
+        },
+    );
+    Pool::builder(manager)
+        .max_size(LOCK_POOL_SIZE)
+        .runtime(Runtime::Tokio1)
+        .create_timeout(Some(opts.connect_timeout))
+        .build()
+        .map_err(|e| JournalError::Failed(format!("cannot make the lock pool: {e}")))
+}
+
+/// The most connections a host holds for resource locks: how many of its calls that take locks
+/// can run at once (more wait for a connection).
+pub const LOCK_POOL_SIZE: usize = 64;
+
 impl PostgresJournal {
     /// Opens the journal at `url` with the default options.
     pub fn open(url: &str) -> Result<Self, JournalError> {
@@ -336,6 +370,20 @@ impl PostgresJournal {
                 .into_iter()
                 .map(|o| o.record)
                 .collect())
+        })
+        .await
+    }
+
+    /// The most recent calls (and operations without an audit record) matching a filter,
+    /// oldest first: what `toolgate journal list` shows.
+    pub async fn list(
+        &self,
+        filter: &crate::runtime::journal::listing::Filter,
+    ) -> Result<Vec<crate::runtime::journal::listing::CallSummary>, JournalError> {
+        let filter = filter.clone();
+        self.run(move |db| async move {
+            let c = db.client().await?;
+            listing::list(&db, &**c, &filter).await
         })
         .await
     }
@@ -554,6 +602,61 @@ impl Journal for PostgresJournal {
 
     /// Every lease: the orphans of a host that died are settled within about two leases, even
     /// when no call meets them.
+    fn shares_grants(&self) -> bool {
+        true
+    }
+
+    fn grants<'a>(&'a self, session_id: &'a str) -> JournalFuture<'a, Vec<Grant>> {
+        let session = session_id.to_owned();
+        Box::pin(async move {
+            self.run(move |db| async move {
+                let c = db.client().await?;
+                let rows = c
+                    .query(
+                        "SELECT grant_json::text FROM grants WHERE session_id = $1 ORDER BY seq",
+                        &[&session],
+                    )
+                    .await
+                    .map_err(|e| db.error(&e))?;
+                rows.iter()
+                    .map(|r| {
+                        let text: String = r.get(0);
+                        serde_json::from_str(&text).map_err(|e| {
+                            JournalError::Failed(format!(
+                                "a grant of session {session} cannot be read: {e}"
+                            ))
+                        })
+                    })
+                    .collect()
+            })
+            .await
+        })
+    }
+
+    fn remember_grant<'a>(
+        &'a self,
+        session_id: &'a str,
+        grant: &'a Grant,
+    ) -> JournalFuture<'a, ()> {
+        let session = session_id.to_owned();
+        let grant = serde_json::to_string(grant);
+        Box::pin(async move {
+            let grant = grant.map_err(|e| JournalError::Failed(format!("a grant: {e}")))?;
+            self.run(move |db| async move {
+                let c = db.client().await?;
+                c.execute(
+                    "INSERT INTO grants (session_id, grant_json, owner) VALUES ($1, $2::text::jsonb, $3)
+                     ON CONFLICT (session_id, grant_json) DO NOTHING",
+                    &[&session, &grant, &db.owner],
+                )
+                .await
+                .map_err(|e| db.error(&e))?;
+                Ok(())
+            })
+            .await
+        })
+    }
+
     fn recovery_interval(&self) -> Option<Duration> {
         Some(self.db.lease)
     }

@@ -12,7 +12,7 @@ use super::Db;
 use crate::runtime::journal::JournalError;
 
 /// The schema version this build writes and reads.
-pub(crate) const SCHEMA_VERSION: i64 = 1;
+pub(crate) const SCHEMA_VERSION: i64 = 2;
 
 /// The comment on `schema_migrations` that marks a toolgate journal.
 const MARKER: &str = "toolgate journal";
@@ -28,6 +28,7 @@ const TABLES: &[&str] = &[
     "attempts",
     "settlements",
     "audit",
+    "grants",
 ];
 
 /// Version 1: owners with leases, operations (with the principal that asked), their attempts
@@ -130,8 +131,21 @@ CREATE INDEX audit_by_call ON audit (call_id);
 CREATE INDEX audit_by_principal ON audit (principal, at_us) WHERE principal IS NOT NULL;
 ";
 
+/// Version 2: sessions' allow-for-session grants, kept once each, so that a session resumed on
+/// another host keeps what it was granted.
+const V2: &str = "
+CREATE TABLE grants (
+    seq        bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    session_id text NOT NULL,
+    grant_json jsonb NOT NULL,
+    owner      text,
+    granted_at timestamptz NOT NULL DEFAULT now(),
+    UNIQUE (session_id, grant_json)
+);
+";
+
 /// Every migration, by the version it brings the schema to.
-const MIGRATIONS: &[(i64, &str)] = &[(1, V1)];
+const MIGRATIONS: &[(i64, &str)] = &[(1, V1), (2, V2)];
 
 /// The schema version of the database (`None`: none of a journal's tables yet); an error when
 /// it is not a toolgate journal or is newer than this build.
