@@ -20,7 +20,7 @@
 //! COMMAND…`, its stdio passed through to rmcp's child-process transport), under the sandbox
 //! profile its `sandbox:` key names — by default none, which is the `none` profile's view: the
 //! host's file system with the protected files masked, network allowed. The child's environment
-//! starts empty and gets only `inherit_env` and `env`; its stderr is toolgate's stderr (never
+//! starts empty and gets only `env.inherit` and `env.set`; its stderr is toolgate's stderr (never
 //! stdout, which an MCP server's own stdout may be).
 
 use std::collections::HashMap;
