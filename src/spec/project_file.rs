@@ -213,11 +213,13 @@ pub struct ContextAst {
 #[derive(Debug, Default, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SandboxProfileAst {
-    /// Readable paths: `{system}` (the system folders), `{toolchain}` (the tool's toolchain),
-    /// `{workspace}` (the workspace root), absolute paths, paths relative to the workspace.
+    /// Paths the process may read (a file system grant, unlike a tool's `resources.reads`):
+    /// `{system}` (the system folders), `{toolchain}` (the tool's toolchain), `{workspace}` (the
+    /// workspace root), absolute paths, paths relative to the workspace.
     #[serde(default)]
     pub read: Vec<Spanned<String>>,
-    /// Writable paths (`/tmp` is a private, empty `/tmp` per execution).
+    /// Paths the process may write (a file system grant, unlike a tool's `resources.writes`;
+    /// `/tmp` is a private, empty `/tmp` per execution).
     #[serde(default)]
     pub write: Vec<Spanned<String>>,
     /// Network allowed (default false).
