@@ -228,7 +228,12 @@ fn docs_and_templates_show_the_new_spellings() {
                 problems.push(format!("{}: says `{old}`", md.display()));
             }
         }
-        if text.to_lowercase().contains("process tool") {
+        let lower = text.to_lowercase();
+        // "in-process tool" (a handler running inside the harness) is another thing.
+        let process_tool = lower
+            .match_indices("process tool")
+            .any(|(i, _)| !lower[..i].ends_with('-'));
+        if process_tool || lower.contains("subprocess backend") {
             problems.push(format!(
                 "{}: says \"process tool\" (the name is \"command tool\")",
                 md.display()

@@ -275,7 +275,7 @@ pub enum AskMode {
     Deny,
 }
 
-/// A sandbox profile: what a process tool sees of the file system (its *view*), what it may
+/// A sandbox profile: what a command tool sees of the file system (its *view*), what it may
 /// write, its network and its limits.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct SandboxProfile {

@@ -20,7 +20,7 @@ hints for the failures it is bound to meet:
 
 - file tools — effect `read_only` or `local_write` with a required path parameter (`path`,
   `file_path`, `dir` ...), except ones that create files — need `RESOURCE_NOT_FOUND`;
-- process tools — `exec: command` or effect `process_execution` — need `PROCESS_ERROR`, and
+- command tools — `exec: command` or effect `process_execution` — need `PROCESS_ERROR`, and
   `process_execution` tools (whose run time nobody can predict) need `TIMEOUT` too.
 
 ## Why is this bad?
