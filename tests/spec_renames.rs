@@ -60,7 +60,7 @@ fn line_col(c: &CheckedProject, d: &Diagnostic) -> (usize, usize) {
 fn findings<'a>(c: &'a CheckedProject, code: &str) -> Vec<&'a Diagnostic> {
     c.diagnostics
         .iter()
-        .filter(|d| d.code.as_deref() == Some(code))
+        .filter(|d| d.code == Some(code))
         .collect()
 }
 
