@@ -251,7 +251,7 @@ def render(sets, med, speeds, rss, e2e_rows, mcp, load, a):
     def spawn_ratio(m):
         return m["spawn_true/runtime/no_profile"] / m["spawn_true/direct/tokio"]
 
-    crit_row("process tool `true` through the runtime",
+    crit_row("command tool `true` through the runtime",
              ["spawn_true/runtime/no_profile", "spawn_true/direct/tokio"],
              lambda m: f"{fmt_t(m['spawn_true/runtime/no_profile'])}, {spawn_ratio(m):.1f}× direct",
              lambda m: f"direct tokio spawn {fmt_t(m['spawn_true/direct/tokio'])}", "≤ 1.3×",
@@ -305,7 +305,7 @@ def render(sets, med, speeds, rss, e2e_rows, mcp, load, a):
         row("MCP server CPU per call vs bare rmcp", ["not run" for _ in names], "bare rmcp",
             "≤ 1.1×", "—", "`benches/mcp/bench.py` (`all.py --mcp`)")
     what = {"write_file": "sequential `write_file` (one file, `overwrite: true`)",
-            "process": "sequential process tool (`/bin/true`, `sandbox: none`, group `max: 1`)",
+            "process": "sequential command tool (`/bin/true`, `sandbox: none`, group `max: 1`)",
             "process_read": "the same tool declared `read_only`"}
     if e2e_rows is None:
         for w, text in what.items():

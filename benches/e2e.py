@@ -16,7 +16,7 @@ Usage:
 With --before, each round runs the two binaries one after the other (before, after) for every
 workload, so both see the same machine; the table shows both and their ratio. --before-env
 NAME=VALUE makes the before the same binary with a variable set (TOOLGATE_FORK_SERVER=0: every
-process tool through a shim started for it rather than forked by the fork server). The binaries
+command tool through a shim started for it rather than forked by the fork server). The binaries
 need their `toolgate-shim` beside them. The script builds nothing: `cargo build --release
 --bin toolgate --bin toolgate-shim` first.
 """

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Output volume through a process tool: a tool prints SIZE_MIB (default 1024) MiB and toolgate
+# Output volume through a command tool: a tool prints SIZE_MIB (default 1024) MiB and toolgate
 # captures it. Reports toolgate's peak RSS (/usr/bin/time -v; goal ≤ 64 MiB) and throughput
 # against `cat file > /dev/null`, for two output policies:
 #   cat_file_head_tail  head + tail only (the whole stream is still hashed and counted)

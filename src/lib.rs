@@ -16,7 +16,11 @@ pub mod suggest;
 pub mod words;
 
 #[cfg(feature = "compiler")]
-pub mod build;
+pub mod build_script;
+/// The former path of [`build_script`], kept so existing `build.rs` files keep compiling.
+#[cfg(feature = "compiler")]
+#[doc(hidden)]
+pub use build_script as build;
 #[cfg(feature = "compiler")]
 pub mod check;
 #[cfg(feature = "compiler")]

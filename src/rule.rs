@@ -123,6 +123,8 @@ registry! {
     UnreadableCutOutput => ("TGP012", "unreadable-cut-output", Policy),
     // Stable names (appended likewise).
     DeprecatedToolBesideSuccessor => ("TGN011", "deprecated-tool-beside-successor", Naming),
+    // One name per concept (appended likewise).
+    RenamedKey => ("TGN012", "renamed-key", Naming),
 }
 
 impl Rule {

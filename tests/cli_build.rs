@@ -114,7 +114,7 @@ fn export_prints_one_list() {
     let dir = fixture();
     let out = toolgate(
         dir.path(),
-        &["export", "--target", "mcp", "--toolset", "reading"],
+        &["export", "--provider", "mcp", "--toolset", "reading"],
     );
     assert_eq!(
         out.status.code(),
@@ -132,7 +132,7 @@ fn export_prints_one_list() {
     assert_eq!(names, ["read_note"]);
     let out = toolgate(
         dir.path(),
-        &["export", "--target", "openai-chat", "--toolset", "nope"],
+        &["export", "--provider", "openai-chat", "--toolset", "nope"],
     );
     assert_eq!(out.status.code(), Some(2));
 }

@@ -170,7 +170,7 @@ fn build_export_and_call_show_the_lint_view() {
     assert!(lint.contains("TGC001"), "{lint}");
     for args in [
         &["build"][..],
-        &["export", "--target", "mcp"],
+        &["export", "--provider", "mcp"],
         &["call", "list_items", "--args", "{}"],
     ] {
         let (code, out, err) = toolgate(dir.path(), args, &[]);

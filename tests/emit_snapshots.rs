@@ -84,7 +84,8 @@ fn check_reports_drift_and_write_fixes_it() {
 /// put together from each tool's entry, converted once).
 #[test]
 fn exported_lists_equal_built_ones() {
-    use toolgate::emit::{self, ListTarget};
+    use toolgate::emit;
+    use toolgate::ir::Provider;
     for (name, bundle) in support::all_bundles() {
         let lists = support::snapshot_options(&bundle).lists;
         let files = support::build(&bundle);
@@ -96,7 +97,7 @@ fn exported_lists_equal_built_ones() {
             ));
         }
         for (dir, tools) in sets {
-            for target in ListTarget::ALL {
+            for target in Provider::ALL {
                 let list = emit::tool_list(*target, &tools, &lists).unwrap();
                 let text = emit::to_json_text(&list).unwrap();
                 let path = format!("{dir}/{}.json", target.as_str());

@@ -210,7 +210,7 @@ fn a_1gib_file_is_read_in_bounded_memory() {
         (r.error_type(), r.summary()),
         (
             Some(ErrorType::OutputLimit),
-            "`huge.log` is 1 GiB (1073741824 bytes); read_file works on files up to 256 MiB (budgets.read_file_size in toolgate.yaml). Search it with search_files, or read a part with a process tool."
+            "`huge.log` is 1 GiB (1073741824 bytes); read_file works on files up to 256 MiB (budgets.read_file_size in toolgate.yaml). Search it with search_files, or read a part with a command tool."
         )
     );
     let out = std::process::Command::new(std::env::current_exe().unwrap())

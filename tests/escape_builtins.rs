@@ -279,7 +279,7 @@ async fn glob_and_list_dir_withhold_protected_entries() {
 }
 
 /// Route: a hard link to `.env` under an innocent name (made by anything that can make
-/// one: a process tool, the person, a checkout). read_file refuses it, search_files withholds
+/// one: a command tool, the person, a checkout). read_file refuses it, search_files withholds
 /// it without matching it, list_dir does not list it.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_hard_link_to_a_secret_is_refused_and_withheld() {

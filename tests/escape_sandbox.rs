@@ -1,4 +1,4 @@
-//! The escape suite's process routes: what a process tool can reach of the hostile workspace
+//! The escape suite's process routes: what a command tool can reach of the hostile workspace
 //! (secrets in the tree, a fake home outside it, two repositories) through the kernel's view —
 //! `cat`, `grep -r`, `find /`, `python3`, a test's `conftest.py`, links made by one call and
 //! read by another, `/proc/*/environ`, a Unix socket outside, the state folder, block devices,
@@ -217,7 +217,7 @@ async fn escape_links_made_by_one_call_are_read_by_another_in_vain() {
     )
     .await;
     ws.assert_result_clean("reading the links in a second call", &rt, &r);
-    // The process tools of the library read through the same view (the builtins have their
+    // The command tools of the library read through the same view (the builtins have their
     // own race-free opens).
     for (tool, args) in [
         ("grep", json!({"pattern": "TGSECRET"})),

@@ -1,4 +1,4 @@
-//! The fork server: process tools are forked from one server per runtime, started by the first
+//! The fork server: command tools are forked from one server per runtime, started by the first
 //! of them; a server that died is replaced on the next call; with the server off every call
 //! starts a shim of its own, with the same protections and the same whole-tree stop.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
@@ -19,7 +19,7 @@ fn session() -> Session {
     Session::new("s", "interactive")
 }
 
-/// The subprocess backend over the fixture project's sandbox profiles, with the fork server on
+/// The command backend over the fixture project's sandbox profiles, with the fork server on
 /// or off. A clone shares the server, so the test keeps one to look at it.
 fn executor(fork_server: bool) -> CommandExecutor {
     let checked = toolgate::check::check_specs(&common::specs()).unwrap();
@@ -84,7 +84,7 @@ async fn tools_fork_from_one_server_that_is_replaced_when_it_dies() {
     assert_eq!(
         exec.fork_server_pid(),
         None,
-        "started by the first process tool"
+        "started by the first command tool"
     );
 
     let r = shell(&rt, "a", "echo one").await;

@@ -32,7 +32,7 @@ fn exported_lists_import_into_lint_clean_specs() {
         let tmp = tempfile::tempdir().unwrap();
         let o = toolgate(
             tmp.path(),
-            &["export", "--target", target, "--config", project],
+            &["export", "--provider", target, "--config", project],
         );
         assert_eq!(
             o.status.code(),

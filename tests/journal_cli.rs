@@ -166,7 +166,7 @@ fn list_show_and_stats() {
               started      TIME
               attempt      #1 ended TIME
               finished     TIME success, exit code 0, 0 bytes of output
-              trace        DURATION on subprocess, 0 retries, result blake3 HASH
+              trace        DURATION on command, 0 retries, result blake3 HASH
               result
                 `sh -c 'sleep 0.02; echo \"$TOOLGATE_IDEMPOTENCY_KEY\" >> log' append_line` exited with code 0"
         )

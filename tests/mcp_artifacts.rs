@@ -1,7 +1,7 @@
 //! Nothing cut is lost, over MCP: `toolgate serve` driven by a real client (rmcp's, over the
 //! child's stdin and stdout) against the real binary, on `tests/fixtures/mcp_artifacts`.
 //!
-//! - a 20 KB output cut at 16 KiB — of a process tool and of a builtin — is linked as a
+//! - a 20 KB output cut at 16 KiB — of a command tool and of a builtin — is linked as a
 //!   `toolgate-artifact:` resource; `resources/read` returns exactly the whole output, and a
 //!   part with a range; the projection names that way and, in a toolset without
 //!   read_artifact, no other;

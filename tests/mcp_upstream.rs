@@ -17,7 +17,7 @@ use std::sync::Arc;
 use indexmap::IndexMap;
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
-use toolgate::ir::{ErrorType, McpServer, Status};
+use toolgate::ir::{ErrorType, McpServer, ServerEnv, Status};
 use toolgate::runtime::extend::Backend;
 use toolgate::runtime::extend::derived_key;
 use toolgate::runtime::extend::{McpExecutor, McpUpstreams};
@@ -72,8 +72,10 @@ fn setup(ws: &Path) -> Setup {
             command: ["python3", "-m", "mcp_server_git", "--repository", "."]
                 .map(str::to_owned)
                 .to_vec(),
-            inherit_env: ["PATH", "HOME", "LANG"].map(str::to_owned).to_vec(),
-            env: IndexMap::new(),
+            env: ServerEnv {
+                inherit: ["PATH", "HOME", "LANG"].map(str::to_owned).to_vec(),
+                set: IndexMap::new(),
+            },
             cwd: Some(ws.to_string_lossy().into_owned()),
             sandbox: None,
         },
@@ -94,8 +96,10 @@ fn setup(ws: &Path) -> Setup {
                 "--state-dir".to_owned(),
                 ws.join(".toolgate-inner").to_string_lossy().into_owned(),
             ],
-            inherit_env: vec!["PATH".to_owned()],
-            env: IndexMap::new(),
+            env: ServerEnv {
+                inherit: vec!["PATH".to_owned()],
+                set: IndexMap::new(),
+            },
             cwd: None,
             sandbox: None,
         },
@@ -110,8 +114,10 @@ fn setup(ws: &Path) -> Setup {
                     .to_string_lossy()
                     .into_owned(),
             ],
-            inherit_env: ["PATH", "HOME", "LANG"].map(str::to_owned).to_vec(),
-            env: IndexMap::new(),
+            env: ServerEnv {
+                inherit: ["PATH", "HOME", "LANG"].map(str::to_owned).to_vec(),
+                set: IndexMap::new(),
+            },
             cwd: None,
             sandbox: None,
         },
@@ -308,7 +314,7 @@ fn import_writes_starter_specs_that_lint() {
     let project = repository();
     std::fs::write(
         project.path().join("toolgate.yaml"),
-        "specs: [\"tool-specs/**/*.yaml\"]\nworkspace: .\nmcp_servers:\n  git: {command: [python3, -m, mcp_server_git, --repository, .], inherit_env: [PATH, HOME]}\ntargets: [anthropic, mcp]\n",
+        "specs: [\"tool-specs/**/*.yaml\"]\nworkspace: .\nmcp_servers:\n  git: {command: [python3, -m, mcp_server_git, --repository, .], env: {inherit: [PATH, HOME]}}\ntargets: [anthropic, mcp]\n",
     )
     .unwrap();
     let toolgate = |args: &[&str]| {
@@ -466,8 +472,10 @@ async fn an_upstream_runs_under_its_own_profile() {
             "--state-dir".to_owned(),
             "/tmp/state".to_owned(),
         ],
-        inherit_env: vec!["PATH".to_owned()],
-        env: IndexMap::new(),
+        env: ServerEnv {
+            inherit: vec!["PATH".to_owned()],
+            set: IndexMap::new(),
+        },
         cwd: None,
         sandbox: Some("workspace-read".to_owned()),
     };

@@ -343,7 +343,7 @@ fn the_exported_lists_call_the_renamed_tool_as_the_replies_do() {
         "gemini",
     ] {
         let o = Command::new(env!("CARGO_BIN_EXE_toolgate"))
-            .args(["export", "--target", target, "--config"])
+            .args(["export", "--provider", target, "--config"])
             .arg(&project)
             .output()
             .unwrap();

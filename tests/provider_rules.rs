@@ -8,10 +8,10 @@
 mod support;
 
 use serde_json::{Map, Value, json};
-use toolgate::emit::{self, GeminiForm, ListOptions, ListTarget};
-use toolgate::ir::{Bundle, ToolDefinition};
+use toolgate::emit::{self, GeminiForm, ListOptions};
+use toolgate::ir::{Bundle, Provider, ToolDefinition};
 
-fn list(bundle: &Bundle, target: ListTarget, options: &ListOptions) -> Value {
+fn list(bundle: &Bundle, target: Provider, options: &ListOptions) -> Value {
     let tools: Vec<&ToolDefinition> = bundle.tools.iter().collect();
     emit::tool_list(target, &tools, options).unwrap()
 }
@@ -257,8 +257,8 @@ fn openai_lists_follow_the_rules() {
     let mut strict_total = 0;
     for (name, bundle) in support::all_bundles() {
         let options = ListOptions::for_project(&bundle.project);
-        let chat = check_openai(&list(&bundle, ListTarget::OpenaiChat, &options), false);
-        let responses = check_openai(&list(&bundle, ListTarget::OpenaiResponses, &options), true);
+        let chat = check_openai(&list(&bundle, Provider::OpenaiChat, &options), false);
+        let responses = check_openai(&list(&bundle, Provider::OpenaiResponses, &options), true);
         assert_eq!(chat, responses, "{name}");
         if name == "emit-project" {
             assert_eq!(chat, 0, "the project targets `openai`, not `openai-strict`");
@@ -269,7 +269,7 @@ fn openai_lists_follow_the_rules() {
             openai_strict: true,
             ..options
         };
-        check_openai(&list(&bundle, ListTarget::OpenaiChat, &strict), false);
+        check_openai(&list(&bundle, Provider::OpenaiChat, &strict), false);
     }
     assert!(
         strict_total >= 5,
@@ -283,11 +283,7 @@ fn openai_falls_back_to_non_strict_only_for_shapes_strict_cannot_express() {
         &support::root().join("tests/fixtures/emit"),
         &["set_value.yaml", "create_order.yaml"],
     );
-    let l = list(
-        &bundle,
-        ListTarget::OpenaiResponses,
-        &ListOptions::default(),
-    );
+    let l = list(&bundle, Provider::OpenaiResponses, &ListOptions::default());
     let strict: Vec<(String, bool)> = l
         .as_array()
         .unwrap()
@@ -314,7 +310,7 @@ fn openai_falls_back_to_non_strict_only_for_shapes_strict_cannot_express() {
 #[test]
 fn anthropic_lists_follow_the_rules() {
     for (_, bundle) in support::all_bundles() {
-        let l = list(&bundle, ListTarget::Anthropic, &ListOptions::default());
+        let l = list(&bundle, Provider::Anthropic, &ListOptions::default());
         for t in l.as_array().unwrap() {
             let obj = t.as_object().unwrap();
             for k in obj.keys() {
@@ -501,7 +497,7 @@ fn gemini_lists_follow_the_rules() {
                 gemini_form: form,
                 ..ListOptions::default()
             };
-            let l = list(&bundle, ListTarget::Gemini, &options);
+            let l = list(&bundle, Provider::Gemini, &options);
             let outer = l.as_array().unwrap();
             assert_eq!(outer.len(), 1);
             let decls = outer[0]["functionDeclarations"].as_array().unwrap();
@@ -583,7 +579,7 @@ fn mcp_lists_validate_against_the_official_schemas() {
             .collect();
     let mut checked = 0;
     for (name, bundle) in support::all_bundles() {
-        let l = list(&bundle, ListTarget::Mcp, &ListOptions::default());
+        let l = list(&bundle, Provider::Mcp, &ListOptions::default());
         for (rev, list_v, tool_v) in &validators {
             let errors: Vec<String> = list_v
                 .iter_errors(&l)

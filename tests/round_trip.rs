@@ -9,8 +9,8 @@ mod support;
 
 use serde_json::{Map, Value, json};
 use toolgate::emit::rewrite;
-use toolgate::emit::{self, GeminiForm, ListOptions, ListTarget};
-use toolgate::ir::{Effect, Idempotency, ToolDefinition};
+use toolgate::emit::{self, GeminiForm, ListOptions};
+use toolgate::ir::{Effect, Idempotency, Provider, ToolDefinition};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Mode {
@@ -243,7 +243,7 @@ fn exported_lists_lose_nothing_the_target_can_express() {
         let names: Vec<&str> = tools.iter().map(|t| t.name.as_str()).collect();
 
         // OpenAI, both APIs.
-        for target in [ListTarget::OpenaiChat, ListTarget::OpenaiResponses] {
+        for target in [Provider::OpenaiChat, Provider::OpenaiResponses] {
             let l = round_trip(&emit::tool_list(target, &tools, &options).unwrap());
             let listed: Vec<&str> = l
                 .as_array()
@@ -274,7 +274,7 @@ fn exported_lists_lose_nothing_the_target_can_express() {
             }
         }
         // Anthropic.
-        let l = round_trip(&emit::tool_list(ListTarget::Anthropic, &tools, &options).unwrap());
+        let l = round_trip(&emit::tool_list(Provider::Anthropic, &tools, &options).unwrap());
         for t in l.as_array().unwrap() {
             let def = by_name(&tools, t["name"].as_str().unwrap());
             assert_eq!(t["description"], json!(def.description));
@@ -295,7 +295,7 @@ fn exported_lists_lose_nothing_the_target_can_express() {
                 gemini_form: form,
                 ..options
             };
-            let l = round_trip(&emit::tool_list(ListTarget::Gemini, &tools, &o).unwrap());
+            let l = round_trip(&emit::tool_list(Provider::Gemini, &tools, &o).unwrap());
             for d in l[0]["functionDeclarations"].as_array().unwrap() {
                 let def = by_name(&tools, d["name"].as_str().unwrap());
                 assert_eq!(d["description"], json!(def.description));
@@ -333,7 +333,7 @@ fn exported_lists_lose_nothing_the_target_can_express() {
             }
         }
         // MCP.
-        let l = round_trip(&emit::tool_list(ListTarget::Mcp, &tools, &options).unwrap());
+        let l = round_trip(&emit::tool_list(Provider::Mcp, &tools, &options).unwrap());
         for t in l["tools"].as_array().unwrap() {
             let def = by_name(&tools, t["name"].as_str().unwrap());
             assert_eq!(t["description"], json!(def.description));
@@ -387,7 +387,7 @@ fn dropped_constraints_are_described() {
         &["create_order.yaml"],
     );
     let tools: Vec<&ToolDefinition> = bundle.tools.iter().collect();
-    let l = emit::tool_list(ListTarget::OpenaiResponses, &tools, &ListOptions::default()).unwrap();
+    let l = emit::tool_list(Provider::OpenaiResponses, &tools, &ListOptions::default()).unwrap();
     assert_eq!(
         l[0]["parameters"]["properties"]["customer"]["properties"]["name"],
         json!({"type": "string", "description": "Full name.\n\n{minLength: 1, maxLength: 200}"})

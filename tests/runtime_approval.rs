@@ -475,7 +475,7 @@ exec: {builtin: echo}
     );
 }
 
-/// `s` on a process tool grants only the exact call, so nothing offers it a card: a card of
+/// `s` on a command tool grants only the exact call, so nothing offers it a card: a card of
 /// `tree:.` would read as "any command".
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn no_card_is_proposed_where_cards_do_not_apply() {

@@ -1,4 +1,4 @@
-//! Escape attempts from the sandbox of process tools: writing outside the workspace, reading a
+//! Escape attempts from the sandbox of command tools: writing outside the workspace, reading a
 //! path outside the read roots, opening a network socket, signalling or connecting outside the
 //! tree, hijacking the shim's report, fork bombs, a 10 GB write, a busy loop, a huge
 //! allocation, a descriptor leak, and a secret in the output. Each is contained and reported

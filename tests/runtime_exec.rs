@@ -1,4 +1,4 @@
-//! Execution: subprocess timeouts and cancellation kill the process group, retries stay inside
+//! Execution: command tool timeouts and cancellation kill the process group, retries stay inside
 //! idempotency and budget, idempotency keys replay instead of re-running, the journal records
 //! side effects, handler panics and MCP tools become results, traces and metrics are kept.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]

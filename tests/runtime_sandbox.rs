@@ -1,4 +1,4 @@
-//! Process tools under the exec shim: the seed chapter's experiments 5 (timeout), 6
+//! Command tools under the exec shim: the seed chapter's experiments 5 (timeout), 6
 //! (cancellation of a whole tree, daemon included) and 8 (a 100K-line log becomes an
 //! artifact), hostile arguments, and profiles that fail closed on a kernel without what they
 //! need. Escape attempts are in `runtime_escapes.rs`.
@@ -329,7 +329,7 @@ async fn fails_closed_without_kernel_support() {
     );
 }
 
-/// A process tool's result in JSON lists the protections in force.
+/// A command tool's result in JSON lists the protections in force.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn results_and_traces_list_protections() {
     let f = Fixture::new();

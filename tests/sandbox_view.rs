@@ -1,4 +1,4 @@
-//! The view of process tools seen from outside: what `toolgate sandbox` lists, the start
+//! The view of command tools seen from outside: what `toolgate sandbox` lists, the start
 //! refused for a state folder a sandboxed tool could write, the user-namespace path a non-root
 //! toolgate takes (the escape routes stay closed there too), and a socket inside the workspace
 //! that stays reachable.

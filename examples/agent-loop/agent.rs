@@ -89,7 +89,7 @@ pub fn transcript(provider: Provider) -> PathBuf {
         .join(format!("{}.json", provider.as_str()))
 }
 
-/// Runs the task with one provider's replies; `shim` is the program process tools run
+/// Runs the task with one provider's replies; `shim` is the program command tools run
 /// under (see `RuntimeBuilder::shim`).
 pub async fn run(
     provider: Provider,

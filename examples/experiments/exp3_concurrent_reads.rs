@@ -57,7 +57,7 @@ pub async fn run(lab: &Lab, out: &mut dyn Write) -> Result<Report, BoxError> {
         out,
         3,
         "concurrent reads",
-        "reads a.txt, b.txt and c.txt with slow_cat (a read-only process tool that pauses 400 ms) in one turn, then one per turn.",
+        "reads a.txt, b.txt and c.txt with slow_cat (a read-only command tool that pauses 400 ms) in one turn, then one per turn.",
     )?;
     let scratch = Scratch::new("exp3")?;
     let files = ["a.txt", "b.txt", "c.txt"];

@@ -18,7 +18,7 @@ pub type BoxError = Box<dyn Error + Send + Sync>;
 /// How the experiments reach the programs they need.
 #[derive(Clone, Debug)]
 pub struct Lab {
-    /// The exec shim process tools run under: a toolgate binary, or a program that calls
+    /// The exec shim command tools run under: a toolgate binary, or a program that calls
     /// `run_shim()` when argv\[1\] is `__exec-shim` (the example does).
     pub shim: PathBuf,
     /// The command line that starts experiment 7's crashing process (program, then arguments);

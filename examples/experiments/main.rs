@@ -34,7 +34,7 @@ use lab::{BoxError, Lab};
 const CRASH_CHILD_ARG: &str = "__experiment-7-child";
 
 fn main() -> ExitCode {
-    // Process tools run under the exec shim: this program re-executed with `__exec-shim`. It
+    // Command tools run under the exec shim: this program re-executed with `__exec-shim`. It
     // must be dispatched before any runtime (and any thread) starts.
     let arg1 = std::env::args_os().nth(1);
     if arg1.as_deref().is_some_and(|a| a == SHIM_ARG) {

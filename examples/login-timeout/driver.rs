@@ -61,7 +61,7 @@ pub struct Options {
     pub toolgate_root: PathBuf,
     /// The toolset the session sees.
     pub toolset: String,
-    /// The program process tools run under as their exec shim: a toolgate binary, or a program
+    /// The program command tools run under as their exec shim: a toolgate binary, or a program
     /// that calls `toolgate::runtime::sandbox::run_shim()` when argv\[1\] is
     /// `__exec-shim` (the example does).
     pub shim: PathBuf,

@@ -4,7 +4,8 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use crate::emit::{self, GeminiForm, ListOptions, ListTarget};
+use crate::emit::{self, GeminiForm, ListOptions};
+use crate::ir::Provider;
 
 /// Arguments of `toolgate export`.
 #[derive(Debug, Args)]
@@ -14,9 +15,13 @@ pub struct ExportArgs {
     /// The project file (default: ./toolgate.yaml if present).
     #[arg(long)]
     pub config: Option<PathBuf>,
-    /// The list format.
-    #[arg(long, value_parser = ["openai-chat", "openai-responses", "anthropic", "mcp", "gemini"])]
-    pub target: String,
+    /// The provider whose list format is written (`--target` is the older spelling).
+    #[arg(
+        long,
+        alias = "target",
+        value_parser = ["openai-chat", "openai-responses", "anthropic", "mcp", "gemini"]
+    )]
+    pub provider: String,
     /// Only the tools of this toolset.
     #[arg(long)]
     pub toolset: Option<String>,
@@ -27,8 +32,8 @@ pub struct ExportArgs {
 
 /// Runs `toolgate export`.
 pub fn run(a: ExportArgs) -> miette::Result<u8> {
-    let Some(target) = ListTarget::parse(&a.target) else {
-        return Err(miette::miette!("unknown target `{}`", a.target));
+    let Some(provider) = Provider::parse(&a.provider) else {
+        return Err(miette::miette!("unknown provider `{}`", a.provider));
     };
     let (_, bundle) = match super::build::load_bundle(&a.paths, &a.config)? {
         Ok(x) => x,
@@ -40,7 +45,7 @@ pub fn run(a: ExportArgs) -> miette::Result<u8> {
     };
     let mut options = ListOptions::for_project(&bundle.project);
     options.gemini_form = GeminiForm::parse(&a.gemini_form).unwrap_or_default();
-    let list = emit::tool_list(target, &tools, &options).map_err(|e| miette::miette!("{e}"))?;
+    let list = emit::tool_list(provider, &tools, &options).map_err(|e| miette::miette!("{e}"))?;
     let text = emit::to_json_text(&list).map_err(|e| miette::miette!("{e}"))?;
     super::print(&text)?;
     Ok(super::EXIT_OK)

@@ -16,7 +16,7 @@ use clap::Args;
 use rmcp::model::Tool;
 use serde_json::{Map, Value, json};
 
-use crate::ir::{Effect, McpServer};
+use crate::ir::{Effect, McpServer, ServerEnv};
 use crate::mcp::tools::clean_schema;
 use crate::runtime::exec::mcp::{UpstreamSandbox, connect};
 use crate::spec::import::effect_from_hints;
@@ -134,8 +134,10 @@ pub fn run(a: ImportArgs) -> miette::Result<u8> {
     let server = match &a.command {
         Some(c) => McpServer {
             command: c.split_whitespace().map(str::to_owned).collect(),
-            inherit_env: ["PATH", "HOME", "LANG"].map(str::to_owned).to_vec(),
-            env: Default::default(),
+            env: ServerEnv {
+                inherit: ["PATH", "HOME", "LANG"].map(str::to_owned).to_vec(),
+                set: Default::default(),
+            },
             cwd: None,
             sandbox: None,
         },

@@ -89,8 +89,9 @@ pub fn run(a: SandboxArgs) -> miette::Result<u8> {
         None => crate::ir::project::resolve_state_dir(&project.state_dir, &root)
             .map_err(|e| miette::miette!("{e}"))?,
     };
-    let protected = crate::runtime::build::protected_set(&project.protect, &workspace, &state_dir)
-        .map_err(|e| miette::miette!("{e}"))?;
+    let protected =
+        crate::runtime::builder::protected_set(&project.protect, &workspace, &state_dir)
+            .map_err(|e| miette::miette!("{e}"))?;
     // The toolchain a tool inheriting this process's PATH, HOME and toolchain variables gets.
     let env: Vec<(String, String)> = ["PATH", "HOME"]
         .iter()

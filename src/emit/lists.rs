@@ -17,12 +17,10 @@ use std::collections::HashMap;
 use rayon::prelude::*;
 use serde_json::Value;
 
-use crate::emit::{
-    EmitError, ListOptions, ListTarget, OutputFiles, anthropic, gemini, mcp, openai,
-};
-use crate::ir::ToolDefinition;
+use crate::emit::{EmitError, ListOptions, OutputFiles, anthropic, gemini, mcp, openai};
+use crate::ir::{Provider, ToolDefinition};
 
-/// Each tool's entry text per target, in [`ListTarget::ALL`] order.
+/// Each tool's entry text per target, in [`Provider::ALL`] order.
 pub(crate) struct Entries<'a> {
     /// Tool names to their index in `texts` (the first tool of a name, as
     /// [`crate::ir::Bundle::tool`] finds it).
@@ -65,7 +63,7 @@ impl<'a> Entries<'a> {
 
     fn files(&self, texts: &[&[String; 5]]) -> OutputFiles {
         let mut files = OutputFiles::new();
-        for (i, target) in ListTarget::ALL.iter().enumerate() {
+        for (i, target) in Provider::ALL.iter().enumerate() {
             let entries: Vec<&str> = texts.iter().map(|e| e[i].as_str()).collect();
             files.insert(
                 format!("{}.json", target.as_str()),
@@ -76,17 +74,17 @@ impl<'a> Entries<'a> {
     }
 }
 
-/// One tool's entries, as pretty JSON, in [`ListTarget::ALL`] order.
+/// One tool's entries, as pretty JSON, in [`Provider::ALL`] order.
 fn entry_texts(tool: &ToolDefinition, options: &ListOptions) -> Result<[String; 5], EmitError> {
     let function = openai::function(tool, options.openai_strict)?;
     let mut out: [String; 5] = Default::default();
-    for (slot, target) in out.iter_mut().zip(ListTarget::ALL) {
+    for (slot, target) in out.iter_mut().zip(Provider::ALL) {
         let value = match target {
-            ListTarget::Anthropic => anthropic::tool_param(tool)?,
-            ListTarget::Gemini => gemini::declaration(tool, options.gemini_form)?,
-            ListTarget::Mcp => mcp::tool_object(tool)?,
-            ListTarget::OpenaiChat => openai::chat_entry(&function),
-            ListTarget::OpenaiResponses => openai::responses_entry(&function),
+            Provider::Anthropic => anthropic::tool_param(tool)?,
+            Provider::Gemini => gemini::declaration(tool, options.gemini_form)?,
+            Provider::Mcp => mcp::tool_object(tool)?,
+            Provider::OpenaiChat => openai::chat_entry(&function),
+            Provider::OpenaiResponses => openai::responses_entry(&function),
         };
         *slot = pretty(&value)?;
     }
@@ -99,19 +97,19 @@ fn pretty(value: &Value) -> Result<String, EmitError> {
 
 /// A list file from its entries' texts: the shape of each target's list as serde_json's pretty
 /// printer writes it (two spaces per level, `[]` when empty, one trailing newline).
-pub(crate) fn list_text(target: ListTarget, entries: &[&str]) -> String {
+pub(crate) fn list_text(target: Provider, entries: &[&str]) -> String {
     // What comes before and after the entries, and how deep they sit.
     let (open, close, depth, empty) = match target {
-        ListTarget::OpenaiChat | ListTarget::OpenaiResponses | ListTarget::Anthropic => {
+        Provider::OpenaiChat | Provider::OpenaiResponses | Provider::Anthropic => {
             ("[\n", "\n]\n", 1, "[]\n")
         }
-        ListTarget::Mcp => (
+        Provider::Mcp => (
             "{\n  \"tools\": [\n",
             "\n  ]\n}\n",
             2,
             "{\n  \"tools\": []\n}\n",
         ),
-        ListTarget::Gemini => (
+        Provider::Gemini => (
             "[\n  {\n    \"functionDeclarations\": [\n",
             "\n    ]\n  }\n]\n",
             3,
@@ -156,12 +154,9 @@ mod tests {
             let texts: Vec<String> = values.iter().map(|v| pretty(v).unwrap()).collect();
             let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
             let shapes = [
-                (ListTarget::Anthropic, json!(values)),
-                (ListTarget::Mcp, json!({"tools": values})),
-                (
-                    ListTarget::Gemini,
-                    json!([{"functionDeclarations": values}]),
-                ),
+                (Provider::Anthropic, json!(values)),
+                (Provider::Mcp, json!({"tools": values})),
+                (Provider::Gemini, json!([{"functionDeclarations": values}])),
             ];
             for (target, whole) in shapes {
                 let mut expected = serde_json::to_string_pretty(&whole).unwrap();

@@ -30,13 +30,9 @@ use std::path::{Path, PathBuf};
 use rayon::prelude::*;
 use serde_json::Value;
 
-use crate::ir::{Bundle, ProjectConfig, Target, ToolDefinition};
+use crate::ir::{Bundle, ProjectConfig, Provider, Target, ToolDefinition};
 
 pub use output::OutputFiles;
-
-/// A tool-list format `toolgate export` and `toolgate build` write: one per provider, whose
-/// name rules the lists follow ([`crate::ir::provider`]).
-pub use crate::ir::Provider as ListTarget;
 
 /// How Gemini function declarations carry their parameters.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -97,7 +93,7 @@ pub enum EmitError {
     /// A tool or property name the target rejects.
     #[error("{target}: {what} `{name}` of tool `{tool}` does not match {rule}")]
     InvalidName {
-        /// The provider.
+        /// The provider (or `files` for an output file name).
         target: &'static str,
         /// `tool name` or `property name`.
         what: &'static str,
@@ -110,10 +106,10 @@ pub enum EmitError {
     },
     /// Two tools would be called by one name at a provider (the names it rejects become the
     /// same stand-in, [`crate::ir::Provider::tool_name`]).
-    #[error("{target}: tools {} would all be called `{name}`; rename one so that the names differ in letters, digits, `_` or `-`", .tools.iter().map(|t| format!("`{t}`")).collect::<Vec<_>>().join(", "))]
+    #[error("{provider}: tools {} would all be called `{name}`; rename one so that the names differ in letters, digits, `_` or `-`", .tools.iter().map(|t| format!("`{t}`")).collect::<Vec<_>>().join(", "))]
     NameCollision {
         /// The provider.
-        target: &'static str,
+        provider: &'static str,
         /// The name they would share.
         name: String,
         /// The tools.
@@ -192,30 +188,30 @@ pub fn toolset_tools<'a>(
 
 /// One provider list for the given tools (sorted by name by the caller).
 pub fn tool_list(
-    target: ListTarget,
+    provider: Provider,
     tools: &[&ToolDefinition],
     options: &ListOptions,
 ) -> Result<Value, EmitError> {
-    check_collisions(target, tools.iter().map(|t| t.name.as_str()))?;
-    match target {
-        ListTarget::OpenaiChat => openai::chat(tools, options.openai_strict),
-        ListTarget::OpenaiResponses => openai::responses(tools, options.openai_strict),
-        ListTarget::Anthropic => anthropic::tools(tools),
-        ListTarget::Mcp => mcp::list_tools_result(tools),
-        ListTarget::Gemini => gemini::tools(tools, options.gemini_form),
+    check_collisions(provider, tools.iter().map(|t| t.name.as_str()))?;
+    match provider {
+        Provider::OpenaiChat => openai::chat(tools, options.openai_strict),
+        Provider::OpenaiResponses => openai::responses(tools, options.openai_strict),
+        Provider::Anthropic => anthropic::tools(tools),
+        Provider::Mcp => mcp::list_tools_result(tools),
+        Provider::Gemini => gemini::tools(tools, options.gemini_form),
     }
 }
 
 /// Refuses a list in which two tools would be called by one name at the provider.
 pub fn check_collisions<'a>(
-    target: ListTarget,
+    provider: Provider,
     names: impl IntoIterator<Item = &'a str>,
 ) -> Result<(), EmitError> {
-    let names = crate::ir::ProviderNames::new(target, names);
+    let names = crate::ir::ProviderNames::new(provider, names);
     match names.collisions().first() {
         None => Ok(()),
         Some((name, tools)) => Err(EmitError::NameCollision {
-            target: target.as_str(),
+            provider: provider.as_str(),
             name: name.clone(),
             tools: tools.clone(),
         }),
@@ -371,7 +367,7 @@ fn json_files(
         files.insert(path, text);
     }
     // Every list is a subset of the bundle's: a bundle free of shared names makes them all so.
-    for target in ListTarget::ALL {
+    for target in Provider::ALL {
         check_collisions(*target, bundle.tools.iter().map(|t| t.name.as_str()))?;
     }
     let entries = lists::Entries::new(&bundle.tools, options)?;

@@ -288,7 +288,7 @@ pub enum AskMode {
     Deny,
 }
 
-/// A sandbox profile: what a process tool sees of the file system (its *view*), what it may
+/// A sandbox profile: what a command tool sees of the file system (its *view*), what it may
 /// write, its network and its limits.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct SandboxProfile {
@@ -366,12 +366,9 @@ pub struct ResourceLimits {
 pub struct McpServer {
     /// The command line that starts it.
     pub command: Vec<String>,
-    /// Environment variables passed through.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub inherit_env: Vec<String>,
-    /// Environment variables set.
-    #[serde(default, skip_serializing_if = "IndexMap::is_empty")]
-    pub env: IndexMap<String, String>,
+    /// Its environment, which starts empty (`env` in toolgate.yaml).
+    #[serde(flatten)]
+    pub env: ServerEnv,
     /// Working directory, relative to the project folder.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cwd: Option<String>,
@@ -381,7 +378,23 @@ pub struct McpServer {
     pub sandbox: Option<String>,
 }
 
-/// A model provider's tool format the contracts are compiled for.
+/// An upstream server's environment: nothing is inherited unless listed.
+///
+/// In bundle.json its fields keep the names of bundle format 1 (`inherit_env`, `env`) beside
+/// the server's other keys.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct ServerEnv {
+    /// Variables passed through from toolgate's own environment.
+    #[serde(rename = "inherit_env", default, skip_serializing_if = "Vec::is_empty")]
+    pub inherit: Vec<String>,
+    /// Variables set to a value.
+    #[serde(rename = "env", default, skip_serializing_if = "IndexMap::is_empty")]
+    pub set: IndexMap<String, String>,
+}
+
+/// A provider compatibility the linter checks the contracts against and the OpenAI lists follow
+/// (`targets:` in toolgate.yaml; `openai-strict` is strict mode). Not a list format: those are
+/// [`crate::ir::Provider`]s.
 #[derive(
     Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, JsonSchema,
 )]

@@ -297,7 +297,7 @@ pub enum ExecSpec {
     Http(crate::ir::HttpSpec),
 }
 
-/// A process tool.
+/// A command tool.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct CommandSpec {
     /// The argv template; each element becomes exactly one argument (or none, or one per list
@@ -334,7 +334,7 @@ pub enum ArgvElement {
     Each(String),
 }
 
-/// The environment of a process tool: nothing is inherited unless listed.
+/// The environment of a command tool: nothing is inherited unless listed.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct EnvSpec {
     /// Variables passed through from toolgate's own environment.

@@ -99,6 +99,8 @@ impl Rule {
             Rule::DeprecatedToolBesideSuccessor => {
                 &rules::naming::deprecated_tool_beside_successor::META
             }
+            // One name per concept (appended likewise).
+            Rule::RenamedKey => &rules::naming::renamed_key::META,
         }
     }
 }

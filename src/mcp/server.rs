@@ -5,7 +5,7 @@
 //! when the client's capabilities are known) keeps allow-for-session grants for exactly that
 //! connection. A call runs under the request's cancellation token: the client's
 //! `notifications/cancelled` (or the connection closing) cancels it, and the runtime stops the
-//! tool — the subprocess backend kills the process group.
+//! tool — the command backend kills the process group.
 //!
 //! What is served is the operator's choice ([`Exposure`]): a toolset, every tool, or — when
 //! nobody chose — only the tools that neither run processes nor write or delete. A call of a

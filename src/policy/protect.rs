@@ -2,7 +2,7 @@
 //!
 //! One set per project, compiled once from [`ProtectPolicy`] and consulted everywhere a byte
 //! could leak: the permission stage (every resolved path argument, before the tool's rules),
-//! every builtin (refuse, or skip and count), and the sandbox of process tools (the shim masks
+//! every builtin (refuse, or skip and count), and the sandbox of command tools (the shim masks
 //! each match). Matching is purely lexical over workspace-relative paths; callers resolve
 //! symbolic links first and compare file identities where links could be swapped in.
 //!

@@ -347,7 +347,7 @@ mod tests {
             book.covering(&query("2", &a, &other, Effect::LocalWrite))
                 .is_none()
         );
-        // A process tool's card would say nothing about what the command does: exact only.
+        // A command tool's card would say nothing about what the command does: exact only.
         let mut book = GrantBook::default();
         let g = book.remember(&query("1", &a, &rule, Effect::ProcessExecution), Some(card));
         assert!(matches!(g, Grant::Exact { .. }));

@@ -37,7 +37,7 @@
 pub(crate) mod approval;
 pub(crate) mod artifacts;
 pub(crate) mod bindings;
-pub(crate) mod build;
+pub(crate) mod builder;
 pub(crate) mod exec;
 pub mod extend;
 pub(crate) mod format;
@@ -65,7 +65,7 @@ pub(crate) mod workspace;
 
 pub use artifacts::{ArtifactMeta, ArtifactRef, ArtifactStore};
 pub use bindings::{BindError, HandlerBindings};
-pub use build::{BuildError, LOCK_DIR_ENV, RuntimeBuilder};
+pub use builder::{BuildError, LOCK_DIR_ENV, RuntimeBuilder};
 #[cfg(feature = "journal-postgres")]
 pub use journal::postgres::{
     DEFAULT_LEASE, LOCK_CLASS, PostgresJournal, PostgresOptions,

@@ -55,7 +55,7 @@ pub struct Redactor<'a> {
     pub secrets: bool,
     /// The spec's own patterns.
     pub patterns: &'a [Regex],
-    /// Literal values (secret environment variables of a process tool).
+    /// Literal values (secret environment variables of a command tool).
     pub literals: &'a [String],
 }
 

@@ -121,7 +121,7 @@ impl ToolResult {
     pub fn artifacts(&self) -> &[ArtifactRef] {
         &self.artifacts
     }
-    /// The sandbox protections that were in force around a process tool.
+    /// The sandbox protections that were in force around a command tool.
     pub fn protections(&self) -> &[Protection] {
         &self.protections
     }
@@ -404,7 +404,7 @@ impl Keeper<'_> {
 pub(crate) fn executed(e: Executed<'_>) -> ToolResult {
     let def = &e.tool.definition;
     let policy = &def.output;
-    // Secret environment values are redacted by the subprocess backend, which knows them.
+    // Secret environment values are redacted by the command backend, which knows them.
     let redactor = Redactor {
         secrets: policy.redact_secrets,
         patterns: &e.tool.redact,

@@ -1,5 +1,5 @@
 //! The process sandbox as an embedding program sees it: what this kernel offers
-//! ([`probe`]), the protections a result names ([`Protection`]), the subprocess executor
+//! ([`probe`]), the protections a result names ([`Protection`]), the command executor
 //! (to run it against another kernel's features, or with another shim), and the exec shim's
 //! entry point for a program that is its own shim ([`run_shim`] when `argv[1]` is
 //! [`SHIM_ARG`]).

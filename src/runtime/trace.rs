@@ -41,12 +41,12 @@ pub struct TraceRecord {
     /// when it did not wait).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub wait: Option<crate::runtime::scheduler::Wait>,
-    /// The backend (`builtin`, `subprocess`, `handler`, `mcp`).
+    /// The backend (`builtin`, `command`, `handler`, `mcp`, `http`).
     #[serde(deserialize_with = "backend_name")]
     pub runtime: BackendName,
     /// The sandbox profile named by the spec.
     pub sandbox_profile: Option<String>,
-    /// The sandbox protections that were in force (process tools).
+    /// The sandbox protections that were in force (command tools).
     pub protections: Vec<crate::runtime::exec::sandbox::Protection>,
     /// The journal's operation id, for side-effecting calls.
     pub operation_id: Option<String>,
@@ -83,15 +83,12 @@ type BackendName = Option<&'static str>;
 fn backend_name<'de, D: Deserializer<'de>>(d: D) -> Result<BackendName, D::Error> {
     let name = Option::<String>::deserialize(d)?;
     Ok(name.and_then(|n| {
-        [
-            crate::runtime::exec::Backend::Builtin,
-            crate::runtime::exec::Backend::Command,
-            crate::runtime::exec::Backend::Mcp,
-            crate::runtime::exec::Backend::Handler,
-        ]
-        .into_iter()
-        .map(crate::runtime::exec::Backend::as_str)
-        .find(|b| *b == n)
+        // Journals written before the command backend had its spec key's name say `subprocess`.
+        let n = if n == "subprocess" { "command" } else { &n };
+        crate::runtime::exec::Backend::ALL
+            .into_iter()
+            .map(crate::runtime::exec::Backend::as_str)
+            .find(|b| *b == n)
     }))
 }
 
@@ -205,5 +202,20 @@ pub(crate) fn record(
         artifact_ids: r.artifacts().iter().map(|a| a.id.clone()).collect(),
         replayed: r.replayed(),
         annotations: meta.annotations.notes().to_vec(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn backend_names_read_back_including_the_older_subprocess() {
+        let read = |v: serde_json::Value| backend_name(v).unwrap();
+        assert_eq!(read(serde_json::json!("command")), Some("command"));
+        assert_eq!(read(serde_json::json!("subprocess")), Some("command"));
+        assert_eq!(read(serde_json::json!("http")), Some("http"));
+        assert_eq!(read(serde_json::json!("nope")), None);
+        assert_eq!(read(serde_json::Value::Null), None);
     }
 }

@@ -300,10 +300,13 @@ pub struct PermissionExampleAst {
 #[derive(Debug, Default, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ResourcesAst {
-    /// CEL (one or a list) yielding resource keys read.
+    /// CEL (one or a list) yielding the resource keys a call reads (`file:src/a.py`), which the
+    /// scheduler orders calls by; it grants nothing (file system access is the sandbox
+    /// profile's `read`).
     #[serde(default)]
     pub reads: Option<Spanned<OneOrMany<String>>>,
-    /// CEL (one or a list) yielding resource keys written.
+    /// CEL (one or a list) yielding the resource keys a call writes, which the scheduler orders
+    /// calls by; it grants nothing (file system access is the sandbox profile's `write`).
     #[serde(default)]
     pub writes: Option<Spanned<OneOrMany<String>>>,
 }

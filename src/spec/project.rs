@@ -9,11 +9,11 @@ use crate::diagnostic::{Diagnostic, Severity};
 use crate::ir::project::{PRIVATE_TMP, SYSTEM_ROOT, TOOLCHAIN_ROOT};
 use crate::ir::{
     AskMode, Budgets, ContextPolicy, Effect, FormatterKind, McpServer, ProjectConfig,
-    ProtectPolicy, ProtectedPath, ResourceLimits, SandboxProfile, Target, Toolset,
+    ProtectPolicy, ProtectedPath, ResourceLimits, SandboxProfile, ServerEnv, Target, Toolset,
 };
 use crate::policy::ProtectedSet;
 use crate::rule::Rule;
-use crate::spec::project_file::{BudgetsAst, ProjectFile, ProtectEntryAst};
+use crate::spec::project_file::{BudgetsAst, McpServerAst, ProjectFile, ProtectEntryAst};
 use crate::spec::source::SourceId;
 use crate::spec::yaml::Spanned;
 
@@ -89,6 +89,25 @@ pub fn builtin_profiles() -> IndexMap<String, SandboxProfile> {
         },
     );
     m
+}
+
+/// An upstream server's environment, from either spelling: `env: {inherit, set}`, or the older
+/// `inherit_env: [...]` beside a plain `env:` map (both of which may be written together).
+fn server_env(s: &McpServerAst) -> ServerEnv {
+    let mut env = ServerEnv::default();
+    let names = s.inherit_env.iter().flat_map(|l| l.value.iter());
+    let names = names.chain(s.env.iter().flat_map(|e| e.value.inherit.iter()));
+    for name in names {
+        if !env.inherit.contains(&name.value) {
+            env.inherit.push(name.value.clone());
+        }
+    }
+    if let Some(e) = &s.env {
+        for (k, v) in &e.value.set {
+            env.set.insert(k.clone(), v.value.clone());
+        }
+    }
+    env
 }
 
 /// Resolves the project file (or defaults when there is none).
@@ -231,18 +250,7 @@ pub fn resolve_project(
                     .iter()
                     .map(|c| c.value.clone())
                     .collect(),
-                inherit_env: s
-                    .value
-                    .inherit_env
-                    .iter()
-                    .map(|c| c.value.clone())
-                    .collect(),
-                env: s
-                    .value
-                    .env
-                    .iter()
-                    .map(|(k, v)| (k.clone(), v.value.clone()))
-                    .collect(),
+                env: server_env(&s.value),
                 cwd: s.value.cwd.as_ref().map(|c| c.value.clone()),
                 sandbox: s.value.sandbox.as_ref().map(|c| c.value.clone()),
             },

@@ -1,7 +1,10 @@
 //! The spanned syntax tree of `toolgate.yaml`, the project file.
 
+use std::fmt;
+
 use indexmap::IndexMap;
 use serde::Deserialize;
+use serde::de::{self, Deserializer, MapAccess, SeqAccess, Visitor};
 
 use crate::ir::{AskMode, Decision, Effect, FormatterKind};
 use crate::spec::literal::{DurationLit, SizeLit};
@@ -215,11 +218,13 @@ pub struct ContextAst {
 #[derive(Debug, Default, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SandboxProfileAst {
-    /// Readable paths: `{system}` (the system folders), `{toolchain}` (the tool's toolchain),
-    /// `{workspace}` (the workspace root), absolute paths, paths relative to the workspace.
+    /// Paths the process may read (a file system grant, unlike a tool's `resources.reads`):
+    /// `{system}` (the system folders), `{toolchain}` (the tool's toolchain), `{workspace}` (the
+    /// workspace root), absolute paths, paths relative to the workspace.
     #[serde(default)]
     pub read: Vec<Spanned<String>>,
-    /// Writable paths (`/tmp` is a private, empty `/tmp` per execution).
+    /// Paths the process may write (a file system grant, unlike a tool's `resources.writes`;
+    /// `/tmp` is a private, empty `/tmp` per execution).
     #[serde(default)]
     pub write: Vec<Spanned<String>>,
     /// Network allowed (default false).
@@ -260,12 +265,14 @@ pub struct LimitsAst {
 pub struct McpServerAst {
     /// The command line.
     pub command: Spanned<Vec<Spanned<String>>>,
-    /// Environment variables passed through.
+    /// The server's environment, which starts empty: `{inherit: [NAME…], set: {NAME: value}}`,
+    /// as `exec.command.env` of a command tool.
     #[serde(default)]
-    pub inherit_env: Vec<Spanned<String>>,
-    /// Environment variables set.
+    pub env: Option<Spanned<ServerEnvAst>>,
+    /// The older spelling of `env.inherit` (still read; TGN012 renamed-key).
     #[serde(default)]
-    pub env: IndexMap<String, Spanned<String>>,
+    #[schemars(extend("deprecated" = true))]
+    pub inherit_env: Option<Spanned<Vec<Spanned<String>>>>,
     /// Working directory.
     #[serde(default)]
     pub cwd: Option<Spanned<String>>,
@@ -366,5 +373,169 @@ impl<'de> Deserialize<'de> for JournalAst {
             }
         }
         d.deserialize_any(V)
+    }
+}
+
+/// `mcp_servers.*.env`: what an upstream server's environment holds.
+#[derive(Debug, Default)]
+pub struct ServerEnvAst {
+    /// Variables passed through from toolgate's environment.
+    pub inherit: Vec<Spanned<String>>,
+    /// Variables set to a value.
+    pub set: IndexMap<String, Spanned<String>>,
+    /// Written the older way, as a plain map of `NAME: value` (which is all `set`).
+    pub flat: bool,
+}
+
+/// One value of an `env` map, before knowing which spelling the map is.
+enum EnvValue {
+    Text(String),
+    List(Vec<Spanned<String>>),
+    Map(IndexMap<String, Spanned<String>>),
+}
+
+impl<'de> Deserialize<'de> for EnvValue {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = EnvValue;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a string, a list of variable names or a map of variables to values")
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<EnvValue, E> {
+                Ok(EnvValue::Text(v.to_owned()))
+            }
+            fn visit_bool<E: de::Error>(self, v: bool) -> Result<EnvValue, E> {
+                Ok(EnvValue::Text(v.to_string()))
+            }
+            fn visit_i64<E: de::Error>(self, v: i64) -> Result<EnvValue, E> {
+                Ok(EnvValue::Text(v.to_string()))
+            }
+            fn visit_u64<E: de::Error>(self, v: u64) -> Result<EnvValue, E> {
+                Ok(EnvValue::Text(v.to_string()))
+            }
+            fn visit_f64<E: de::Error>(self, v: f64) -> Result<EnvValue, E> {
+                Ok(EnvValue::Text(v.to_string()))
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<EnvValue, A::Error> {
+                let mut items = Vec::new();
+                while let Some(item) = seq.next_element::<Spanned<String>>()? {
+                    items.push(item);
+                }
+                Ok(EnvValue::List(items))
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<EnvValue, A::Error> {
+                let mut out = IndexMap::new();
+                while let Some(k) = map.next_key::<String>()? {
+                    let v = map.next_value::<Spanned<String>>()?;
+                    out.insert(k, v);
+                }
+                Ok(EnvValue::Map(out))
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+impl<'de> Deserialize<'de> for ServerEnvAst {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = ServerEnvAst;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("`{inherit: [NAME, …], set: {NAME: value, …}}`")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ServerEnvAst, A::Error> {
+                let mut entries: Vec<(String, Spanned<EnvValue>)> = Vec::new();
+                while let Some(k) = map.next_key::<String>()? {
+                    if entries.iter().any(|(seen, _)| *seen == k) {
+                        return Err(de::Error::custom(format!("duplicate key `{k}` in `env`")));
+                    }
+                    let v = map.next_value::<Spanned<EnvValue>>()?;
+                    entries.push((k, v));
+                }
+                // The older spelling: every value a string (so every key a variable).
+                if entries
+                    .iter()
+                    .all(|(_, v)| matches!(v.value, EnvValue::Text(_)))
+                    && !entries.is_empty()
+                {
+                    let set = entries
+                        .into_iter()
+                        .filter_map(|(k, v)| match v.value {
+                            EnvValue::Text(t) => Some((k, Spanned::new(t, v.range))),
+                            _ => None,
+                        })
+                        .collect();
+                    return Ok(ServerEnvAst {
+                        inherit: Vec::new(),
+                        set,
+                        flat: true,
+                    });
+                }
+                let mut out = ServerEnvAst::default();
+                for (k, v) in entries {
+                    match (k.as_str(), v.value) {
+                        ("inherit", EnvValue::List(names)) => out.inherit = names,
+                        ("set", EnvValue::Map(vars)) => out.set = vars,
+                        ("inherit", _) => {
+                            return Err(de::Error::custom(
+                                "`env.inherit` is a list of variable names, e.g. `inherit: [PATH, HOME]`",
+                            ));
+                        }
+                        ("set", _) => {
+                            return Err(de::Error::custom(
+                                "`env.set` is a map of variables to values, e.g. `set: {LANG: C.UTF-8}`",
+                            ));
+                        }
+                        (other, _) => {
+                            return Err(de::Error::custom(format!(
+                                "unknown key `{other}` in `env`: it holds `inherit` (a list of variable names) and `set` (a map of variables to values){}",
+                                crate::suggest::did_you_mean(other, ["inherit", "set"])
+                                    .map(|s| format!("; {s}"))
+                                    .unwrap_or_default()
+                            )));
+                        }
+                    }
+                }
+                Ok(out)
+            }
+        }
+        d.deserialize_map(V)
+    }
+}
+
+impl schemars::JsonSchema for ServerEnvAst {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "ServerEnvAst".into()
+    }
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({
+            "anyOf": [
+                {
+                    "type": "object",
+                    "description": "The server's environment, which starts empty.",
+                    "properties": {
+                        "inherit": {
+                            "description": "Variables passed through from toolgate's environment.",
+                            "type": "array",
+                            "items": {"type": "string"}
+                        },
+                        "set": {
+                            "description": "Variables set to a value.",
+                            "type": "object",
+                            "additionalProperties": {"type": "string"}
+                        }
+                    },
+                    "additionalProperties": false
+                },
+                {
+                    "description": "The older spelling of `env.set`: a map of NAME: value (TGN012 renamed-key).",
+                    "deprecated": true,
+                    "type": "object",
+                    "additionalProperties": {"type": ["string", "number", "boolean"]}
+                }
+            ]
+        })
     }
 }

@@ -90,7 +90,7 @@ impl HostileWorkspace {
         self.fixture.path()
     }
 
-    /// The fake home folder (give it to process tools as `HOME`).
+    /// The fake home folder (give it to command tools as `HOME`).
     pub fn home(&self) -> PathBuf {
         self.home.path().to_path_buf()
     }

@@ -50,7 +50,7 @@ pub fn bundle() -> Arc<Bundle> {
         .clone()
 }
 
-/// The exec shim process tools run under: `toolgate-shim`, as the runtime finds it beside
+/// The exec shim command tools run under: `toolgate-shim`, as the runtime finds it beside
 /// `toolgate` (the test binary itself cannot be re-executed as one).
 pub fn shim() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_toolgate-shim"))

@@ -4,7 +4,8 @@ use proptest::prelude::*;
 use serde_json::{Value, json};
 
 use super::*;
-use crate::emit::{GeminiForm, ListOptions, ListTarget, tool_list};
+use crate::emit::{GeminiForm, ListOptions, tool_list};
+use crate::ir::Provider;
 use crate::spec::load::LoadOptions;
 
 /// Writes a file and reads it back as a list of the format.
@@ -217,19 +218,19 @@ proptest! {
         let tools: Vec<_> = bundle.tools.iter().collect();
         let options = ListOptions { openai_strict: false, gemini_form: GeminiForm::JsonSchema };
         for (target, format) in [
-            (ListTarget::OpenaiChat, ImportFormat::Openai),
-            (ListTarget::OpenaiResponses, ImportFormat::Openai),
-            (ListTarget::Anthropic, ImportFormat::Anthropic),
-            (ListTarget::Gemini, ImportFormat::Gemini),
-            (ListTarget::Mcp, ImportFormat::Mcp),
+            (Provider::OpenaiChat, ImportFormat::Openai),
+            (Provider::OpenaiResponses, ImportFormat::Openai),
+            (Provider::Anthropic, ImportFormat::Anthropic),
+            (Provider::Gemini, ImportFormat::Gemini),
+            (Provider::Mcp, ImportFormat::Mcp),
         ] {
             let list = tool_list(target, &tools, &options).unwrap();
             let listed = match target {
-                ListTarget::OpenaiChat => list[0]["function"]["parameters"].clone(),
-                ListTarget::OpenaiResponses => list[0]["parameters"].clone(),
-                ListTarget::Anthropic => list[0]["input_schema"].clone(),
-                ListTarget::Gemini => list[0]["functionDeclarations"][0]["parametersJsonSchema"].clone(),
-                ListTarget::Mcp => list["tools"][0]["inputSchema"].clone(),
+                Provider::OpenaiChat => list[0]["function"]["parameters"].clone(),
+                Provider::OpenaiResponses => list[0]["parameters"].clone(),
+                Provider::Anthropic => list[0]["input_schema"].clone(),
+                Provider::Gemini => list[0]["functionDeclarations"][0]["parametersJsonSchema"].clone(),
+                Provider::Mcp => list["tools"][0]["inputSchema"].clone(),
             };
             let dir = tmp.path().join(target.as_str());
             std::fs::create_dir_all(&dir).unwrap();

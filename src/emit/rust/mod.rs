@@ -306,7 +306,7 @@ fn space_items(text: &str) -> String {
     out
 }
 
-/// The module `toolgate::build` writes to `OUT_DIR/tools.rs` (no inner attributes, so it can be
+/// The module `toolgate::build_script` writes to `OUT_DIR/tools.rs` (no inner attributes, so it can be
 /// `include!`d).
 pub fn build_module(bundle: &Bundle) -> Result<String, EmitError> {
     let (items, _) = items(bundle, BundleSource::OutDir)?;

@@ -204,4 +204,5 @@ pub(crate) const SET_CHECKS: &[(Rule, SetCheck)] = &[
         Rule::UnreadableCutOutput,
         policy::unreadable_cut_output::check,
     ),
+    (Rule::RenamedKey, naming::renamed_key::check),
 ];

@@ -1,4 +1,4 @@
-//! The subprocess backend: `exec: {command: …}` tools.
+//! The command backend: `exec: {command: …}` tools.
 //!
 //! Three steps: [`prepare`] evaluates the argv template into a [`CommandRequest`] (each
 //! element exactly one argv entry, `when` elements included or not, `each` elements one entry
@@ -330,7 +330,7 @@ fn quote(a: &str) -> String {
     }
 }
 
-/// The subprocess backend: `prepare`, the sandbox plan, the shim, the formatter.
+/// The command backend: `prepare`, the sandbox plan, the shim, the formatter.
 #[derive(Clone, Debug)]
 pub struct CommandExecutor {
     shim: PathBuf,

@@ -16,11 +16,11 @@
 //!   PROCESS_ERROR for a read-only tool and UNKNOWN_OUTCOME for any other (it may have acted);
 //! - a timeout or cancel sends `notifications/cancelled` for the request and stops waiting.
 //!
-//! A server runs under the exec shim like any process tool (`toolgate-shim __exec-shim PLAN --
+//! A server runs under the exec shim like any command tool (`toolgate-shim __exec-shim PLAN --
 //! COMMAND…`, its stdio passed through to rmcp's child-process transport), under the sandbox
 //! profile its `sandbox:` key names — by default none, which is the `none` profile's view: the
 //! host's file system with the protected files masked, network allowed. The child's environment
-//! starts empty and gets only `inherit_env` and `env`; its stderr is toolgate's stderr (never
+//! starts empty and gets only `env.inherit` and `env.set`; its stderr is toolgate's stderr (never
 //! stdout, which an MCP server's own stdout may be).
 
 use std::collections::HashMap;

@@ -46,7 +46,7 @@ use crate::runtime::workspace::Workspace;
 pub enum Backend {
     /// Tools built into toolgate.
     Builtin,
-    /// Subprocesses from argv templates.
+    /// Command tools: processes from argv templates.
     Command,
     /// Tools of upstream MCP servers.
     Mcp,
@@ -68,11 +68,20 @@ impl Backend {
         }
     }
 
-    /// Its name in traces.
+    /// Every backend.
+    pub const ALL: [Backend; 5] = [
+        Backend::Builtin,
+        Backend::Command,
+        Backend::Mcp,
+        Backend::Handler,
+        Backend::Http,
+    ];
+
+    /// Its name in traces (the spec key of its tools' `exec`).
     pub fn as_str(self) -> &'static str {
         match self {
             Backend::Builtin => "builtin",
-            Backend::Command => "subprocess",
+            Backend::Command => "command",
             Backend::Mcp => "mcp",
             Backend::Handler => "handler",
             Backend::Http => "http",
@@ -115,7 +124,7 @@ pub struct RawOutcome {
     pub truncated: bool,
     /// Artifacts the tool stored itself.
     pub artifacts: Vec<ArtifactRef>,
-    /// The sandbox protections that were in force (process tools).
+    /// The sandbox protections that were in force (command tools).
     pub protections: Vec<Protection>,
     /// What the whole output is, for normalization to keep when the model's view of it is cut.
     pub source: OutputSource,

@@ -70,8 +70,8 @@ pub async fn connect(
     // connection; say what is wrong instead, as a direct start would have.
     if !program_found(
         program,
-        &config.inherit_env,
-        &config.env,
+        &config.env.inherit,
+        &config.env.set,
         root,
         config.cwd.as_deref(),
     ) {
@@ -86,10 +86,11 @@ pub async fn connect(
         message,
     };
     let env: Vec<(String, String)> = config
-        .inherit_env
+        .env
+        .inherit
         .iter()
         .filter_map(|k| std::env::var(k).ok().map(|v| (k.clone(), v)))
-        .chain(config.env.iter().map(|(k, v)| (k.clone(), v.clone())))
+        .chain(config.env.set.iter().map(|(k, v)| (k.clone(), v.clone())))
         .collect();
     let cwd = match &config.cwd {
         Some(c) => root.join(c),

@@ -1,4 +1,4 @@
-//! `read_file` for process tools that print a file (`cat`, `git show`, a generator): the lines
+//! `read_file` for command tools that print a file (`cat`, `git show`, a generator): the lines
 //! shown, numbered, the blake3 hash of the whole output and a truncation marker when the byte
 //! or line limit cut it. The same shape as the builtin `read_file`.
 

@@ -193,7 +193,7 @@ parameters: {type: object, properties: {path: {type: string}, all: {type: boolea
 ";
 
     #[test]
-    fn a_process_tool_resolves_argv_cwd_stdin_and_env() {
+    fn a_command_tool_resolves_argv_cwd_stdin_and_env() {
         let r = resolve_tool(&format!(
             "{TOOL}exec:
   command:

@@ -11,7 +11,7 @@ use super::tool::ToolResolver;
 
 impl ToolResolver<'_> {
     /// The output policy; what the tool leaves out comes from toolgate.yaml's defaults. The
-    /// formatter defaults to `bash` for a process tool, `json` for a tool with a `result`
+    /// formatter defaults to `bash` for a command tool, `json` for a tool with a `result`
     /// schema, `text` otherwise.
     pub(super) fn output(&mut self, t: &ToolSpec, has_result: bool) -> OutputPolicy {
         let o = t.output.as_ref().map(|o| &o.value);
@@ -151,7 +151,7 @@ mod tests {
     }
 
     #[test]
-    fn a_process_tool_formats_as_bash_and_a_plain_one_as_text() {
+    fn a_command_tool_formats_as_bash_and_a_plain_one_as_text() {
         let r = resolve_tool(
             "name: t\ndescription: Show the status.\neffect: read_only\nexec: {command: {argv: [git, status]}}\n",
         );

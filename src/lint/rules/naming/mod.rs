@@ -11,6 +11,7 @@ pub mod inconsistent_naming;
 pub mod missing_description;
 pub mod overlapping_tools;
 pub mod parameter_description_missing;
+pub mod renamed_key;
 pub mod thin_description;
 pub mod tool_name_collision;
 pub mod tool_name_invalid;

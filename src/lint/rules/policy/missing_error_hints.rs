@@ -20,7 +20,8 @@ hints for the failures it is bound to meet:
 
 - file tools — effect `read_only` or `local_write` with a required path parameter (`path`,
   `file_path`, `dir` ...), except ones that create files — need `RESOURCE_NOT_FOUND`;
-- process tools — `exec: command` or effect `process_execution` — need `PROCESS_ERROR`, and
+- tools that run a process — command tools (`exec: command`) and any tool of effect
+  `process_execution` — need `PROCESS_ERROR`, and
   `process_execution` tools (whose run time nobody can predict) need `TIMEOUT` too.
 
 ## Why is this bad?

@@ -59,7 +59,7 @@ pub(super) fn run(args: &Value, cx: &BuiltinContext) -> Step<RawOutcome> {
             cap,
             "apply_patch",
             "edit_file_size",
-            "Change it with a process tool.",
+            "Change it with a command tool.",
         ));
     }
     let file = file.into_file();
@@ -188,7 +188,7 @@ mod tests {
             r.failure.unwrap(),
             (
                 ErrorType::OutputLimit,
-                "`src/big.py` is 5.9 KiB (6000 bytes); apply_patch works on files up to 4 KiB (budgets.edit_file_size in toolgate.yaml). Change it with a process tool.".to_owned()
+                "`src/big.py` is 5.9 KiB (6000 bytes); apply_patch works on files up to 4 KiB (budgets.edit_file_size in toolgate.yaml). Change it with a command tool.".to_owned()
             )
         );
     }

@@ -57,7 +57,7 @@ pub(super) fn run(args: &Value, cx: &BuiltinContext) -> Step<RawOutcome> {
             .clamp(1, MAX_LENGTH),
         max_lines: cx.output.max_lines.saturating_sub(1).max(1),
     };
-    // Artifacts can be gigabytes (a process tool's whole output, streamed to the store): only
+    // Artifacts can be gigabytes (a command tool's whole output, streamed to the store): only
     // the range asked for is read.
     let part = cx
         .artifacts

@@ -60,7 +60,7 @@ pub(super) fn run(args: &Value, cx: &BuiltinContext) -> Step<RawOutcome> {
             cap,
             "read_file",
             "read_file_size",
-            "Search it with search_files, or read a part with a process tool.",
+            "Search it with search_files, or read a part with a command tool.",
         ));
     }
     let start = a.start_line.unwrap_or(1).max(1);
@@ -117,7 +117,7 @@ pub(super) fn run(args: &Value, cx: &BuiltinContext) -> Step<RawOutcome> {
             cap,
             "read_file",
             "read_file_size",
-            "It grew while it was read; read it again later, or with a process tool.",
+            "It grew while it was read; read it again later, or with a command tool.",
         ));
     }
     let hash = lines
@@ -254,7 +254,7 @@ mod tests {
             refusal(&t, "big.txt"),
             (
                 ErrorType::OutputLimit,
-                "`big.txt` is 1001 bytes; read_file works on files up to 1000 bytes (budgets.read_file_size in toolgate.yaml). Search it with search_files, or read a part with a process tool.".to_owned()
+                "`big.txt` is 1001 bytes; read_file works on files up to 1000 bytes (budgets.read_file_size in toolgate.yaml). Search it with search_files, or read a part with a command tool.".to_owned()
             )
         );
         std::fs::write(t.path("long.txt"), format!("{}\nsecond\n", "y".repeat(900))).unwrap();

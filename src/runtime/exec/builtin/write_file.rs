@@ -43,7 +43,7 @@ pub(super) fn run(args: &Value, cx: &BuiltinContext) -> Step<RawOutcome> {
             cap,
             "write_file",
             "edit_file_size",
-            "Write it in parts with a process tool.",
+            "Write it in parts with a command tool.",
         ));
     }
     let refused = |e: AccessError| match e {

@@ -1,7 +1,7 @@
 //! The fork server: one long-lived shim per runtime that forks a shim for each tool process,
 //! instead of the runtime exec'ing a new shim binary per call (the zygote pattern).
 //!
-//! The server is the shim binary started once, lazily on the first process tool, as
+//! The server is the shim binary started once, lazily on the first command tool, as
 //! `toolgate-shim __exec-shim --fork-server FD PARENT`. It is single-threaded (it checks, like
 //! the shim), not dumpable, dies with the runtime (a parent-death SIGKILL, armed from a thread
 //! that lives as long as the process), and does nothing but wait on its socket, fork, and reap.

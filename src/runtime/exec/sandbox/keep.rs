@@ -2,7 +2,7 @@
 //!
 //! A mount namespace ends when its last process exits, and ending it waits for an RCU grace
 //! period (`namespace_unlock` in the kernel): milliseconds on a busy machine — 5 to 20 ms on
-//! the shared development VM, more than everything else a process tool costs. Paid by the
+//! the shared development VM, more than everything else a command tool costs. Paid by the
 //! exiting tool, it delays the shim's reaping, the report and the call. So the tool's setup
 //! sends a descriptor of each namespace it made to the runtime over a socket, right after
 //! making them: the namespaces then outlive the tool, and the runtime closes the socket — and

@@ -1,4 +1,4 @@
-//! The sandbox of process tools: what a profile asks for, what the kernel offers, and the
+//! The sandbox of command tools: what a profile asks for, what the kernel offers, and the
 //! per-execution shim that puts it in force.
 //!
 //! Three steps, each its own type:

@@ -251,7 +251,7 @@ fn host_view(ctx: &PlanContext<'_>) -> ViewPlan {
 
 /// Turns a profile into the plan for this tool and kernel (pure: no system calls).
 ///
-/// Every process tool gets a mount namespace whose view masks the protected files. A profile
+/// Every command tool gets a mount namespace whose view masks the protected files. A profile
 /// that restricts files (one that does not write `/`) also gets the view its roots describe,
 /// a private `/tmp`, a PID namespace with a fresh `/proc`, `.git` read-only, Landlock on top
 /// and the seccomp filter that refuses the mount system calls. A tool without a profile runs

@@ -1,4 +1,4 @@
-//! The view: what a process tool sees of the file system, planned from its profile (pure) and
+//! The view: what a command tool sees of the file system, planned from its profile (pure) and
 //! built by the shim in a private mount namespace ([`mounts`](super::mounts), Linux).
 //!
 //! Like bubblewrap, the shim starts from an empty root (a tmpfs) and binds into it, at the

@@ -2,8 +2,8 @@
 //!
 //! ```no_run
 //! // build.rs
-//! fn main() -> Result<(), toolgate::build::BuildError> {
-//!     toolgate::build::Builder::new().specs("tool-specs").compile()?;
+//! fn main() -> Result<(), toolgate::build_script::BuildError> {
+//!     toolgate::build_script::Builder::new().specs("tool-specs").compile()?;
 //!     Ok(())
 //! }
 //! // src/lib.rs

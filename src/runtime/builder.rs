@@ -266,13 +266,13 @@ impl RuntimeBuilder {
         self
     }
 
-    /// Replaces the executor of one backend (e.g. the subprocess backend by a sandbox shim).
+    /// Replaces the executor of one backend (e.g. the command backend by a sandbox shim).
     pub fn executor(mut self, backend: Backend, executor: impl Executor) -> Self {
         self.executors.push((backend, Arc::new(executor)));
         self
     }
 
-    /// The program process tools run under as the exec shim: `toolgate-shim` or `toolgate`
+    /// The program command tools run under as the exec shim: `toolgate-shim` or `toolgate`
     /// (default: `TOOLGATE_SHIM`, else `toolgate-shim` beside this executable, else this
     /// executable). Needed when neither is beside the running program and it does not dispatch
     /// `toolgate::runtime::sandbox::run_shim` itself.
