@@ -510,6 +510,20 @@ fn an_unreachable_server_or_a_bad_url_is_a_clear_error_without_the_password() {
     assert!(!e.contains("s3cret"), "{e}");
 }
 
+#[tokio::test]
+async fn opening_an_unreachable_server_from_inside_a_runtime_is_an_error_not_a_panic() {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let e = PostgresJournal::open(&format!("postgres://tg@127.0.0.1:{port}/journal")).unwrap_err();
+    assert!(
+        e.to_string().contains("cannot use the PostgreSQL journal"),
+        "{e}"
+    );
+}
+
 /// A project in a temporary folder: `mark_once`, `read_file`, and `journal` as given.
 struct Project {
     dir: tempfile::TempDir,
