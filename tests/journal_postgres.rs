@@ -612,6 +612,14 @@ fn toolgate_call_journals_to_the_server_and_replays_across_processes() {
     );
     // No journal file in the state folder: the server holds it.
     assert!(!p.dir.path().join("state/journal.db").exists());
+    // `journal list` reads SQLite only, and says so rather than show an empty journal.
+    let list = p.command(&["journal", "list"]).output().unwrap();
+    assert_eq!(list.status.code(), Some(2), "{}", text(&list));
+    assert!(
+        text(&list).contains("reads the SQLite journal only"),
+        "{}",
+        text(&list)
+    );
     // TOOLGATE_JOURNAL names the server instead of toolgate.yaml.
     let q = Project::new("");
     let out = q
