@@ -593,6 +593,20 @@ fn an_unreachable_server_or_a_bad_url_is_a_clear_error_without_the_password() {
     assert!(!e.contains("s3cret"), "{e}");
 }
 
+#[tokio::test]
+async fn opening_an_unreachable_server_from_inside_a_runtime_is_an_error_not_a_panic() {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let e = PostgresJournal::open(&format!("postgres://tg@127.0.0.1:{port}/journal")).unwrap_err();
+    assert!(
+        e.to_string().contains("cannot use the PostgreSQL journal"),
+        "{e}"
+    );
+}
+
 /// A project in a temporary folder: `mark_once`, `read_file`, and `journal` as given.
 struct Project {
     dir: tempfile::TempDir,
@@ -681,6 +695,14 @@ fn toolgate_call_journals_to_the_server_and_replays_across_processes() {
     );
     // No journal file in the state folder: the server holds it.
     assert!(!p.dir.path().join("state/journal.db").exists());
+    // `journal list` reads SQLite only, and says so rather than show an empty journal.
+    let list = p.command(&["journal", "list"]).output().unwrap();
+    assert_eq!(list.status.code(), Some(2), "{}", text(&list));
+    assert!(
+        text(&list).contains("reads the SQLite journal only"),
+        "{}",
+        text(&list)
+    );
     // TOOLGATE_JOURNAL names the server instead of toolgate.yaml.
     let q = Project::new("");
     let out = q

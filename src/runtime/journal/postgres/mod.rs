@@ -298,6 +298,30 @@ impl PostgresJournal {
             .enable_all()
             .build()
             .map_err(|e| JournalError::Failed(format!("cannot start the journal's tasks: {e}")))?;
+        match PostgresJournal::start(&rt, config, server, lease, &opts) {
+            Ok((db, queue, heartbeat)) => Ok(PostgresJournal {
+                db,
+                queue,
+                rt: Some(rt),
+                heartbeat,
+            }),
+            Err(e) => {
+                // Dropping a runtime may block, which a caller on a runtime must not do.
+                rt.shutdown_background();
+                Err(e)
+            }
+        }
+    }
+
+    /// Makes the pool, migrates, registers this owner, and starts the heartbeat and the
+    /// writer task on `rt`.
+    fn start(
+        rt: &tokio::runtime::Runtime,
+        config: tokio_postgres::Config,
+        server: String,
+        lease: Duration,
+        opts: &PostgresOptions,
+    ) -> Result<(Arc<Db>, Queue, tokio::task::JoinHandle<()>), JournalError> {
         let manager = Manager::from_config(
             config,
             NoTls,
@@ -323,7 +347,7 @@ impl PostgresJournal {
             fenced: AtomicBool::new(false),
         });
         let d = db.clone();
-        wait(&rt, async move {
+        wait(rt, async move {
             schema::migrate(&d).await?;
             owners::register(&d).await
         })?;
@@ -332,12 +356,7 @@ impl PostgresJournal {
             let _in = rt.enter();
             Queue::spawn(db.clone(), opts.queue_capacity)
         };
-        Ok(PostgresJournal {
-            db,
-            queue,
-            rt: Some(rt),
-            heartbeat,
-        })
+        Ok((db, queue, heartbeat))
     }
 
     /// This journal's owner id (what its operations record as their owner).
