@@ -695,8 +695,8 @@ fn toolgate_call_journals_to_the_server_and_replays_across_processes() {
     );
     // No journal file in the state folder: the server holds it.
     assert!(!p.dir.path().join("state/journal.db").exists());
-    // `journal list` reads SQLite only, and says so rather than show an empty journal.
-    let list = p.command(&["journal", "list"]).output().unwrap();
+    // `journal stats` reads SQLite only, and says so rather than show an empty journal.
+    let list = p.command(&["journal", "stats"]).output().unwrap();
     assert_eq!(list.status.code(), Some(2), "{}", text(&list));
     assert!(
         text(&list).contains("reads the SQLite journal only"),
