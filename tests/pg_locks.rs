@@ -111,6 +111,22 @@ fn advisory(db: &TestDatabase) -> (usize, usize) {
     (g.parse().unwrap(), w.parse().unwrap())
 }
 
+/// Waits (up to 10 s) until the advisory locks (granted, waiting) satisfy `pred`.
+async fn until(db: &TestDatabase, what: &str, pred: impl Fn((usize, usize)) -> bool) {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let n = advisory(db);
+        if pred(n) {
+            return;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "gave up waiting until {what}: {n:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
 /// Waits until no advisory lock is held or awaited (releases run on a task of their own).
 async fn settles(db: &TestDatabase) -> (usize, usize) {
     let deadline = Instant::now() + Duration::from_secs(5);
@@ -175,13 +191,30 @@ async fn reads_share_across_hosts() {
     let ws = tempfile::tempdir().unwrap();
     let (a, _sa) = host(&db, ws.path(), "host-a");
     let (b, _sb) = host(&db, ws.path(), "host-b");
+    // Each holds on until all three have started: they can end only if they ran at once.
+    for name in ["ra", "rb", "wc"] {
+        std::fs::write(ws.path().join(format!("hold-{name}")), "").unwrap();
+    }
+    let release = {
+        let ws = ws.path().to_path_buf();
+        tokio::spawn(async move {
+            let started = |n: &str| ws.join(format!("started-{n}")).exists();
+            while !["ra", "rb", "wc"].iter().all(|n| started(n)) {
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+            for name in ["ra", "rb", "wc"] {
+                std::fs::remove_file(ws.join(format!("hold-{name}"))).unwrap();
+            }
+        })
+    };
     let never = CancellationToken::new;
     let (ra, rb, wc) = tokio::join!(
-        one(&a, "s1", call("peek", "ra", "shared.txt", "0.4"), never()),
-        one(&b, "s2", call("peek", "rb", "shared.txt", "0.4"), never()),
-        one(&b, "s3", call("span", "wc", "other.txt", "0.4"), never()),
+        one(&a, "s1", call("peek", "ra", "shared.txt", "0.01"), never()),
+        one(&b, "s2", call("peek", "rb", "shared.txt", "0.01"), never()),
+        one(&b, "s3", call("span", "wc", "other.txt", "0.01"), never()),
     );
     assert!(ra.is_success() && rb.is_success() && wc.is_success());
+    release.await.unwrap();
     let iv = intervals(ws.path());
     assert_eq!(max_open(&iv), 3, "{iv:?}");
     assert_eq!(settles(&db).await, (0, 0));
@@ -200,7 +233,7 @@ async fn a_group_max_holds_across_hosts() {
     for i in 0..8 {
         let rt = if i % 2 == 0 { a.clone() } else { b.clone() };
         tasks.spawn(async move {
-            let c = call("slot", &format!("g{i}"), "gpu.txt", "0.15");
+            let c = call("slot", &format!("g{i}"), "gpu.txt", "0.3");
             one(&rt, &format!("s{i}"), c, CancellationToken::new()).await
         });
     }
@@ -224,19 +257,21 @@ async fn a_cancelled_wait_leaks_nothing() {
     let ws = tempfile::tempdir().unwrap();
     let (a, _sa) = host(&db, ws.path(), "host-a");
     let (b, _sb) = host(&db, ws.path(), "host-b");
+    // The first call holds x.txt until its hold file goes.
+    std::fs::write(ws.path().join("hold-first"), "").unwrap();
     let holder = {
         let a = a.clone();
         tokio::spawn(async move {
             one(
                 &a,
                 "s1",
-                call("span", "first", "x.txt", "0.8"),
+                call("span", "first", "x.txt", "0.01"),
                 CancellationToken::new(),
             )
             .await
         })
     };
-    tokio::time::sleep(Duration::from_millis(250)).await;
+    until(&db, "the first call holds its locks", |(g, _)| g > 0).await;
     let cancel = CancellationToken::new();
     let waiter = {
         let (b, cancel) = (b.clone(), cancel.clone());
@@ -244,15 +279,17 @@ async fn a_cancelled_wait_leaks_nothing() {
             one(&b, "s2", call("span", "cancelled", "x.txt", "0.01"), cancel).await
         })
     };
-    tokio::time::sleep(Duration::from_millis(250)).await;
     // It waits in the database: a lock not granted.
-    assert_eq!(advisory(&db).1, 1);
+    until(&db, "the second call waits", |(_, w)| w == 1).await;
+    assert!(!holder.is_finished());
     cancel.cancel();
     let r = waiter.await.unwrap();
     assert_eq!(r.error_type(), Some(ErrorType::Cancelled), "{r:?}");
+    std::fs::remove_file(ws.path().join("hold-first")).unwrap();
     assert!(holder.await.unwrap().is_success());
-    // The resource is free at once for either host.
-    let started = Instant::now();
+    // Nothing is held or awaited any more: no lock was granted to the cancelled wait and kept.
+    assert_eq!(settles(&db).await, (0, 0));
+    // The resource is free for either host.
     let next = one(
         &b,
         "s3",
@@ -261,15 +298,14 @@ async fn a_cancelled_wait_leaks_nothing() {
     )
     .await;
     assert!(next.is_success());
-    assert!(started.elapsed() < Duration::from_secs(2));
     let names: Vec<String> = intervals(ws.path()).into_iter().map(|i| i.2).collect();
     assert_eq!(names, ["first", "next"]);
     assert_eq!(settles(&db).await, (0, 0));
 }
 
 /// A host whose connections drop — killed by the server here, as a dead host's are closed —
-/// releases its locks: the other host's waiting call runs long before the first one's call
-/// would have ended.
+/// releases its locks: the other host's waiting call runs while the first one's call still
+/// runs.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_dropped_connection_releases_its_locks() {
     let Some(db) = common::postgres::database() else {
@@ -278,20 +314,21 @@ async fn a_dropped_connection_releases_its_locks() {
     let ws = tempfile::tempdir().unwrap();
     let (a, _sa) = host(&db, ws.path(), "host-a");
     let (b, _sb) = host(&db, ws.path(), "host-b");
+    // The first call holds x.txt until its hold file goes (after the survivor has run).
+    std::fs::write(ws.path().join("hold-dying"), "").unwrap();
     let long = {
         let a = a.clone();
         tokio::spawn(async move {
             one(
                 &a,
                 "s1",
-                call("span", "dying", "x.txt", "4.0"),
+                call("span", "dying", "x.txt", "0.01"),
                 CancellationToken::new(),
             )
             .await
         })
     };
-    tokio::time::sleep(Duration::from_millis(300)).await;
-    let started = Instant::now();
+    until(&db, "the first call holds its locks", |(g, _)| g > 0).await;
     let waiter = {
         let b = b.clone();
         tokio::spawn(async move {
@@ -304,8 +341,8 @@ async fn a_dropped_connection_releases_its_locks() {
             .await
         })
     };
-    tokio::time::sleep(Duration::from_millis(300)).await;
-    assert!(!waiter.is_finished(), "the survivor waits for the lock");
+    until(&db, "the survivor waits for the lock", |(_, w)| w == 1).await;
+    assert!(!waiter.is_finished());
     let killed = db
         .psql(
             "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity \
@@ -315,11 +352,13 @@ async fn a_dropped_connection_releases_its_locks() {
     assert!(killed.parse::<u32>().unwrap() >= 1, "{killed}");
     let r = waiter.await.unwrap();
     assert!(r.is_success(), "{r:?}");
-    assert!(
-        started.elapsed() < Duration::from_secs(3),
-        "released with the session, not when the call ended: {:?}",
-        started.elapsed()
-    );
+    std::fs::remove_file(ws.path().join("hold-dying")).unwrap();
     let _ = long.await.unwrap();
+    // The survivor ran while the first call still did: released with the session, not when
+    // the call ended.
+    let iv = intervals(ws.path());
+    let of = |name: &str| iv.iter().find(|i| i.2 == name).cloned().unwrap();
+    let (dying, survivor) = (of("dying"), of("survivor"));
+    assert!(survivor.0 < dying.1, "{iv:?}");
     assert_eq!(settles(&db).await, (0, 0));
 }

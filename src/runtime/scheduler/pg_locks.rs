@@ -16,9 +16,9 @@
 //! multi-granularity locking. Each path component is a node (`tree:.` is the root), each other
 //! key a node beneath a root of its own; a call takes, on every ancestor of what it names, an
 //! *intent*: intent-to-read is the node's lock shared, intent-to-write the node's lock shared
-//! and one of [`INTENT_SLOTS`] slot locks exclusive. Reading a node (a `file:` read, a `tree:`
-//! read) is its lock shared and every slot shared; writing one is its lock exclusive and every
-//! slot shared. So writers of different files beneath `src` share `src`, a reader of `tree:src`
+//! and one of [`INTENT_SLOTS`] slot locks exclusive. Reading a `tree:` (or `dir:`) node is its
+//! lock shared and every slot shared; writing one is its lock exclusive and every slot shared. A
+//! `file:` key, or another key, is a point: its node's lock alone, shared or exclusive. So writers of different files beneath `src` share `src`, a reader of `tree:src`
 //! waits for every writer beneath it, and a writer of `tree:src` for every reader and writer
 //! beneath it. More than [`INTENT_SLOTS`] writers beneath one folder at once wait for a slot.
 //!
@@ -298,20 +298,24 @@ struct Use {
     intent_write: bool,
     read: bool,
     write: bool,
+    /// It reads or writes everything beneath the node too (a `tree:`/`dir:` key, a root).
+    beneath: bool,
 }
 
-/// A node of the lock hierarchy: its name and its ancestors' names, root first.
-fn node_of(resource: &str) -> (String, Vec<String>) {
+/// A node of the lock hierarchy: its name, its ancestors' names (root first), and whether the
+/// key covers what is beneath the node (`tree:`, `dir:`; a `file:` or another key is a point).
+fn node_of(resource: &str) -> (String, Vec<String>, bool) {
     match resource.split_once(':') {
-        Some(("file" | "dir" | "tree", path)) => {
+        Some((kind @ ("file" | "dir" | "tree"), path)) => {
             let parts: Vec<&str> = path
                 .split('/')
                 .filter(|p| !p.is_empty() && *p != ".")
                 .collect();
             let name = |n: usize| format!("path:{}", parts[..n].join("/"));
-            (name(parts.len()), (0..parts.len()).map(name).collect())
+            let ancestors = (0..parts.len()).map(name).collect();
+            (name(parts.len()), ancestors, kind != "file")
         }
-        _ => (format!("key:{resource}"), vec!["keys".to_owned()]),
+        _ => (format!("key:{resource}"), vec!["keys".to_owned()], false),
     }
 }
 
@@ -341,8 +345,12 @@ fn wants(claim: &ResourceClaim, ns: &str) -> Vec<Want> {
             };
             if !claim.declares_resources {
                 let what = "any resource: this call reads without declared resources";
-                mark("path:".into(), what, &|u| u.read = true);
-                mark("keys".into(), what, &|u| u.read = true);
+                let all = |u: &mut Use| {
+                    u.read = true;
+                    u.beneath = true;
+                };
+                mark("path:".into(), what, &all);
+                mark("keys".into(), what, &all);
             }
             let fp = &claim.footprint;
             for (k, write) in fp
@@ -352,7 +360,7 @@ fn wants(claim: &ResourceClaim, ns: &str) -> Vec<Want> {
                 .map(|k| (k, false))
                 .chain(fp.writes.iter().map(|k| (k, true)))
             {
-                let (node, ancestors) = node_of(k);
+                let (node, ancestors, beneath) = node_of(k);
                 for a in ancestors {
                     mark(a, k, &|u| {
                         if write {
@@ -368,6 +376,7 @@ fn wants(claim: &ResourceClaim, ns: &str) -> Vec<Want> {
                     } else {
                         u.read = true;
                     }
+                    u.beneath |= beneath;
                 });
             }
             for (node, (u, what)) in nodes {
@@ -377,13 +386,16 @@ fn wants(claim: &ResourceClaim, ns: &str) -> Vec<Want> {
                     exclusive: u.write,
                     what: what.clone(),
                 });
-                if u.read || u.write {
+                // Covering what is beneath conflicts with every intent to write there; a
+                // point needs only the node's lock (nothing beneath it is named by its kind).
+                if (u.read || u.write) && u.beneath {
                     out.extend(slots().map(|k| Want {
                         keys: vec![k],
                         exclusive: false,
                         what: what.clone(),
                     }));
-                } else if u.intent_write {
+                }
+                if u.intent_write && !(u.write && u.beneath) {
                     out.push(Want {
                         keys: slots().collect(),
                         exclusive: true,
@@ -494,6 +506,13 @@ mod tests {
         assert!(!conflict(&wants(&anything, ns), &wants(&read, ns)));
         assert!(conflict(&wants(&alone, ns), &wants(&read, ns)));
         assert!(!conflict(&wants(&write, ns), &wants(&write_path, ns)));
+        // Reading a tree while writing beneath it is both: it meets another reader of the tree.
+        let both = claim(Effect::LocalWrite, &["tree:src"], &["file:src/a"]);
+        let tree_reader = claim(Effect::ReadOnly, &["tree:src"], &[]);
+        assert!(conflict(&wants(&both, ns), &wants(&tree_reader, ns)));
+        // A file is a point: one lock, beside the world's and its folders' intents.
+        let deep = claim(Effect::LocalWrite, &[], &["file:src/lib/a.rs"]);
+        assert_eq!(wants(&deep, ns).len(), 1 + 3 * 2 + 1);
     }
 
     #[test]
