@@ -15,8 +15,10 @@ What runs:
   exec     spawn_true/direct/tokio, spawn_true/runtime/no_profile
   journal  device/commit, per_call/sqlite/slow_edit, sixteen_concurrent/sqlite
   runtime  per_call/pipeline/echo
-  output   `toolgate call` of a tool printing SIZE_MIB (1024) MiB, head and tail kept, and
-           streamed into the artifact store, against `cat FILE > /dev/null` (and peak RSS)
+  output   `toolgate call` of a tool printing SIZE_MIB (1024) MiB, head and tail kept (in a
+           project whose per-call artifact budget is 0), and streamed into the artifact
+           store, against `cat FILE > /dev/null`, `cat FILE | cat > /dev/null` (a pipe) and
+           `dd … conv=fsync` (a file written and flushed); and peak RSS
   e2e      benches/e2e.py: `toolgate run --calls FILE` with 200 calls
 The MCP row (server CPU per call against a bare rmcp server) is benches/mcp/bench.py; it needs
 the Python MCP SDK (scripts/test sets one up) and is run with --mcp.
@@ -95,6 +97,21 @@ def criterion(binary, bench, names):
     return found
 
 
+# The head-and-tail run's project: the same tool with a per-call artifact budget of 0, so
+# that nothing of the cut output is kept on disk (a cut output is otherwise kept as an
+# artifact within the budgets, and this row would measure the store as the next one does).
+HEAD_TAIL_PROJECT = """# benches/all.py: cat_file_head_tail with nothing kept but head and tail.
+specs: ["../cat_file_head_tail.yaml"]
+workspace: ..
+defaults:
+  timeout: 60s
+contexts:
+  ci: {ask: deny}
+budgets: {call_artifacts: 0}
+targets: [anthropic]
+"""
+
+
 def output_run(binary, work, tool):
     """Wall seconds and peak RSS (MiB) of `toolgate call TOOL` on the big log."""
     # Outside the workspace, which a sandboxed tool of the project could write; a fresh one
@@ -103,7 +120,8 @@ def output_run(binary, work, tool):
     try:
         timing = os.path.join(work, "time.txt")
         cmd = ["/usr/bin/time", "-v", "-o", timing, binary, "call", tool,
-               "--config", os.path.join(work, "toolgate.yaml"), "--workspace", work,
+               "--config", os.path.join(work, "head_tail" if tool == "cat_file_head_tail"
+                                        else "", "toolgate.yaml"), "--workspace", work,
                "--state-dir", state, "--context", "ci", "--args", '{"path": "big.log"}',
                "--format", "json"]
         t = time.perf_counter()
@@ -124,6 +142,9 @@ def output(sets, size_mib, rounds):
         for f in os.listdir(os.path.join(HERE, "fixtures")):
             if f.endswith(".yaml"):
                 shutil.copy(os.path.join(HERE, "fixtures", f), work)
+        os.mkdir(os.path.join(work, "head_tail"))
+        with open(os.path.join(work, "head_tail", "toolgate.yaml"), "w") as f:
+            f.write(HEAD_TAIL_PROJECT)
         line = b"INFO [build] compiling module core::exec::capture (lines are 64 bytes long)\n"
         big = os.path.join(work, "big.log")
         with open(big, "wb") as f:
@@ -132,13 +153,18 @@ def output(sets, size_mib, rounds):
             while left > 0:
                 f.write(chunk[:left])
                 left -= len(chunk)
-        res = {k: [] for k in ["cat"] + [f"{s}/{t}" for s in sets for t in
-                                           ("cat_file_head_tail", "cat_file")]}
+        res = {k: [] for k in ["cat", "pipe", "disk"] + [f"{s}/{t}" for s in sets for t in
+                                                           ("cat_file_head_tail", "cat_file")]}
         rss = {}
+        copy = os.path.join(work, "copy.log")
+        # The limit, then what a pipe alone and a file written and flushed alone reach.
+        peers = {"cat": f"cat {big} > /dev/null", "pipe": f"cat {big} | cat > /dev/null",
+                 "disk": f"dd if={big} of={copy} bs=1M conv=fsync status=none; rm {copy}"}
         for _ in range(rounds):
-            t = time.perf_counter()
-            subprocess.run(["sh", "-c", f"cat {big} > /dev/null"], check=True)
-            res["cat"].append(time.perf_counter() - t)
+            for k, cmd in peers.items():
+                t = time.perf_counter()
+                subprocess.run(["sh", "-c", cmd], check=True)
+                res[k].append(time.perf_counter() - t)
             for tool in ("cat_file_head_tail", "cat_file"):
                 for s, paths in sets.items():
                     wall, r = output_run(paths["toolgate"], work, tool)
@@ -282,8 +308,12 @@ def render(sets, med, speeds, rss, e2e_rows, mcp, load, a):
             continue
         cat = speeds["cat"]
         v = {s: speeds[f"{s}/{tool}"] for s in names}
+        peer = (f"`cat > /dev/null` {cat:,.0f} MiB/s; through a pipe (`cat \\| cat`) "
+                f"{speeds['pipe']:,.0f} MiB/s")
+        if tool == "cat_file":
+            peer += f"; to a file and fsync (`dd bs=1M conv=fsync`) {speeds['disk']:,.0f} MiB/s"
         row(fig, [f"{v[s]:,.0f} MiB/s, {v[s] / cat:.2f}× cat, RSS {rss[f'{s}/{tool}']:.0f} MiB"
-                  for s in names], f"`cat > /dev/null` {cat:,.0f} MiB/s", want,
+                  for s in names], peer, want,
             yes(v[last] / cat >= goal and (tool == "cat_file" or rss[f"{last}/{tool}"] <= 64)),
             cmd)
     crit_row("pipeline overhead per builtin call (`echo`, in-memory journal)",

@@ -2,7 +2,9 @@
 # Output volume through a command tool: a tool prints SIZE_MIB (default 1024) MiB and toolgate
 # captures it. Reports toolgate's peak RSS (/usr/bin/time -v; goal ≤ 64 MiB) and throughput
 # against `cat file > /dev/null`, for two output policies:
-#   cat_file_head_tail  head + tail only (the whole stream is still hashed and counted)
+#   cat_file_head_tail  head + tail only (the whole stream is still hashed and counted), run in
+#                       a project whose per-call artifact budget is 0: a cut output is
+#                       otherwise kept as an artifact within the budgets
 #   cat_file            the whole stream also streamed into the artifact store (write + fsync)
 # Usage: benches/exec_output.sh   (SIZE_MIB=256 for a quicker run)
 set -euo pipefail
@@ -18,6 +20,17 @@ WORK=$(mktemp -d "${TMPDIR:-/tmp}/toolgate-exec-bench.XXXXXX")
 trap 'rm -rf "$WORK"' EXIT
 # The bench project in the scratch folder, so its state (artifacts) lands there too.
 cp benches/fixtures/*.yaml "$WORK/"
+mkdir "$WORK/head_tail"
+cat > "$WORK/head_tail/toolgate.yaml" <<'YAML'
+specs: ["../cat_file_head_tail.yaml"]
+workspace: ..
+defaults:
+  timeout: 60s
+contexts:
+  ci: {ask: deny}
+budgets: {call_artifacts: 0}
+targets: [anthropic]
+YAML
 # `yes` ends by SIGPIPE when head has enough; that is not a failure.
 set +o pipefail
 yes 'INFO [build] compiling module core::exec::capture (lines are 64 bytes long)' |
@@ -37,8 +50,10 @@ cat_s=$(python3 -c "print($end - $start)")
 printf '%-22s %10s %12s %14s\n' "run" "seconds" "MiB/s" "peak RSS MiB"
 printf '%-22s %10s %12s %14s\n' "cat > /dev/null" "$(seconds "$cat_s")" "$(mibps "$cat_s")" "-"
 for tool in cat_file_head_tail cat_file; do
+  config="$WORK/toolgate.yaml"
+  [ "$tool" = cat_file_head_tail ] && config="$WORK/head_tail/toolgate.yaml"
   /usr/bin/time -v -o "$WORK/time.txt" "$BIN" call "$tool" \
-    --config "$WORK/toolgate.yaml" --workspace "$WORK" --context ci \
+    --config "$config" --workspace "$WORK" --context ci \
     --args '{"path": "big.log"}' --format json > "$WORK/out.json"
   wall=$(awk -F': ' '/Elapsed \(wall clock\)/ {print $2}' "$WORK/time.txt" |
     python3 -c "import sys; p = sys.stdin.read().strip().split(':'); print(sum(float(x) * 60 ** i for i, x in enumerate(reversed(p))))")

@@ -20,13 +20,17 @@ const SECRET_PATTERNS: &[&str] = &[
     r"-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?(?:-----END [A-Z ]*PRIVATE KEY-----|\z)",
     // … or whose start was (a tail, or a range starting inside it).
     r"\A[A-Za-z0-9+/=\s]*?-----END [A-Z ]*PRIVATE KEY-----",
-    r"\bAKIA[0-9A-Z]{16}\b",
-    r"\bgh[pousr]_[A-Za-z0-9]{36,}\b",
-    r"\bgithub_pat_[A-Za-z0-9_]{40,}\b",
-    r"\bxox[abprs]-[A-Za-z0-9-]{10,}\b",
-    r"\bsk-(?:ant-|proj-)?[A-Za-z0-9_-]{20,}",
-    r"(?i)\bbearer\s+[A-Za-z0-9._~+/=-]{20,}",
-    r"\bAIza[0-9A-Za-z_-]{35}\b",
+    // Word boundaries are ASCII ones (`(?-u:\b)`): the shapes are ASCII, a letter of another
+    // script beside one only widens what is redacted, and the regex engine's fast automata
+    // give up on a Unicode boundary at the first non-ASCII byte (the cut marker has one),
+    // leaving a megabyte of head and tail to its slowest engine.
+    r"(?-u:\b)AKIA[0-9A-Z]{16}(?-u:\b)",
+    r"(?-u:\b)gh[pousr]_[A-Za-z0-9]{36,}(?-u:\b)",
+    r"(?-u:\b)github_pat_[A-Za-z0-9_]{40,}(?-u:\b)",
+    r"(?-u:\b)xox[abprs]-[A-Za-z0-9-]{10,}(?-u:\b)",
+    r"(?-u:\b)sk-(?:ant-|proj-)?[A-Za-z0-9_-]{20,}",
+    r"(?i)(?-u:\b)bearer\s+[A-Za-z0-9._~+/=-]{20,}",
+    r"(?-u:\b)AIza[0-9A-Za-z_-]{35}(?-u:\b)",
 ];
 
 fn secret_patterns() -> &'static [Regex] {
@@ -314,6 +318,11 @@ mod tests {
         assert_eq!(
             r.text("key AKIAABCDEFGHIJKLMNOP pw hunter22"),
             "key [REDACTED] pw [REDACTED]"
+        );
+        // Beside text of another script (whose letters are no ASCII word characters).
+        assert_eq!(
+            r.text("clé:AKIAABCDEFGHIJKLMNOP… ключAKIAABCDEFGHIJKLMNOPé"),
+            "clé:[REDACTED]… ключ[REDACTED]é"
         );
         let mut v = serde_json::json!({"a": ["ghp_0123456789abcdefghijABCDEFGHIJ012345"]});
         r.json(&mut v);
