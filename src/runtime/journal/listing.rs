@@ -68,3 +68,42 @@ pub struct CallSummary {
     /// Whether the result was replayed from an earlier operation.
     pub replayed: bool,
 }
+
+/// Calls and operations as one table, in SQL both journals read (SQLite and PostgreSQL): `kind`
+/// is `call` (an audit record, and its operation if it ran) or `operation` (an operation
+/// without an audit record). `permission` is text in both; `replayed` is an integer in SQLite
+/// and a boolean in PostgreSQL.
+#[cfg_attr(
+    not(any(feature = "journal-sqlite", feature = "journal-postgres")),
+    allow(dead_code)
+)]
+pub(crate) const CALLS: &str = "
+    SELECT 'call' AS kind, a.at_us AS t, a.start_time AS started_at, a.operation_id,
+        a.session_id, a.call_id, a.tool, coalesce(o.tool_version, a.tool_version) AS tool_version,
+        coalesce(o.state, a.status) AS status,
+        CASE WHEN o.state IN ('abandoned', 'succeeded', 'failed') THEN NULL
+             ELSE a.error_type END AS error_type,
+        coalesce(o.attempts, 0) AS attempts, a.duration_us AS duration_us,
+        coalesce(a.idempotency_key, o.idempotency_key) AS idempotency_key,
+        CAST(a.permission AS TEXT) AS permission, a.summary, a.replayed
+    FROM audit a LEFT JOIN operations o ON o.operation_id = a.operation_id
+    UNION ALL
+    SELECT 'operation', o.started_us, o.started_at, o.operation_id, o.session_id, o.call_id,
+        o.tool, o.tool_version, o.state, o.error_type, o.attempts,
+        o.finished_us - o.started_us, o.idempotency_key, CAST(o.permission AS TEXT),
+        CAST(NULL AS TEXT), false
+    FROM operations o
+    WHERE NOT EXISTS (SELECT 1 FROM audit a WHERE a.operation_id = o.operation_id)";
+
+/// Operations alone, in the same columns.
+#[cfg_attr(
+    not(any(feature = "journal-sqlite", feature = "journal-postgres")),
+    allow(dead_code)
+)]
+pub(crate) const OPERATIONS: &str = "
+    SELECT 'operation' AS kind, o.started_us AS t, o.started_at, o.operation_id, o.session_id,
+        o.call_id, o.tool, o.tool_version, o.state AS status, o.error_type, o.attempts,
+        o.finished_us - o.started_us AS duration_us, o.idempotency_key,
+        CAST(o.permission AS TEXT) AS permission, CAST(NULL AS TEXT) AS summary,
+        false AS replayed
+    FROM operations o";
