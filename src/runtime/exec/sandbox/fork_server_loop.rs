@@ -118,6 +118,15 @@ impl Server {
                     let _ = send(&self.socket, &(-(Errno::EINVAL as i32)).to_le_bytes(), None);
                 }
                 Received::Request(req, fds) => {
+                    // Compiled here, once, the protected globs are in every shim forked
+                    // after (see `ProtectSpec::compiled`); a shim reports an error itself.
+                    // One match sets up what every match needs first (the regex caches, the
+                    // CPU feature checks of `memchr`), so the shims find that done too.
+                    if let Some(view) = &req.plan.view
+                        && let Ok(set) = view.protect.compiled()
+                    {
+                        let _ = set.protects("warm/up.txt");
+                    }
                     let server = getpid();
                     // SAFETY: the server is single-threaded (checked in `set_up`; it starts no
                     // thread), so the child is a complete copy that may allocate and run

@@ -111,7 +111,7 @@ pub(super) fn prepare(view: &ViewPlan) -> Result<Prepared, String> {
     if out.shows(&view.workspace) {
         let set = view
             .protect
-            .compile()
+            .compiled()
             .map_err(|e| format!("the protected globs do not compile: {e}"))?;
         let found = walk::walk(&view.workspace, &set);
         let ws = &view.workspace;

@@ -177,19 +177,11 @@ pub(crate) fn by_key(
     arguments_hash: Option<&str>,
 ) -> rusqlite::Result<Option<Owned>> {
     let op = if source == KeySource::Client {
-        let sql = format!(
-            "SELECT {OPERATION_COLUMNS} FROM operations WHERE idempotency_key = ?1
-             AND key_source = 'client' ORDER BY seq DESC LIMIT 1"
-        );
-        conn.prepare_cached(&sql)?
+        conn.prepare_cached(&by_client_key_sql())?
             .query_row(params![key], owned_row)
             .optional()?
     } else {
-        let sql = format!(
-            "SELECT {OPERATION_COLUMNS} FROM operations WHERE tool = ?1 AND idempotency_key = ?2
-             AND key_source = ?3 AND (?4 IS NULL OR arguments_hash = ?4) ORDER BY seq DESC LIMIT 1"
-        );
-        conn.prepare_cached(&sql)?
+        conn.prepare_cached(&by_key_sql())?
             .query_row(
                 params![tool, key, source.as_str(), arguments_hash],
                 owned_row,
@@ -197,6 +189,20 @@ pub(crate) fn by_key(
             .optional()?
     };
     op.map(|o| complete(conn, o)).transpose()
+}
+
+fn by_client_key_sql() -> String {
+    format!(
+        "SELECT {OPERATION_COLUMNS} FROM operations WHERE idempotency_key = ?1
+         AND key_source = 'client' ORDER BY seq DESC LIMIT 1"
+    )
+}
+
+fn by_key_sql() -> String {
+    format!(
+        "SELECT {OPERATION_COLUMNS} FROM operations WHERE tool = ?1 AND idempotency_key = ?2
+         AND key_source = ?3 AND (?4 IS NULL OR arguments_hash = ?4) ORDER BY seq DESC LIMIT 1"
+    )
 }
 
 /// The latest operation of a tool with these arguments whose outcome is unknown (started, or
@@ -236,4 +242,38 @@ pub(crate) fn unfinished(conn: &Connection) -> rusqlite::Result<Vec<Owned>> {
         .query_map([], owned_row)?
         .collect::<Result<_, _>>()?;
     ops.into_iter().map(|o| complete(conn, o)).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use rusqlite::StatementStatus;
+
+    use super::*;
+    use crate::runtime::journal::sqlite::SqliteOptions;
+    use crate::runtime::journal::sqlite::schema::{open_reader, open_writer};
+
+    /// A lookup by key is planned once per connection, whatever key is bound: planning it
+    /// again per call was most of a lookup's cost.
+    #[test]
+    fn lookups_by_key_are_planned_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("journal.db");
+        let opts = SqliteOptions::default();
+        let writer = open_writer(&path, &opts).unwrap();
+        let reader = open_reader(&path, &opts).unwrap();
+        for conn in [&writer, &reader] {
+            for source in [KeySource::Client, KeySource::Spec, KeySource::Derived] {
+                for i in 0..4 {
+                    let (key, hash) = (format!("k{i}"), format!("h{i}"));
+                    by_key(conn, "t", &key, source, Some(&hash)).unwrap();
+                    by_key(conn, "t", &key, source, None).unwrap();
+                }
+            }
+            for sql in [by_client_key_sql(), by_key_sql()] {
+                let stmt = conn.prepare_cached(&sql).unwrap();
+                assert!(stmt.get_status(StatementStatus::Run) >= 8, "{sql}");
+                assert_eq!(stmt.get_status(StatementStatus::RePrepare), 0, "{sql}");
+            }
+        }
+    }
 }

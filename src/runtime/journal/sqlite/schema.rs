@@ -10,6 +10,7 @@
 use std::path::Path;
 use std::time::Duration;
 
+use rusqlite::config::DbConfig;
 use rusqlite::{Connection, ErrorCode, OpenFlags, OptionalExtension};
 
 use super::SqliteOptions;
@@ -169,6 +170,7 @@ pub(crate) fn open_writer(path: &Path, opts: &SqliteOptions) -> Result<Connectio
         | OpenFlags::SQLITE_OPEN_NO_MUTEX;
     let conn = Connection::open_with_flags(path, flags).map_err(err)?;
     conn.busy_timeout(opts.busy_timeout).map_err(err)?;
+    stable_plans(&conn).map_err(err)?;
     let checked = |r: Result<(), Checked>| {
         r.map_err(|e| match e {
             Checked::Sql(e) => err(e),
@@ -208,6 +210,7 @@ pub(crate) fn open_reader(path: &Path, opts: &SqliteOptions) -> Result<Connectio
     let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX;
     let conn = Connection::open_with_flags(path, flags).map_err(err)?;
     conn.busy_timeout(opts.busy_timeout).map_err(err)?;
+    stable_plans(&conn).map_err(err)?;
     let version = recognise(&conn, path).map_err(|e| match e {
         Checked::Sql(e) => err(e),
         Checked::Journal(e) => e,
@@ -218,6 +221,19 @@ pub(crate) fn open_reader(path: &Path, opts: &SqliteOptions) -> Result<Connectio
         }),
         Some(_) => Ok(conn),
     }
+}
+
+/// Plans a statement once, whatever values are bound to it (SQLite's query planner stability
+/// guarantee).
+///
+/// Without it a cached statement is compiled again on every run: to decide whether a partial
+/// index (`operations_by_client_key`, `operations_open`, ...) applies, the planner compares
+/// its condition with the values bound, and binding new ones expires the plan: each lookup
+/// by idempotency key parsed and planned its SQL again. The partial indexes stay usable: the statements
+/// that need them state their conditions as literals.
+fn stable_plans(conn: &Connection) -> rusqlite::Result<()> {
+    conn.set_db_config(DbConfig::SQLITE_DBCONFIG_ENABLE_QPSG, true)
+        .map(|_| ())
 }
 
 /// An error of a check: from SQLite, or a finding.
