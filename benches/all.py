@@ -7,7 +7,8 @@
 
 A binary set is `toolgate`, `toolgate-shim` and the criterion benches `exec`, `journal`,
 `runtime` (release). `--save DIR` builds them from the current tree and copies them to DIR; a
-run builds the current tree's set (unless --no-build) and, with --before, runs each benchmark
+run builds the current tree's set (--no-build takes what target/release holds, the newest
+bench binaries in its deps/) and, with --before, runs each benchmark
 of the two sets one after the other, round by round, so both see the same machine. Figures are
 medians (criterion's median estimate; for whole processes the median of the rounds).
 
@@ -79,6 +80,20 @@ def build(benches=True):
 def saved(folder):
     """A saved set; the criterion benches may be missing (then only whole processes run)."""
     return {n: os.path.join(folder, n) for n in ["toolgate", "toolgate-shim", *BENCHES]}
+
+
+def built_benches():
+    """The newest release build of each criterion bench in target/ (cargo names them
+    `deps/NAME-HASH`), for --no-build."""
+    deps = os.path.join(REPO, "target/release/deps")
+    found = {}
+    for f in os.listdir(deps) if os.path.isdir(deps) else []:
+        name, _, rest = f.partition("-")
+        path = os.path.join(deps, f)
+        if name in BENCHES and rest and "." not in rest and os.access(path, os.X_OK):
+            if name not in found or os.path.getmtime(path) > os.path.getmtime(found[name]):
+                found[name] = path
+    return found
 
 
 def criterion(binary, bench, names):
@@ -202,6 +217,7 @@ def main():
         return
     if a.no_build:
         after = saved(os.path.join(REPO, "target/release"))
+        after.update(built_benches())
     else:
         after = build(not a.no_criterion)
     if a.no_criterion:

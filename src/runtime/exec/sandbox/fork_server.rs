@@ -8,7 +8,9 @@
 //! What it forks runs exactly the per-call shim's code ([`run_plan`](super::shim)) on the same
 //! [`ShimPlan`]: subreaper, parent-death signal, namespaces and view, cgroup, rlimits,
 //! capabilities, Landlock, seccomp, the whole-tree kill, the report pipe. Nothing of a call is
-//! prepared in the server, so nothing one call sets up is seen by the next.
+//! prepared in the server, so nothing one call sets up is seen by the next; the server only
+//! compiles the protected globs once (a pure function of the runtime's project,
+//! [`ProtectSpec::compiled`](super::view::ProtectSpec::compiled)) for the shims it forks.
 //!
 //! The protocol, over a `SOCK_SEQPACKET` socket pair (one message per request or reply):
 //!
