@@ -9,6 +9,7 @@
 pub mod arguments;
 pub mod examples;
 pub mod protect;
+pub mod trust;
 
 use std::sync::Arc;
 
