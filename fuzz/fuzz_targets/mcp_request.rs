@@ -4,7 +4,8 @@
 //! handshake unless the input brings its own. The server serves the toolset `fuzz` of
 //! fuzz/project (the fixed contract and the read-only builtins) in the context `ci`. Every
 //! input must be answered or ignored, never panic or abort the server, and the server must go
-//! on answering: a `ping` sent after the input gets its answer.
+//! on answering: a `ping` sent after the input gets its answer; and a `tools/call` result's
+//! text, refusals included, stays within the project's output budget.
 #![no_main]
 
 mod common;
@@ -142,13 +143,30 @@ fn requests(input: &str) -> Vec<String> {
     ids
 }
 
-/// Strikes the id a response line answers off `waiting`.
+/// The project's `output.max_bytes` (32 KiB) with room for the refusal's own framing: what a
+/// `tools/call` result's text may take, refusals included.
+const RESULT_BUDGET: usize = 40 * 1024;
+
+/// Strikes the id a response line answers off `waiting`, and checks that a `tools/call`
+/// result's text stays within the output budget.
 fn answer(line: &str, waiting: &mut Vec<String>) {
     let Ok(v) = serde_json::from_str::<serde_json::Value>(line) else {
         return;
     };
     if v.get("method").is_some() {
         return;
+    }
+    if let Some(content) = v.pointer("/result/content").and_then(|c| c.as_array()) {
+        let text: usize = content
+            .iter()
+            .filter_map(|c| c.get("text").and_then(|t| t.as_str()))
+            .map(str::len)
+            .sum();
+        assert!(
+            text <= RESULT_BUDGET,
+            "a tools/call result of {text} bytes passes the {RESULT_BUDGET}-byte budget: {}…",
+            line.chars().take(200).collect::<String>()
+        );
     }
     if let Some(id) = v.get("id").map(ToString::to_string) {
         if let Some(i) = waiting.iter().position(|w| *w == id) {
