@@ -42,15 +42,16 @@ pub struct Imported {
     pub server: String,
 }
 
-/// Reads a document (YAML or JSON) within the limits: its size, its nodes and its depth
-/// (YAML aliases count at each use).
+/// Reads a document (YAML or JSON) within the limits: its size and its depth.
 pub fn read_document(path: &Path, limits: &ImportLimits) -> Result<(String, Value), String> {
     let text = read_bounded(path, limits)?;
     let mut budget = serde_saphyr::Budget::default();
     // The document's own nesting: a schema's depth plus the levels above it
     // (`components`, `schemas`, a name; or `paths`, a path, a method, …, `schema`).
     budget.max_depth = limits.depth.saturating_add(16);
-    budget.max_nodes = usize::try_from(limits.nodes).unwrap_or(usize::MAX);
+    // The document's own nodes are bounded by its bytes (aliases by the parser's own cap);
+    // `nodes` bounds what the conversion visits.
+    budget.max_nodes = usize::try_from(limits.document_bytes).unwrap_or(usize::MAX);
     budget.max_total_scalar_bytes = usize::try_from(limits.document_bytes).unwrap_or(usize::MAX);
     let mut options = serde_saphyr::Options::default();
     options.budget = Some(budget);

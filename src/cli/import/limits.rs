@@ -187,13 +187,18 @@ impl<'l> Walk<'l> {
         Walk { limits, visited: 0 }
     }
 
-    /// Spends one node at `depth`; `at` names the place for the message.
+    /// Spends one node at `depth`; `at` names the place for the message (empty when the
+    /// caller locates it).
     pub fn step(&mut self, depth: usize, at: &dyn Fn() -> String) -> Result<(), String> {
+        let at = || {
+            let a = at();
+            if a.is_empty() { a } else { format!("{a}: ") }
+        };
         self.visited += 1;
         if self.visited > self.limits.nodes {
             return Err(over(
                 &format!(
-                    "{}: the import visited more than {} schema nodes",
+                    "{}the import visited more than {} schema nodes",
                     at(),
                     self.limits.nodes
                 ),
@@ -204,7 +209,7 @@ impl<'l> Walk<'l> {
         if depth > self.limits.depth {
             return Err(over(
                 &format!(
-                    "{}: a schema nested deeper than {} levels",
+                    "{}a schema nested deeper than {} levels",
                     at(),
                     self.limits.depth
                 ),

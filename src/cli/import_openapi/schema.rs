@@ -174,7 +174,7 @@ impl<'d, 'l> Converter<'d, 'l> {
         inlining: &mut Vec<String>,
     ) -> Result<Value, Failure> {
         self.walk
-            .step(depth, &|| format!("`{pointer}`"))
+            .step(depth, &String::new)
             .map_err(|message| Failure::Limit {
                 message,
                 pointer: pointer.to_owned(),
@@ -347,7 +347,7 @@ mod tests {
         assert_eq!(pointer, "/components/schemas/Top/properties/b");
         assert_eq!(
             message,
-            "`/components/schemas/Top/properties/b`: the import visited more than 3 schema nodes: over the nodes limit of 3 (raise it with `--limit nodes=N`)"
+            "the import visited more than 3 schema nodes: over the nodes limit of 3 (raise it with `--limit nodes=N`)"
         );
     }
 }
