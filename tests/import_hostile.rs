@@ -111,7 +111,10 @@ fn an_openapi_dag_stays_shared_under_a_memory_cap() {
             schema["$defs"]["S29"]["properties"]["h"],
             serde_json::json!({"$ref": "#/$defs/S30"})
         );
-        assert_eq!(schema["$defs"]["S30"], serde_json::json!({"type": "string"}));
+        assert_eq!(
+            schema["$defs"]["S30"],
+            serde_json::json!({"type": "string"})
+        );
     }
     // The output grows with the document (11 KB), not with the 8^30 paths through it.
     assert!(text.len() < 64 * 1024, "{} bytes", text.len());
@@ -196,7 +199,14 @@ fn a_list_past_a_bound_is_refused_with_the_tool_and_pointer() {
         capped(
             dir.path(),
             &[
-                "import", "--from", "openai", "list.json", "--out", "out", "--limit", limit,
+                "import",
+                "--from",
+                "openai",
+                "list.json",
+                "--out",
+                "out",
+                "--limit",
+                limit,
             ],
         )
     };
@@ -219,7 +229,8 @@ fn a_list_past_a_bound_is_refused_with_the_tool_and_pointer() {
     let o = run("output=1KiB");
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     assert!(
-        stderr(&o).ends_with("bytes: over the output limit of 1024 (raise it with `--limit output=N`)\n"),
+        stderr(&o)
+            .ends_with("bytes: over the output limit of 1024 (raise it with `--limit output=N`)\n"),
         "{}",
         stderr(&o)
     );
@@ -242,10 +253,12 @@ fn hostile_names_become_safe_distinct_files_in_a_loadable_project() {
             "h/red__31m_txt_exe.yaml",
         ]
     );
-    let text = std::fs::read_to_string(dir.path().join("tool-specs/h/red__31m_txt_exe.yaml")).unwrap();
+    let text =
+        std::fs::read_to_string(dir.path().join("tool-specs/h/red__31m_txt_exe.yaml")).unwrap();
     // Nothing raw: every byte is printable ASCII or a line break, the escapes in view.
     assert!(
-        text.bytes().all(|b| b == b'\n' || (b' '..=b'~').contains(&b)),
+        text.bytes()
+            .all(|b| b == b'\n' || (b' '..=b'~').contains(&b)),
         "{text}"
     );
     let lines: Vec<&str> = text
@@ -275,7 +288,13 @@ fn hostile_names_become_safe_distinct_files_in_a_loadable_project() {
         .into_iter()
         .flatten()
         .filter(|f| f["severity"] == "error")
-        .map(|f| format!("{} {}", f["code"].as_str().unwrap_or("?"), f["location"]["file"].as_str().unwrap_or("?")))
+        .map(|f| {
+            format!(
+                "{} {}",
+                f["code"].as_str().unwrap_or("?"),
+                f["location"]["file"].as_str().unwrap_or("?")
+            )
+        })
         .collect();
     errors.sort();
     assert_eq!(

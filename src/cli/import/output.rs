@@ -50,10 +50,8 @@ fn mark_str(s: &str) -> String {
 
 fn mark(v: &mut Value) {
     match v {
-        Value::String(s) => {
-            if s.chars().any(|c| is_hidden(c) || c == OPEN || c == CLOSE) {
-                *s = mark_str(s);
-            }
+        Value::String(s) if s.chars().any(|c| is_hidden(c) || c == OPEN || c == CLOSE) => {
+            *s = mark_str(s);
         }
         Value::Array(a) => a.iter_mut().for_each(mark),
         Value::Object(m) => {
