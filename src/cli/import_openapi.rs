@@ -40,6 +40,8 @@ pub struct Imported {
     pub inexpressible: Vec<(String, String)>,
     /// The server URL the tools call.
     pub server: String,
+    /// Tools written whose schemas, inlined, pass the nodes limit: (tool, nodes).
+    pub large_inlined: Vec<(String, u64)>,
 }
 
 /// Reads a document (YAML or JSON) within the limits: its size and its depth.
@@ -145,7 +147,10 @@ pub fn convert(
             continue;
         }
         match operation(&mut conv, doc, &server, &path, method.as_str(), op, &raw_op) {
-            Ok((name, text)) => {
+            Ok((name, text, inlined)) => {
+                if inlined > limits.nodes {
+                    out.large_inlined.push((name.clone(), inlined));
+                }
                 output_bytes += text.len() as u64;
                 if output_bytes > limits.output_bytes {
                     return Err(Failure::Limit {
@@ -259,7 +264,7 @@ fn operation(
     method: &str,
     op: &oas3::spec::Operation,
     raw_op: &Value,
-) -> Result<(String, String), Failure> {
+) -> Result<(String, String, u64), Failure> {
     let op_ptr = format!(
         "/paths/{}/{}",
         escape_pointer(path),
@@ -585,6 +590,8 @@ fn operation(
     if matches!(method, "PUT" | "DELETE") {
         spec_v["idempotency"] = json!("idempotent");
     }
+    let cap = conv.walk.cap();
+    let inlined = schema::inlined_size(&parameters, cap).max(schema::inlined_size(&result, cap));
     spec_v["parameters"] = parameters;
     if !result.is_null() {
         spec_v["result"] = result;
@@ -603,7 +610,7 @@ fn operation(
             "from the method"
         }
     );
-    Ok((name, format!("{header}{text}")))
+    Ok((name, format!("{header}{text}"), inlined))
 }
 
 /// Runs the import: writes `<out>/<name>.yaml` per tool, and lists what could not be imported.
@@ -655,6 +662,12 @@ pub fn run(
             "inexpressible: {}: {}",
             comment_text(what),
             comment_text(why)
+        );
+    }
+    for (name, nodes) in &imported.large_inlined {
+        eprintln!(
+            "warning: `{name}` shares schemas through `$defs` that would be {}{nodes} nodes inlined; the provider emitters (`toolgate lint`, `build`, `export`) inline `$ref`s",
+            if *nodes >= limits.nodes.saturating_mul(2) { "at least " } else { "" }
         );
     }
     eprintln!(

@@ -220,7 +220,12 @@ impl<'l> Walk<'l> {
         Ok(())
     }
 
-    /// Walks a whole JSON value (an upstream's or a list's schema): its nodes and depth.
+    /// A bound for counting what a schema would grow to: twice the nodes limit.
+    pub fn cap(&self) -> u64 {
+        self.limits.nodes.saturating_mul(2)
+    }
+
+        /// Walks a whole JSON value (an upstream's or a list's schema): its nodes and depth.
     pub fn value(&mut self, v: &Value, at: &str) -> Result<(), String> {
         self.walk(v, 0, at, &mut String::new())
     }

@@ -248,6 +248,69 @@ impl<'d, 'l> Converter<'d, 'l> {
     }
 }
 
+/// How many nodes a tool schema would have with every `#/$defs/…` reference inlined (as the
+/// provider emitters inline them; a recursive reference counts once, as they keep it), capped
+/// at `cap`. Each entry is counted once and remembered, so this costs the schema's own size.
+pub fn inlined_size(schema: &Value, cap: u64) -> u64 {
+    let defs = schema.get("$defs").and_then(Value::as_object);
+    let mut memo: HashMap<String, u64> = HashMap::new();
+    let mut busy: BTreeSet<String> = BTreeSet::new();
+    let mut own = schema.clone();
+    if let Value::Object(m) = &mut own {
+        m.shift_remove("$defs");
+    }
+    size_of(&own, defs, &mut memo, &mut busy, cap, 0)
+}
+
+fn size_of(
+    v: &Value,
+    defs: Option<&Map<String, Value>>,
+    memo: &mut HashMap<String, u64>,
+    busy: &mut BTreeSet<String>,
+    cap: u64,
+    depth: usize,
+) -> u64 {
+    // Deeper than any schema the loader reads: as good as too large.
+    if depth > 512 {
+        return cap;
+    }
+    let mut n: u64 = 1;
+    match v {
+        Value::Object(m) => {
+            if let Some(name) = m
+                .get("$ref")
+                .and_then(Value::as_str)
+                .and_then(|r| r.strip_prefix("#/$defs/"))
+            {
+                let name = name.replace("~1", "/").replace("~0", "~");
+                if let Some(k) = memo.get(&name) {
+                    n = n.saturating_add(*k);
+                } else if !busy.contains(&name)
+                    && let Some(target) = defs.and_then(|d| d.get(&name))
+                {
+                    busy.insert(name.clone());
+                    let k = size_of(target, defs, memo, busy, cap, depth + 1);
+                    busy.remove(&name);
+                    memo.insert(name, k);
+                    n = n.saturating_add(k);
+                }
+            }
+            for (k, x) in m {
+                if k != "$ref" {
+                    n = n.saturating_add(size_of(x, defs, memo, busy, cap, depth + 1));
+                }
+            }
+        }
+        Value::Array(a) => {
+            for x in a {
+                n = n.saturating_add(size_of(x, defs, memo, busy, cap, depth + 1));
+            }
+        }
+        _ => {}
+    }
+    n.min(cap)
+}
+
 /// Adds the finished `$defs` to a tool schema (nothing when there are none).
 pub fn attach(schema: &mut Value, defs: Map<String, Value>) {
     if !defs.is_empty()
@@ -297,6 +360,15 @@ mod tests {
                 "c": {"type": ["string", "null"]}},
                 "$defs": {"Twice": {"type": "integer", "exclusiveMinimum": 0}}})
         );
+    }
+
+    #[test]
+    fn the_inlined_size_counts_each_use_of_a_definition() {
+        let s = json!({"properties": {"a": {"$ref": "#/$defs/D"}, "b": {"$ref": "#/$defs/D"}},
+            "$defs": {"D": {"type": "string"}}});
+        // root, properties, a (+ D's 2), b (+ D's 2)
+        assert_eq!(inlined_size(&s, u64::MAX), 7);
+        assert_eq!(inlined_size(&s, 5), 5);
     }
 
     #[test]
