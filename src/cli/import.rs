@@ -23,8 +23,12 @@ use crate::spec::import::effect_from_hints;
 use crate::spec::load::{LoadOptions, load};
 use crate::spec::project::resolve_project;
 
-/// The longest tool name toolgate's provider targets accept.
-const MAX_NAME_LEN: usize = 64;
+pub(crate) mod limits;
+pub(crate) mod output;
+
+use limits::{ImportLimits, LimitName, Walk, check_tools, over};
+pub(super) use output::file_name;
+use output::{comment_text, distinct_names, write_all, yaml_text};
 
 /// Arguments of `toolgate import`.
 #[derive(Debug, Args)]
@@ -60,6 +64,11 @@ pub struct ImportArgs {
     /// Replace spec files that exist already.
     #[arg(long)]
     pub force: bool,
+    /// Raise (or lower) one of the import's bounds, `NAME=N`: `document` (bytes read),
+    /// `nodes` (schema nodes visited), `depth` (schema nesting), `tools`, `output` (bytes
+    /// written), `timeout` (seconds an MCP server has to list its tools). Repeatable.
+    #[arg(long = "limit", value_name = "NAME=N", value_parser = limits::parse_limit)]
+    pub limits: Vec<(LimitName, u64)>,
 }
 
 /// What `--from` reads.
@@ -89,8 +98,15 @@ pub fn run(a: ImportArgs) -> miette::Result<u8> {
         Ok(d) => d,
         Err(e) => return super::call::fail(&format!("cannot read the current folder: {e}")),
     };
+    let limits = ImportLimits::with(&a.limits);
     if let (Some(ImportFrom::Openapi), Some(file)) = (a.from, &a.file) {
-        return super::import_openapi::run(file, a.out.as_deref(), a.server.as_deref(), a.force);
+        return super::import_openapi::run(
+            file,
+            a.out.as_deref(),
+            a.server.as_deref(),
+            a.force,
+            &limits,
+        );
     }
     if a.server.is_some() {
         return super::call::fail("--server applies to `--from openapi` only");
@@ -117,7 +133,7 @@ pub fn run(a: ImportArgs) -> miette::Result<u8> {
             .clone()
             .map(|o| if o.is_absolute() { o } else { cwd.join(o) })
             .unwrap_or_else(|| root.join("tool-specs"));
-        return match super::import_list::write_specs(file, &cwd, format, &dir, a.force) {
+        return match super::import_list::write_specs(file, &cwd, format, &dir, a.force, &limits) {
             Ok((n, written, kept)) => {
                 eprintln!(
                     "{n} tool(s) from {}: {written} written, {kept} kept. Review each contract's effect and permissions, bind the handlers, then run `toolgate lint`.",
@@ -166,7 +182,7 @@ pub fn run(a: ImportArgs) -> miette::Result<u8> {
             .map(std::sync::Arc::new),
         shim: crate::runtime::exec::spawn::default_shim(),
     };
-    let tools = match list_tools(&from_mcp, &server, &root, &sandbox) {
+    let tools = match list_tools(&from_mcp, &server, &root, &sandbox, &limits) {
         Ok(t) => t,
         Err(m) => return super::call::fail(&m),
     };
@@ -176,82 +192,144 @@ pub fn run(a: ImportArgs) -> miette::Result<u8> {
         .map(|o| if o.is_absolute() { o } else { cwd.join(o) })
         .unwrap_or_else(|| root.join("tool-specs"))
         .join(file_name(&from_mcp));
-    if let Err(e) = std::fs::create_dir_all(&dir) {
-        return super::call::fail(&format!("cannot create {}: {e}", dir.display()));
-    }
-    let (mut written, mut kept) = (0, 0);
-    for t in &tools {
-        let (name, text) = starter_spec(&from_mcp, t);
-        let path = dir.join(format!("{name}.yaml"));
-        if path.exists() && !a.force {
-            eprintln!("kept {} (exists; --force replaces it)", path.display());
-            kept += 1;
-            continue;
+    let names = distinct_names(tools.iter().map(|t| t.name.as_ref()));
+    let mut files = Vec::with_capacity(tools.len());
+    for (t, name) in tools.iter().zip(names) {
+        match starter_spec_named(&from_mcp, t, name) {
+            Ok(f) => files.push(f),
+            Err(m) => return super::call::fail(&m),
         }
-        if let Err(e) = std::fs::write(&path, text) {
-            return super::call::fail(&format!("cannot write {}: {e}", path.display()));
-        }
-        eprintln!("wrote {}", path.display());
-        written += 1;
     }
+    if let Err(m) = output::check_output(&files, &limits) {
+        return super::call::fail(&format!(
+            "the MCP server `{}`: {m}",
+            comment_text(&from_mcp)
+        ));
+    }
+    let (written, kept) = match write_all(&dir, &files, a.force) {
+        Ok(n) => n,
+        Err(m) => return super::call::fail(&m),
+    };
     eprintln!(
         "{} tool(s) from `{}`: {written} written, {kept} kept. Review each contract's effect and permissions, then run `toolgate lint`.",
         tools.len(),
-        from_mcp
+        comment_text(&from_mcp)
     );
     Ok(super::EXIT_OK)
 }
 
-/// Starts the server, lists its tools, closes it.
+/// Starts the server, lists its tools page by page within the limits (the tool count, the
+/// bytes of all pages, each schema's nodes and depth, and one timeout for starting and
+/// listing together), closes it.
 fn list_tools(
     name: &str,
     server: &McpServer,
     root: &Path,
     sandbox: &UpstreamSandbox,
+    limits: &ImportLimits,
 ) -> Result<Vec<Tool>, String> {
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .map_err(|e| format!("cannot start the async runtime: {e}"))?;
+    let label = format!("the MCP server `{}`", comment_text(name));
     rt.block_on(async {
         // The cgroups of `started` live until the server is closed below.
-        let mut started = connect(name, server, root, sandbox)
-            .await
-            .map_err(|e| e.to_string())?;
+        let started = tokio::time::timeout(limits.timeout, connect(name, server, root, sandbox));
+        let mut started = match started.await {
+            Ok(s) => s.map_err(|e| e.to_string())?,
+            Err(_) => {
+                return Err(over(
+                    &format!(
+                        "{label} did not finish starting within {} s",
+                        limits.timeout.as_secs()
+                    ),
+                    LimitName::Timeout,
+                    limits.timeout.as_secs(),
+                ));
+            }
+        };
         let running = &mut started.service;
-        let tools = running
-            .peer()
-            .list_all_tools()
-            .await
-            .map_err(|e| format!("tools/list on `{name}` failed: {e}"));
+        let listed =
+            tokio::time::timeout(limits.timeout, list_pages(running.peer(), &label, limits)).await;
         let _ = running.close().await;
-        tools
+        match listed {
+            Ok(tools) => tools,
+            Err(_) => Err(over(
+                &format!(
+                    "{label} did not answer `tools/list` within {} s",
+                    limits.timeout.as_secs()
+                ),
+                LimitName::Timeout,
+                limits.timeout.as_secs(),
+            )),
+        }
     })
 }
 
-/// A name toolgate accepts: letters, digits, `_` and `-`, at most 64 characters.
-pub(super) fn file_name(name: &str) -> String {
-    let mut s: String = name
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
-                c
-            } else {
-                '_'
+/// Every page of `tools/list`, stopping at the first bound passed.
+async fn list_pages(
+    peer: &rmcp::Peer<rmcp::RoleClient>,
+    label: &str,
+    limits: &ImportLimits,
+) -> Result<Vec<Tool>, String> {
+    let mut tools = Vec::new();
+    let mut cursor = None;
+    let mut bytes = 0u64;
+    let mut walk = Walk::new(limits);
+    let mut pages = 0usize;
+    loop {
+        pages += 1;
+        if pages > limits.tools {
+            return Err(over(
+                &format!(
+                    "{label} sent more than {} pages of `tools/list`",
+                    limits.tools
+                ),
+                LimitName::Tools,
+                limits.tools as u64,
+            ));
+        }
+        let page = peer
+            .list_tools(Some(
+                rmcp::model::PaginatedRequestParams::default().with_cursor(cursor.take()),
+            ))
+            .await
+            .map_err(|e| format!("`tools/list` on {label} failed: {e}"))?;
+        for t in &page.tools {
+            bytes += serde_json::to_vec(t).map_or(0, |v| v.len() as u64);
+            let at = format!("{label}, tool `{}`", comment_text(&t.name));
+            walk.value(
+                &Value::Object((*t.input_schema).clone()),
+                &format!("{at} inputSchema"),
+            )?;
+            if let Some(o) = &t.output_schema {
+                walk.value(&Value::Object((**o).clone()), &format!("{at} outputSchema"))?;
             }
-        })
-        .take(MAX_NAME_LEN)
-        .collect();
-    if s.is_empty() {
-        s.push_str("tool");
+        }
+        tools.extend(page.tools);
+        check_tools(tools.len(), label, limits)?;
+        if bytes > limits.document_bytes {
+            return Err(over(
+                &format!("`tools/list` on {label} is more than {bytes} bytes"),
+                LimitName::Document,
+                limits.document_bytes,
+            ));
+        }
+        match page.next_cursor {
+            Some(c) if !c.is_empty() => cursor = Some(c),
+            _ => return Ok(tools),
+        }
     }
-    s
 }
 
 /// Arguments the parameter schema accepts, for the policy test; `None` when the schema is too
 /// intricate for [`sample`] (the rule is then left untested, a lint warning).
 pub(super) fn example_arguments(parameters: &Value) -> Option<Value> {
-    let args = sample(parameters, parameters, 0)?;
+    // A budget of nodes, so that a schema whose definitions share one another (a DAG) cannot
+    // make the sample grow with the number of paths through it.
+    let mut budget = 10_000usize;
+    let args = sample(parameters, parameters, 0, &mut budget)?;
     let valid = jsonschema::options()
         .build(parameters)
         .ok()
@@ -261,11 +339,12 @@ pub(super) fn example_arguments(parameters: &Value) -> Option<Value> {
 
 /// A small instance of a schema: `const`, the first `enum` value, `default`, or the least
 /// value of its type that meets the bounds; objects get their required properties.
-fn sample(schema: &Value, root: &Value, depth: usize) -> Option<Value> {
+fn sample(schema: &Value, root: &Value, depth: usize, budget: &mut usize) -> Option<Value> {
     const MAX_DEPTH: usize = 16;
-    if depth > MAX_DEPTH {
+    if depth > MAX_DEPTH || *budget == 0 {
         return None;
     }
+    *budget -= 1;
     let s = schema.as_object()?;
     if let Some(v) = s.get("const") {
         return Some(v.clone());
@@ -282,11 +361,11 @@ fn sample(schema: &Value, root: &Value, depth: usize) -> Option<Value> {
     }
     if let Some(r) = s.get("$ref").and_then(Value::as_str) {
         let target = root.pointer(r.strip_prefix('#')?)?;
-        return sample(target, root, depth + 1);
+        return sample(target, root, depth + 1, budget);
     }
     for k in ["anyOf", "oneOf", "allOf"] {
         if let Some(first) = s.get(k).and_then(Value::as_array).and_then(|a| a.first()) {
-            return sample(first, root, depth + 1);
+            return sample(first, root, depth + 1, budget);
         }
     }
     let ty = match s.get("type") {
@@ -323,7 +402,7 @@ fn sample(schema: &Value, root: &Value, depth: usize) -> Option<Value> {
             let n = s.get("minItems").and_then(Value::as_u64).unwrap_or(0);
             let item = s.get("items").unwrap_or(&Value::Null);
             let items = (0..n)
-                .map(|_| sample(item, root, depth + 1))
+                .map(|_| sample(item, root, depth + 1, budget))
                 .collect::<Option<Vec<_>>>()?;
             Value::Array(items)
         }
@@ -338,7 +417,7 @@ fn sample(schema: &Value, root: &Value, depth: usize) -> Option<Value> {
                 .filter_map(Value::as_str)
             {
                 let prop = props.and_then(|p| p.get(name)).unwrap_or(&Value::Null);
-                out.insert(name.to_owned(), sample(prop, root, depth + 1)?);
+                out.insert(name.to_owned(), sample(prop, root, depth + 1, budget)?);
             }
             Value::Object(out)
         }
@@ -346,9 +425,22 @@ fn sample(schema: &Value, root: &Value, depth: usize) -> Option<Value> {
     })
 }
 
-/// The starter spec of one upstream tool: its name and YAML text.
+/// The starter spec of one upstream tool: its name ([`file_name`] of the tool's) and YAML text.
 pub fn starter_spec(server: &str, t: &Tool) -> (String, String) {
     let name = file_name(&t.name);
+    match starter_spec_named(server, t, name.clone()) {
+        Ok(spec) => spec,
+        Err(e) => (name, format!("# {}\n", comment_text(&e))),
+    }
+}
+
+/// The starter spec of one upstream tool, named `name` (a safe, distinct [`file_name`]): its
+/// name and YAML text.
+pub fn starter_spec_named(
+    server: &str,
+    t: &Tool,
+    name: String,
+) -> Result<(String, String), String> {
     let hints = t.annotations.as_ref();
     let inferred = effect_from_hints(
         hints.and_then(|h| h.read_only_hint),
@@ -416,17 +508,18 @@ pub fn starter_spec(server: &str, t: &Tool) -> (String, String) {
         "exec".into(),
         json!({"mcp": {"server": server, "tool": t.name.as_ref()}}),
     );
-    let body = serde_saphyr::to_string(&Value::Object(spec)).unwrap_or_default();
+    let body = yaml_text(&Value::Object(spec))?;
     let source = match inferred {
         Some(_) => "from the tool's MCP annotations",
         None => "assumed: the tool's MCP annotations do not say enough",
     };
+    let server = comment_text(server);
     let header = format!(
         "# Imported from the MCP server `{server}` (tool `{}`) by `toolgate import --from-mcp`.\n\
          # effect {}: {source}. Review the effect, the permissions and the limits, then\n\
          # replace the review-imported rule with rules that fit the tool.\n",
-        t.name,
+        comment_text(&t.name),
         effect.as_str()
     );
-    (name, format!("{header}{body}"))
+    Ok((name, format!("{header}{body}")))
 }

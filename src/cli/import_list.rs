@@ -16,6 +16,8 @@ use std::path::Path;
 
 use serde_json::{Map, Value, json};
 
+use crate::cli::import::limits::{ImportLimits, LimitName, Walk, check_tools, over};
+use crate::cli::import::output::{comment_text, distinct_names, write_all, yaml_text};
 use crate::ir::{Effect, Idempotency};
 use crate::spec::import::{ImportFormat, ImportedTool};
 use crate::spec::load::LoadedSpecs;
@@ -138,9 +140,13 @@ fn tidy(schema: &mut Value, depth: usize) {
     }
 }
 
-/// The starter spec of one listed tool: its file stem and YAML text.
-pub(crate) fn starter_spec(origin: &str, t: &ListedTool) -> (String, String) {
-    let name = super::import::file_name(&t.name);
+/// The starter spec of one listed tool, named `name` (a safe, distinct file stem): its file
+/// stem and YAML text.
+pub(crate) fn starter_spec(
+    origin: &str,
+    t: &ListedTool,
+    name: String,
+) -> Result<(String, String), String> {
     let effect = t.effect.unwrap_or(Effect::ExternalSideEffect);
     let idempotency = if effect.is_read_only() {
         Idempotency::Pure
@@ -186,7 +192,7 @@ pub(crate) fn starter_spec(origin: &str, t: &ListedTool) -> (String, String) {
         json!({"formatter": "text", "max_bytes": "32KiB", "max_lines": 400}),
     );
     spec.insert("exec".into(), json!({"handler": "rust"}));
-    let body = serde_saphyr::to_string(&Value::Object(spec)).unwrap_or_default();
+    let body = yaml_text(&Value::Object(spec))?;
     let source = match t.effect {
         Some(_) => "from the tool's MCP annotations",
         None => "assumed: the list does not say what the tool changes",
@@ -197,36 +203,55 @@ pub(crate) fn starter_spec(origin: &str, t: &ListedTool) -> (String, String) {
          # Review the effect, the permissions and the limits, replace the review-imported rule\n\
          # with rules that fit the tool, and bind its handler (or replace `exec` with a command\n\
          # or an MCP server).\n",
-        t.name,
+        comment_text(&t.name),
         effect.as_str()
     );
-    (name, format!("{header}{body}"))
+    Ok((name, format!("{header}{body}")))
 }
 
-/// Writes the starter specs of a list file into `dir`; returns (written, kept) counts.
+/// Writes the starter specs of a list file into `dir` within the limits; returns (tools,
+/// written, kept) counts. Nothing is written when any tool passes a bound.
 pub(crate) fn write_specs(
     path: &Path,
     cwd: &Path,
     format: ImportFormat,
     dir: &Path,
     force: bool,
+    limits: &ImportLimits,
 ) -> Result<(usize, usize, usize), String> {
-    let tools = read_list(path, cwd, format)?;
-    std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
-    let origin = format!("the {} tool list {}", format_name(format), file_label(path));
-    let (mut written, mut kept) = (0, 0);
-    for t in &tools {
-        let (name, text) = starter_spec(&origin, t);
-        let out = dir.join(format!("{name}.yaml"));
-        if out.exists() && !force {
-            eprintln!("kept {} (exists; --force replaces it)", out.display());
-            kept += 1;
-            continue;
-        }
-        std::fs::write(&out, text).map_err(|e| format!("cannot write {}: {e}", out.display()))?;
-        eprintln!("wrote {}", out.display());
-        written += 1;
+    let full = if path.is_absolute() {
+        path.to_path_buf()
+    } else {
+        cwd.join(path)
+    };
+    if let Ok(meta) = std::fs::metadata(&full)
+        && meta.len() > limits.document_bytes
+    {
+        return Err(over(
+            &format!("{} is {} bytes", path.display(), meta.len()),
+            LimitName::Document,
+            limits.document_bytes,
+        ));
     }
+    let tools = read_list(path, cwd, format)?;
+    check_tools(tools.len(), &path.display().to_string(), limits)?;
+    let mut walk = Walk::new(limits);
+    for t in &tools {
+        let at = format!("{}, tool `{}`", path.display(), comment_text(&t.name));
+        walk.value(&t.parameters, &format!("{at} parameters"))?;
+        if let Some(r) = &t.result {
+            walk.value(r, &format!("{at} result"))?;
+        }
+    }
+    let origin = format!("the {} tool list {}", format_name(format), file_label(path));
+    let names = distinct_names(tools.iter().map(|t| t.name.as_str()));
+    let mut files = Vec::with_capacity(tools.len());
+    for (t, name) in tools.iter().zip(names) {
+        files.push(starter_spec(&origin, t, name)?);
+    }
+    super::import::output::check_output(&files, limits)
+        .map_err(|m| format!("{}: {m}", path.display()))?;
+    let (written, kept) = write_all(dir, &files, force)?;
     Ok((tools.len(), written, kept))
 }
 
@@ -241,7 +266,7 @@ fn format_name(format: ImportFormat) -> &'static str {
 
 fn file_label(path: &Path) -> String {
     path.file_name()
-        .map(|n| format!("`{}`", n.to_string_lossy()))
+        .map(|n| format!("`{}`", comment_text(&n.to_string_lossy())))
         .unwrap_or_default()
 }
 

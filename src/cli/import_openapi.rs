@@ -19,6 +19,13 @@ use std::path::{Path, PathBuf};
 use heck::ToSnakeCase;
 use serde_json::{Map, Value, json};
 
+use crate::cli::import::limits::{ImportLimits, LimitName, Walk, over, read_bounded};
+use crate::cli::import::output::{comment_text, reserved, write_all, yaml_text};
+
+mod schema;
+
+use schema::{Converter, Defs, Failure, attach};
+
 /// Longest tool name.
 const MAX_NAME: usize = 64;
 /// Longest description.
@@ -33,35 +40,92 @@ pub struct Imported {
     pub inexpressible: Vec<(String, String)>,
     /// The server URL the tools call.
     pub server: String,
+    /// Tools written whose schemas, inlined, pass the nodes limit: (tool, nodes).
+    pub large_inlined: Vec<(String, u64)>,
 }
 
-/// Reads a document (YAML or JSON).
-pub fn read_document(path: &Path) -> Result<Value, String> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-    serde_saphyr::from_str::<Value>(&text)
-        .map_err(|e| format!("{} is not YAML or JSON: {e}", path.display()))
+/// Reads a document (YAML or JSON) within the limits: its size and its depth.
+pub fn read_document(path: &Path, limits: &ImportLimits) -> Result<(String, Value), String> {
+    let text = read_bounded(path, limits)?;
+    let mut budget = serde_saphyr::Budget::default();
+    // The document's own nesting: a schema's depth plus the levels above it
+    // (`components`, `schemas`, a name; or `paths`, a path, a method, …, `schema`).
+    budget.max_depth = limits.depth.saturating_add(16);
+    // The document's own nodes are bounded by its bytes (aliases by the parser's own cap);
+    // `nodes` bounds what the conversion visits.
+    budget.max_nodes = usize::try_from(limits.document_bytes).unwrap_or(usize::MAX);
+    budget.max_total_scalar_bytes = usize::try_from(limits.document_bytes).unwrap_or(usize::MAX);
+    let mut options = serde_saphyr::Options::default();
+    options.budget = Some(budget);
+    let doc = serde_saphyr::from_str_with_options::<Value>(&text, options).map_err(|e| {
+        format!(
+            "{} is not YAML or JSON within the limits: {e}",
+            path.display()
+        )
+    })?;
+    Ok((text, doc))
 }
 
-/// Converts a document into specs.
-pub fn convert(doc: &Value, server_override: Option<&str>) -> Result<Imported, String> {
+/// `file:line:column` of the node at a JSON pointer, when the document's text can be read
+/// with positions (the spec loader's parser, which takes documents up to its own size
+/// limit); else the file and the pointer.
+pub fn locate(file: &Path, text: &str, pointer: &str) -> String {
+    let source = crate::source::SourceFile::new(file, text);
+    let at =
+        crate::spec::yaml::parse::<crate::spec::yaml::Node>(text, |l, c| source.offset_of(l, c))
+            .ok()
+            .and_then(|root| {
+                // The nearest enclosing node that exists.
+                let mut p = pointer;
+                loop {
+                    if let Some(n) = root.at_pointer(p) {
+                        return Some(source.line_column(n.range.start));
+                    }
+                    p = &p[..p.rfind('/')?];
+                }
+            });
+    match at {
+        Some(lc) => format!("{}:{}:{} (`{pointer}`)", file.display(), lc.line, lc.column),
+        None => format!("{} at `{pointer}`", file.display()),
+    }
+}
+
+/// Converts a document into specs within the limits.
+pub fn convert(
+    doc: &Value,
+    server_override: Option<&str>,
+    limits: &ImportLimits,
+) -> Result<Imported, Failure> {
     let version = doc.get("openapi").and_then(Value::as_str).unwrap_or("");
     if !(version.starts_with("3.0") || version.starts_with("3.1")) {
-        return Err(format!(
+        return Err(Failure::Inexpressible(format!(
             "`openapi: {version}`: only OpenAPI 3.0 and 3.1 documents are read (convert Swagger 2.0 first)"
-        ));
+        )));
     }
     let spec: oas3::Spec = serde_json::from_value(doc.clone())
         .map_err(|e| format!("the document does not parse as OpenAPI: {e}"))?;
     let server = match server_override {
         Some(s) => s.trim_end_matches('/').to_owned(),
-        None => server_url(&spec)?,
+        None => server_url(&spec).map_err(Failure::Inexpressible)?,
     };
     if !(server.starts_with("https://") || server.starts_with("http://")) {
-        return Err(format!(
+        return Err(Failure::Inexpressible(format!(
             "the server `{server}` is not an absolute http(s) URL; give the API's base URL with --server"
-        ));
+        )));
     }
+    let operations = spec.operations().count();
+    if operations > limits.tools {
+        return Err(Failure::Limit {
+            message: over(
+                &format!("the document has {operations} operations"),
+                LimitName::Tools,
+                limits.tools as u64,
+            ),
+            pointer: "/paths".into(),
+        });
+    }
+    let mut conv = Converter::new(doc, Walk::new(limits));
+    let mut output_bytes = 0u64;
     let mut out = Imported {
         server: server.clone(),
         ..Imported::default()
@@ -82,8 +146,22 @@ pub fn convert(doc: &Value, server_override: Option<&str>) -> Result<Imported, S
                 .push((label, "skipped by `x-toolgate-skip`".into()));
             continue;
         }
-        match operation(doc, &server, &path, method.as_str(), op, &raw_op) {
-            Ok((name, text)) => {
+        match operation(&mut conv, doc, &server, &path, method.as_str(), op, &raw_op) {
+            Ok((name, text, inlined)) => {
+                if inlined > limits.nodes {
+                    out.large_inlined.push((name.clone(), inlined));
+                }
+                output_bytes += text.len() as u64;
+                if output_bytes > limits.output_bytes {
+                    return Err(Failure::Limit {
+                        message: over(
+                            &format!("the specs up to `{name}` are {output_bytes} bytes"),
+                            LimitName::Output,
+                            limits.output_bytes,
+                        ),
+                        pointer: format!("/paths/{}", escape_pointer(&path)),
+                    });
+                }
                 if !names.insert(name.clone()) {
                     out.inexpressible.push((
                         label,
@@ -93,7 +171,8 @@ pub fn convert(doc: &Value, server_override: Option<&str>) -> Result<Imported, S
                     out.tools.push((name, text));
                 }
             }
-            Err(why) => out.inexpressible.push((label, why)),
+            Err(Failure::Inexpressible(why)) => out.inexpressible.push((label, why)),
+            Err(limit) => return Err(limit),
         }
     }
     if let Some(hooks) = doc.get("webhooks").and_then(Value::as_object) {
@@ -144,65 +223,11 @@ fn tool_name(op_id: Option<&str>, method: &str, path: &str) -> String {
         s.insert_str(0, "op_");
     }
     s.truncate(MAX_NAME);
-    s
-}
-
-/// Inlines local `$ref`s (cycles and external refs refused) and brings 3.0 forms to 2020-12.
-fn schema(v: &Value, doc: &Value, depth: usize) -> Result<Value, String> {
-    if depth > 24 {
-        return Err("its schemas are recursive (or nested deeper than 24 levels)".into());
+    if reserved(&s) {
+        s.truncate(MAX_NAME - 1);
+        s.push('_');
     }
-    Ok(match v {
-        Value::Object(m) => {
-            if let Some(r) = m.get("$ref").and_then(Value::as_str) {
-                let target = r
-                    .strip_prefix('#')
-                    .and_then(|p| doc.pointer(p))
-                    .ok_or_else(|| format!("the reference `{r}` is not inside the document"))?;
-                return schema(target, doc, depth + 1);
-            }
-            let mut out = Map::new();
-            for (k, x) in m {
-                let x = match k.as_str() {
-                    "properties" | "patternProperties" | "$defs" | "definitions" => Value::Object(
-                        x.as_object()
-                            .into_iter()
-                            .flatten()
-                            .map(|(pk, pv)| Ok((pk.clone(), schema(pv, doc, depth + 1)?)))
-                            .collect::<Result<Map<_, _>, String>>()?,
-                    ),
-                    "example" | "examples" | "xml" | "externalDocs" | "discriminator" => continue,
-                    k if k.starts_with("x-") => continue,
-                    _ => schema(x, doc, depth + 1)?,
-                };
-                out.insert(k.clone(), x);
-            }
-            // 3.0: `nullable: true` is a null in `type`; boolean exclusive bounds are numbers.
-            if out.remove("nullable") == Some(Value::Bool(true))
-                && let Some(Value::String(t)) = out.get("type").cloned()
-            {
-                out.insert("type".into(), json!([t, "null"]));
-            }
-            for (flag, bound) in [
-                ("exclusiveMinimum", "minimum"),
-                ("exclusiveMaximum", "maximum"),
-            ] {
-                if let Some(Value::Bool(b)) = out.get(flag).cloned() {
-                    out.remove(flag);
-                    if b && let Some(n) = out.remove(bound) {
-                        out.insert(flag.into(), n);
-                    }
-                }
-            }
-            Value::Object(out)
-        }
-        Value::Array(a) => Value::Array(
-            a.iter()
-                .map(|x| schema(x, doc, depth + 1))
-                .collect::<Result<_, _>>()?,
-        ),
-        other => other.clone(),
-    })
+    s
 }
 
 /// A local `$ref`'s target, or the value itself.
@@ -232,13 +257,20 @@ fn good_property(name: &str) -> bool {
 
 /// One operation as a spec, or why not.
 fn operation(
+    conv: &mut Converter<'_, '_>,
     doc: &Value,
     server: &str,
     path: &str,
     method: &str,
     op: &oas3::spec::Operation,
     raw_op: &Value,
-) -> Result<(String, String), String> {
+) -> Result<(String, String, u64), Failure> {
+    let op_ptr = format!(
+        "/paths/{}/{}",
+        escape_pointer(path),
+        method.to_ascii_lowercase()
+    );
+    let mut param_defs = Defs::default();
     let name = match raw_op.get("x-toolgate-name").and_then(Value::as_str) {
         Some(n) => tool_name(Some(n), method, path),
         None => tool_name(op.operation_id.as_deref(), method, path),
@@ -265,24 +297,26 @@ fn operation(
         let pname = p.get("name").and_then(Value::as_str).unwrap_or_default();
         let place = p.get("in").and_then(Value::as_str).unwrap_or_default();
         if place == "cookie" {
-            return Err(format!(
+            return Err(Failure::Inexpressible(format!(
                 "the cookie parameter `{pname}` (toolgate sends no cookies)"
-            ));
+            )));
         }
         if !good_property(pname) {
-            return Err(format!(
+            return Err(Failure::Inexpressible(format!(
                 "the {place} parameter `{pname}` has a name no provider accepts as an argument"
-            ));
+            )));
         }
         if props.contains_key(pname) {
-            return Err(format!("`{pname}` is a parameter in two places"));
+            return Err(Failure::Inexpressible(format!(
+                "`{pname}` is a parameter in two places"
+            )));
         }
         let mut s = match p.get("schema") {
-            Some(s) => schema(s, doc, 0)?,
+            Some(s) => conv.root(s, &format!("{op_ptr}/parameters"), &mut param_defs)?,
             None => {
-                return Err(format!(
+                return Err(Failure::Inexpressible(format!(
                     "the {place} parameter `{pname}` has no schema (`content` parameters are not read)"
-                ));
+                )));
             }
         };
         let description = p
@@ -319,13 +353,21 @@ fn operation(
                     .flatten()
                     .map(|(k, _)| k.as_str())
                     .collect();
-                return Err(format!(
+                return Err(Failure::Inexpressible(format!(
                     "its request body is not JSON ({})",
                     kinds.join(", ")
-                ));
+                )));
             }
-            Some((_, media)) => {
-                let s = schema(media.get("schema").unwrap_or(&json!({})), doc, 0)?;
+            Some((media_type, media)) => {
+                let at = format!(
+                    "{op_ptr}/requestBody/content/{}/schema",
+                    escape_pointer(media_type)
+                );
+                let s = conv.root(
+                    media.get("schema").unwrap_or(&json!({})),
+                    &at,
+                    &mut param_defs,
+                )?;
                 let object_props = s.get("properties").and_then(Value::as_object);
                 let composite = ["allOf", "anyOf", "oneOf"]
                     .iter()
@@ -335,12 +377,14 @@ fn operation(
                         let mut fields = Vec::new();
                         for (k, v) in bp {
                             if props.contains_key(k) {
-                                return Err(format!("`{k}` is both a parameter and a body field"));
+                                return Err(Failure::Inexpressible(format!(
+                                    "`{k}` is both a parameter and a body field"
+                                )));
                             }
                             if !good_property(k) {
-                                return Err(format!(
+                                return Err(Failure::Inexpressible(format!(
                                     "the body field `{k}` has a name no provider accepts as an argument"
-                                ));
+                                )));
                             }
                             let mut v = v.clone();
                             if let Value::Object(m) = &mut v {
@@ -367,7 +411,9 @@ fn operation(
                     }
                     _ => {
                         if props.contains_key("body") {
-                            return Err("`body` is both a parameter and the request body".into());
+                            return Err(Failure::Inexpressible(
+                                "`body` is both a parameter and the request body".into(),
+                            ));
                         }
                         let mut s = s;
                         if let Value::Object(m) = &mut s {
@@ -439,15 +485,15 @@ fn operation(
                 headers.insert(h.to_owned(), json!({"secret": {"env": var}}));
             }
             (Some("http"), _) => {
-                return Err(format!(
+                return Err(Failure::Inexpressible(format!(
                     "the security scheme `{s}` (HTTP {}) is not a bearer token",
                     scheme.get("scheme").and_then(Value::as_str).unwrap_or("?")
-                ));
+                )));
             }
             (Some("apiKey"), Some(place)) => {
-                return Err(format!(
+                return Err(Failure::Inexpressible(format!(
                     "the security scheme `{s}` puts the key in the {place}, where a secret would be logged"
-                ));
+                )));
             }
             _ => {}
         }
@@ -466,7 +512,10 @@ fn operation(
                 .and_then(|c| c.iter().find(|(k, _)| is_json(k)))
                 && let Some(s) = m.get("schema")
             {
-                result = schema(s, doc, 0)?;
+                let mut result_defs = Defs::default();
+                result = conv.root(s, &format!("{op_ptr}/responses/{code}"), &mut result_defs)?;
+                let defs = conv.finish(&mut result_defs)?;
+                attach(&mut result, defs);
                 break;
             }
         }
@@ -474,7 +523,11 @@ fn operation(
     let effect = match raw_op.get("x-toolgate-effect").and_then(Value::as_str) {
         Some(e) => match crate::ir::Effect::parse(e) {
             Some(e) => e,
-            None => return Err(format!("`x-toolgate-effect: {e}` is not an effect")),
+            None => {
+                return Err(Failure::Inexpressible(format!(
+                    "`x-toolgate-effect: {e}` is not an effect"
+                )));
+            }
         },
         None => match method {
             "GET" | "HEAD" | "OPTIONS" => crate::ir::Effect::NetworkRead,
@@ -516,6 +569,8 @@ fn operation(
         required.dedup();
         parameters["required"] = json!(required);
     }
+    let defs = conv.finish(&mut param_defs)?;
+    attach(&mut parameters, defs);
     let mut http = json!({"method": method, "url": url});
     if !query.is_empty() {
         http["query"] = json!(query);
@@ -535,16 +590,19 @@ fn operation(
     if matches!(method, "PUT" | "DELETE") {
         spec_v["idempotency"] = json!("idempotent");
     }
+    let cap = conv.walk.cap();
+    let inlined = schema::inlined_size(&parameters, cap).max(schema::inlined_size(&result, cap));
     spec_v["parameters"] = parameters;
     if !result.is_null() {
         spec_v["result"] = result;
     }
     spec_v["timeout"] = json!("30s");
     spec_v["exec"] = json!({"http": http});
-    let text = serde_saphyr::to_string(&spec_v).map_err(|e| e.to_string())?;
+    let text = yaml_text(&spec_v)?;
     let header = format!(
-        "# Imported from OpenAPI ({method} {path}) by `toolgate import --from openapi`.\n\
+        "# Imported from OpenAPI ({method} {}) by `toolgate import --from openapi`.\n\
          # effect {}: {}. Review the effect, the limits and the result, then run `toolgate lint`.\n",
+        comment_text(path),
         effect.as_str(),
         if raw_op.get("x-toolgate-effect").is_some() {
             "from `x-toolgate-effect`"
@@ -552,7 +610,7 @@ fn operation(
             "from the method"
         }
     );
-    Ok((name, format!("{header}{text}")))
+    Ok((name, format!("{header}{text}"), inlined))
 }
 
 /// Runs the import: writes `<out>/<name>.yaml` per tool, and lists what could not be imported.
@@ -561,16 +619,23 @@ pub fn run(
     out: Option<&Path>,
     server: Option<&str>,
     force: bool,
+    limits: &ImportLimits,
 ) -> miette::Result<u8> {
     let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
-    let doc = match read_document(file) {
+    let (text, doc) = match read_document(file, limits) {
         Ok(d) => d,
         Err(m) => return super::call::fail(&m),
     };
-    let imported = match convert(&doc, server) {
+    let imported = match convert(&doc, server, limits) {
         Ok(i) => i,
-        Err(m) => return super::call::fail(&format!("{}: {m}", file.display())),
+        Err(Failure::Inexpressible(m)) => {
+            return super::call::fail(&format!("{}: {m}", file.display()));
+        }
+        Err(Failure::Limit { message, pointer }) => {
+            return super::call::fail(&format!("{}: {message}", locate(file, &text, &pointer)));
+        }
     };
+    drop(text);
     let api = doc
         .pointer("/info/title")
         .and_then(Value::as_str)
@@ -584,26 +649,26 @@ pub fn run(
                 cwd.join(o)
             }
         })
-        .unwrap_or_else(|| cwd.join("tool-specs").join(&api));
-    if let Err(e) = std::fs::create_dir_all(&dir) {
-        return super::call::fail(&format!("cannot create {}: {e}", dir.display()));
-    }
-    let (mut written, mut kept) = (0, 0);
-    for (name, text) in &imported.tools {
-        let path = dir.join(format!("{name}.yaml"));
-        if path.exists() && !force {
-            eprintln!("kept {} (exists; --force replaces it)", path.display());
-            kept += 1;
-            continue;
-        }
-        if let Err(e) = std::fs::write(&path, text) {
-            return super::call::fail(&format!("cannot write {}: {e}", path.display()));
-        }
-        eprintln!("wrote {}", path.display());
-        written += 1;
-    }
+        .unwrap_or_else(|| {
+            cwd.join("tool-specs")
+                .join(crate::cli::import::output::file_name(&api))
+        });
+    let (written, kept) = match write_all(&dir, &imported.tools, force) {
+        Ok(n) => n,
+        Err(m) => return super::call::fail(&m),
+    };
     for (what, why) in &imported.inexpressible {
-        println!("inexpressible: {what}: {why}");
+        println!(
+            "inexpressible: {}: {}",
+            comment_text(what),
+            comment_text(why)
+        );
+    }
+    for (name, nodes) in &imported.large_inlined {
+        eprintln!(
+            "warning: `{name}` shares schemas through `$defs` that would be {}{nodes} nodes inlined; the provider emitters (`toolgate lint`, `build`, `export`) inline `$ref`s",
+            if *nodes >= limits.nodes.saturating_mul(2) { "at least " } else { "" }
+        );
     }
     eprintln!(
         "{} operation(s) became tools ({written} written, {kept} kept), {} inexpressible; they call {}.",

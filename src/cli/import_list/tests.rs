@@ -91,6 +91,7 @@ fn each_format_becomes_lint_clean_conservative_specs() {
             format,
             &specs,
             false,
+            &ImportLimits::default(),
         )
         .unwrap();
         assert_eq!((n, written), (1, 1));
@@ -244,7 +245,7 @@ proptest! {
             }
             // And the starter spec of the import checks clean.
             let specs = tmp.path().join(format!("{}-specs", target.as_str()));
-            write_specs(&dir.join("list.json"), &dir, format, &specs, false).unwrap();
+            write_specs(&dir.join("list.json"), &dir, format, &specs, false, &ImportLimits::default()).unwrap();
             let (errors, _) = check(&specs);
             prop_assert!(errors.is_empty(), "{target}: {errors:?}");
         }
