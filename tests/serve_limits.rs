@@ -616,3 +616,40 @@ fn challenges_stay_ascii_and_quote_nothing_of_a_hostile_token() {
         assert!(said.contains("\r\nX-Evil: 1") || said.contains("\r\nSet-Cookie"), "{what}: {said}");
     }
 }
+
+#[test]
+fn bad_limits_are_located_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = project(
+        dir.path(),
+        "connections: 0, header_timeout: 1h, sessions: 2, sessions_per_principal: 5",
+        &jwks_file(),
+    );
+    let out = Command::new(env!("CARGO_BIN_EXE_toolgate"))
+        .args(["serve", "--http", "127.0.0.1:0", "--config"])
+        .arg(&config)
+        .arg("--workspace")
+        .arg(dir.path())
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let said = String::from_utf8_lossy(&out.stderr);
+    for (place, what) in [
+        (
+            "toolgate.yaml:7:25]",
+            "`serve.limits.connections` is 0, not a count from 1 to 1000000",
+        ),
+        (
+            "toolgate.yaml:7:44]",
+            "`serve.limits.header_timeout` is 1h, outside 100ms to 10m",
+        ),
+        (
+            "toolgate.yaml:7:85]",
+            "`serve.limits.sessions_per_principal` (5) is more than `sessions` (2)",
+        ),
+    ] {
+        assert!(said.contains(place) && said.contains(what), "{what} at {place}:\n{said}");
+    }
+    assert!(said.contains("3 errors"), "{said}");
+}
