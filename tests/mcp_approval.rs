@@ -134,3 +134,45 @@ async fn approvals_show_every_argument_in_full_or_refuse_to_ask() {
     assert!(!ws.path().join("big.txt").exists());
     client.cancel().await.unwrap();
 }
+
+/// `serve --session ID` names every connection's calls with one session id; the question still
+/// reaches the client of the connection that called (issue 34: it used to end as
+/// APPROVAL_UNAVAILABLE, the approver looking the session id up among connection ids).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn with_a_fixed_session_id_the_caller_is_still_asked() {
+    let ws = tempfile::tempdir().unwrap();
+    let state = tempfile::tempdir().unwrap();
+    let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_toolgate"));
+    cmd.arg("serve")
+        .arg("--session")
+        .arg("shared-session")
+        .arg("--config")
+        .arg(repo().join("tests/fixtures/mcp/toolgate.yaml"))
+        .arg("--workspace")
+        .arg(ws.path())
+        .arg("--state-dir")
+        .arg(state.path());
+    let handler = Approving::default();
+    let asked = handler.asked.clone();
+    let client = handler
+        .serve(TokioChildProcess::new(cmd).unwrap())
+        .await
+        .unwrap();
+    let r = client
+        .call_tool(write_call("approved.txt", "yes\n"))
+        .await
+        .unwrap();
+    assert_eq!(error_type(&r), None, "{}", text(&r));
+    assert_eq!(
+        std::fs::read_to_string(ws.path().join("approved.txt")).unwrap(),
+        "yes\n"
+    );
+    let questions = asked.lock().unwrap().clone();
+    assert_eq!(questions.len(), 1, "{questions:?}");
+    assert!(
+        questions[0].starts_with("toolgate: write_file (local_write) needs approval"),
+        "{}",
+        questions[0]
+    );
+    client.cancel().await.unwrap();
+}

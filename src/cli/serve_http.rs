@@ -70,7 +70,8 @@ pub(super) fn run(
         };
         let server = HttpServer::bind(addr, runtime.clone(), approver, options.clone(), verifier)
             .await
-            .map_err(|e| e.to_string())?;
+            .map_err(|e| e.to_string())?
+            .with_log(Arc::new(|line: &str| eprintln!("toolgate serve: {line}")));
         let url = match server.local_addr() {
             Some(a) => format!("http://{a}{}", server.mcp_path()),
             None => addr.to_owned(),

@@ -224,12 +224,55 @@ pub struct ServeConfig {
     /// How `serve --http` authenticates callers (absent: it serves loopback addresses only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub auth: Option<ServeAuth>,
+    /// What one client may cost `serve --http`: timeouts and caps.
+    #[serde(default, skip_serializing_if = "ServeLimits::is_default")]
+    pub limits: ServeLimits,
 }
 
 impl ServeConfig {
     /// Whether nothing is set.
     pub fn is_empty(&self) -> bool {
-        self.toolset.is_none() && self.auth.is_none()
+        self.toolset.is_none() && self.auth.is_none() && self.limits.is_default()
+    }
+}
+
+/// `serve.limits`: what `serve --http` lets one client cost before a token is read or a session
+/// is made.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct ServeLimits {
+    /// How long a client may take to send a request's headers, and how long a connection may
+    /// sit idle between requests, before it is closed (milliseconds).
+    pub header_timeout_ms: u64,
+    /// How long a client may take to send a request's body once its headers are in
+    /// (milliseconds): a request still unfinished then is answered 408 and closed.
+    pub body_timeout_ms: u64,
+    /// Open connections at once; one more is answered 503 and closed.
+    pub connections: u32,
+    /// Live MCP sessions at once; one more `initialize` is answered 503.
+    pub sessions: u32,
+    /// Live MCP sessions of one principal; one more `initialize` is answered 429.
+    pub sessions_per_principal: u32,
+    /// How long a session may go without a request before it ends (milliseconds).
+    pub session_idle_ms: u64,
+}
+
+impl Default for ServeLimits {
+    fn default() -> Self {
+        ServeLimits {
+            header_timeout_ms: 10_000,
+            body_timeout_ms: 30_000,
+            connections: 512,
+            sessions: 1000,
+            sessions_per_principal: 32,
+            session_idle_ms: 300_000,
+        }
+    }
+}
+
+impl ServeLimits {
+    /// Whether every limit is its default.
+    pub fn is_default(&self) -> bool {
+        *self == ServeLimits::default()
     }
 }
 

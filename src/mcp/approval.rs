@@ -1,7 +1,9 @@
 //! [`ElicitationApprover`]: `ask` decisions answered by the MCP client, through elicitation.
 //!
 //! When a connection's client declared the `elicitation` capability (form mode) during
-//! `initialize`, its session is registered here with the connection's peer. An `ask` then
+//! `initialize`, the connection is registered here, by its id, with its peer; a call's question
+//! goes to the connection the call came in on (its call id names it), so a session id shared by
+//! several connections (`serve --session ID`) changes nothing. An `ask` then
 //! sends `elicitation/create` with a one-field form — `decision`: `allow_once`,
 //! `allow_session` or `deny`, and an optional `reason` — and maps the answer:
 //!
@@ -54,14 +56,26 @@ impl ElicitationApprover {
         ElicitationApprover::default()
     }
 
-    /// Routes a session's questions to a connection's client.
-    pub fn register(&self, session_id: &str, peer: Peer<RoleServer>) {
-        self.with_peers(|p| p.insert(session_id.to_owned(), peer));
+    /// Routes questions to a connection's client: those of the calls the connection made (`key`
+    /// is its connection id, which starts their call ids), or of a session (`key` is a session
+    /// id, for an embedding whose connections are its sessions).
+    pub fn register(&self, key: &str, peer: Peer<RoleServer>) {
+        self.with_peers(|p| p.insert(key.to_owned(), peer));
     }
 
-    /// Forgets a session (its connection closed).
-    pub fn unregister(&self, session_id: &str) {
-        self.with_peers(|p| p.remove(session_id));
+    /// Forgets a connection (it closed), or a session.
+    pub fn unregister(&self, key: &str) {
+        self.with_peers(|p| p.remove(key));
+    }
+
+    /// The client a question goes to: the connection whose call asks, else the session's.
+    fn peer_for(&self, req: &ApprovalRequest) -> Option<Peer<RoleServer>> {
+        self.with_peers(|p| {
+            crate::mcp::server::connection_of(&req.call_id)
+                .and_then(|c| p.get(c))
+                .or_else(|| p.get(&req.session_id))
+                .cloned()
+        })
     }
 
     fn with_peers<T>(&self, f: impl FnOnce(&mut HashMap<String, Peer<RoleServer>>) -> T) -> T {
@@ -79,7 +93,7 @@ impl Approver for ElicitationApprover {
     }
 
     fn request<'a>(&'a self, req: &'a ApprovalRequest) -> ApprovalFuture<'a> {
-        let peer = self.with_peers(|p| p.get(&req.session_id).cloned());
+        let peer = self.peer_for(req);
         Box::pin(async move {
             let Some(peer) = peer else {
                 return ApprovalOutcome::Unavailable;

@@ -12,7 +12,14 @@
 //!
 //! A refusal is an HTTP answer: 401 with `WWW-Authenticate: Bearer resource_metadata="…"` (and
 //! `error="invalid_token"` when a token was sent), or 403 with `error="insufficient_scope"` and
-//! the scopes needed. The token stays here: the principal it names goes on, the token itself
+//! the scopes needed. The challenge is printable ASCII and never quotes what the unverified token
+//! says (its `iss`, `kid`): those go only into the JSON body, escaped.
+//!
+//! Keys are refreshed off the request path: a request that finds them older than `refresh` starts
+//! one background fetch (single flight; a failure is tried again after a backoff of 1 s doubling
+//! to [`MAX_REFRESH_BACKOFF`]) and goes on with the keys in hand (stale while revalidating). Only
+//! a token naming a key id the server does not hold waits for a fetch, at most one every
+//! [`FORCED_REFRESH_GAP`]. The token stays here: the principal it names goes on, the token itself
 //! reaches neither the tools nor the upstream MCP servers.
 
 use std::collections::HashMap;
@@ -35,6 +42,8 @@ pub const FORCED_REFRESH_GAP: Duration = Duration::from_secs(30);
 const FETCH_TIMEOUT: Duration = Duration::from_secs(10);
 /// The largest JWK Set read or fetched.
 const MAX_JWKS_BYTES: u64 = 1024 * 1024;
+/// The longest wait before a failed background refresh is tried again.
+pub const MAX_REFRESH_BACKOFF: Duration = Duration::from_secs(300);
 
 /// Keys that cannot be loaded.
 #[derive(Debug, thiserror::Error)]
@@ -50,8 +59,15 @@ pub struct KeysError {
 pub enum Refusal {
     /// No bearer token (401, no error code).
     Missing,
-    /// A token that is not accepted (401 `invalid_token`), and why.
-    Invalid(String),
+    /// A token that is not accepted (401 `invalid_token`): why, in full (it may quote the
+    /// unverified token: the body's `error_description`), and a description of the same that
+    /// names nothing from the token (the challenge's).
+    Invalid {
+        /// Why, for the body.
+        why: String,
+        /// Why, for the `WWW-Authenticate` header: server-side words only.
+        public: String,
+    },
     /// A valid token without the scopes needed (403 `insufficient_scope`): the scopes needed.
     InsufficientScope(Vec<String>),
 }
@@ -60,15 +76,16 @@ impl Refusal {
     /// The HTTP status.
     pub fn status(&self) -> u16 {
         match self {
-            Refusal::Missing | Refusal::Invalid(_) => 401,
+            Refusal::Missing | Refusal::Invalid { .. } => 401,
             Refusal::InsufficientScope(_) => 403,
         }
     }
 
-    /// The `WWW-Authenticate` header (RFC 6750 §3, RFC 9728 §5.1).
+    /// The `WWW-Authenticate` header (RFC 6750 §3, RFC 9728 §5.1): printable ASCII whatever
+    /// the configuration says (anything else becomes `?`), so it is never dropped.
     pub fn challenge(&self, metadata_url: &str, required: &[String]) -> String {
         let quoted = |s: &str| s.replace(['"', '\\'], "'");
-        match self {
+        let header = match self {
             Refusal::Missing if required.is_empty() => {
                 format!("Bearer resource_metadata=\"{metadata_url}\"")
             }
@@ -76,22 +93,26 @@ impl Refusal {
                 "Bearer resource_metadata=\"{metadata_url}\", scope=\"{}\"",
                 required.join(" ")
             ),
-            Refusal::Invalid(why) => format!(
+            Refusal::Invalid { public, .. } => format!(
                 "Bearer error=\"invalid_token\", error_description=\"{}\", resource_metadata=\"{metadata_url}\"",
-                quoted(why)
+                quoted(public)
             ),
             Refusal::InsufficientScope(scopes) => format!(
                 "Bearer error=\"insufficient_scope\", scope=\"{}\", error_description=\"the token lacks a scope this server requires\", resource_metadata=\"{metadata_url}\"",
                 scopes.join(" ")
             ),
-        }
+        };
+        header
+            .chars()
+            .map(|c| if c == ' ' || c.is_ascii_graphic() { c } else { '?' })
+            .collect()
     }
 
     /// What the body says.
     pub fn message(&self) -> String {
         match self {
             Refusal::Missing => "a bearer token is required (Authorization: Bearer …)".to_owned(),
-            Refusal::Invalid(why) => format!("the bearer token is not accepted: {why}"),
+            Refusal::Invalid { why, .. } => format!("the bearer token is not accepted: {why}"),
             Refusal::InsufficientScope(s) => {
                 format!("the bearer token lacks the scopes {}", s.join(" "))
             }
@@ -149,32 +170,52 @@ impl TokenVerifier {
             _ => return Err(Refusal::Missing),
         };
         let header = jsonwebtoken::decode_header(token).map_err(|e| {
-            Refusal::Invalid(format!(
-                "its header is not a JWS header with a supported `alg` ({e}); `none` is never accepted"
-            ))
+            invalid(
+                format!(
+                    "its header is not a JWS header with a supported `alg` ({e}); `none` is never accepted"
+                ),
+                "its header is not a JWS header with a supported `alg`; `none` is never accepted",
+            )
         })?;
         if !is_asymmetric(header.alg) {
-            return Err(Refusal::Invalid(format!(
-                "`alg` {:?} is not accepted: tokens must be signed with a public-key algorithm",
-                header.alg
-            )));
+            return Err(Refusal::Invalid {
+                why: format!(
+                    "`alg` {:?} is not accepted: tokens must be signed with a public-key algorithm",
+                    header.alg
+                ),
+                public: format!(
+                    "`alg` {:?} is not accepted: tokens must be signed with a public-key algorithm",
+                    header.alg
+                ),
+            });
         }
         // Which issuer's keys to try: read `iss` before the signature is checked; the
         // signature and `iss` are both verified below.
-        let claimed: Value = jsonwebtoken::dangerous::insecure_decode_claims(token)
-            .map_err(|e| Refusal::Invalid(format!("its claims are not readable: {e}")))?;
+        let claimed: Value = jsonwebtoken::dangerous::insecure_decode_claims(token).map_err(|e| {
+            invalid(
+                format!("its claims are not readable: {e}"),
+                "its claims are not readable",
+            )
+        })?;
         let iss = claimed.get("iss").and_then(Value::as_str).unwrap_or("");
         let Some(keys) = self.issuers.get(iss) else {
-            return Err(Refusal::Invalid(format!(
-                "issuer `{iss}` is not one this server accepts"
-            )));
+            return Err(invalid(
+                format!("issuer `{iss}` is not one this server accepts"),
+                "its issuer is not one this server accepts",
+            ));
         };
         let candidates = keys.candidates(header.kid.as_deref(), header.alg);
         if candidates.is_empty() {
-            return Err(Refusal::Invalid(match &header.kid {
-                Some(kid) => format!("issuer `{iss}` has no key `{kid}` for {:?}", header.alg),
-                None => format!("issuer `{iss}` has no key for {:?}", header.alg),
-            }));
+            return Err(Refusal::Invalid {
+                why: match &header.kid {
+                    Some(kid) => format!("issuer `{iss}` has no key `{kid}` for {:?}", header.alg),
+                    None => format!("issuer `{iss}` has no key for {:?}", header.alg),
+                },
+                public: format!(
+                    "its issuer has no key of the token's key id for {:?}",
+                    header.alg
+                ),
+            });
         }
         let mut validation = Validation::new(header.alg);
         validation.leeway = LEEWAY_SECS;
@@ -194,27 +235,38 @@ impl TokenVerifier {
             }
         }
         let Some(claims) = claims else {
-            return Err(Refusal::Invalid(match last.as_ref().map(|e| e.kind()) {
-                Some(jsonwebtoken::errors::ErrorKind::ExpiredSignature) => {
-                    "it has expired".to_owned()
-                }
-                Some(jsonwebtoken::errors::ErrorKind::ImmatureSignature) => {
-                    "it is not valid yet (nbf)".to_owned()
-                }
-                Some(jsonwebtoken::errors::ErrorKind::InvalidAudience) => format!(
-                    "its audience is not this server's resource `{}`",
-                    self.auth.resource
+            use jsonwebtoken::errors::ErrorKind;
+            let (why, public) = match last.as_ref().map(|e| e.kind()) {
+                Some(ErrorKind::ExpiredSignature) => ("it has expired".to_owned(), None),
+                Some(ErrorKind::ImmatureSignature) => ("it is not valid yet (nbf)".to_owned(), None),
+                Some(ErrorKind::InvalidAudience) => (
+                    format!(
+                        "its audience is not this server's resource `{}`",
+                        self.auth.resource
+                    ),
+                    None,
                 ),
-                Some(jsonwebtoken::errors::ErrorKind::InvalidSignature) => {
-                    "its signature does not verify".to_owned()
+                Some(ErrorKind::InvalidSignature) => {
+                    ("its signature does not verify".to_owned(), None)
                 }
-                Some(jsonwebtoken::errors::ErrorKind::MissingRequiredClaim(c)) => {
-                    format!("it has no `{c}` claim")
-                }
-                Some(other) => format!("{other:?}"),
-                None => "no key verified it".to_owned(),
-            }));
+                Some(ErrorKind::MissingRequiredClaim(c)) => (format!("it has no `{c}` claim"), None),
+                Some(other) => (format!("{other:?}"), Some("it is not accepted")),
+                None => ("no key verified it".to_owned(), None),
+            };
+            let public = public.map_or_else(|| why.clone(), str::to_owned);
+            return Err(Refusal::Invalid { why, public });
         };
+        // A principal is its `sub`: an empty one would make every such token one principal.
+        if !claims
+            .get("sub")
+            .and_then(Value::as_str)
+            .is_some_and(|s| !s.trim().is_empty())
+        {
+            return Err(invalid(
+                "its `sub` claim is empty or not a string".to_owned(),
+                "its `sub` claim is empty or not a string",
+            ));
+        }
         let principal = principal_of(&claims, &self.auth.claims);
         let missing: Vec<String> = self
             .auth
@@ -227,6 +279,14 @@ impl TokenVerifier {
             return Err(Refusal::InsufficientScope(self.auth.scopes.clone()));
         }
         Ok(principal)
+    }
+}
+
+/// An `invalid_token` refusal: `why` for the body, `public` (no token fields) for the challenge.
+fn invalid(why: String, public: &str) -> Refusal {
+    Refusal::Invalid {
+        why,
+        public: public.to_owned(),
     }
 }
 
@@ -266,15 +326,36 @@ fn is_asymmetric(alg: Algorithm) -> bool {
 
 /// One issuer's keys, and when they were loaded.
 struct IssuerKeys {
-    source: KeysSource,
+    source: Arc<KeysSource>,
     refresh: Duration,
-    state: Mutex<KeysState>,
+    state: Arc<Mutex<KeysState>>,
 }
 
 struct KeysState {
     set: Arc<JwkSet>,
     loaded_at: Instant,
     forced_at: Option<Instant>,
+    /// A fetch is under way (single flight: nobody starts another).
+    fetching: bool,
+    /// Background refreshes failed in a row, and when the next may start.
+    failures: u32,
+    retry_at: Option<Instant>,
+}
+
+fn lock(state: &Mutex<KeysState>) -> std::sync::MutexGuard<'_, KeysState> {
+    match state.lock() {
+        Ok(g) => g,
+        Err(p) => p.into_inner(),
+    }
+}
+
+/// How long after `failures` failed refreshes in a row the next may start: 1 s, doubling, at
+/// most [`MAX_REFRESH_BACKOFF`] (and never longer than the refresh interval).
+fn backoff(failures: u32, refresh: Duration) -> Duration {
+    let secs = 1u64 << failures.saturating_sub(1).min(16);
+    Duration::from_secs(secs)
+        .min(MAX_REFRESH_BACKOFF)
+        .min(refresh.max(Duration::from_secs(1)))
 }
 
 impl IssuerKeys {
@@ -284,67 +365,104 @@ impl IssuerKeys {
             JwksSource::File(f) => KeysSource::File(root.join(f)),
         };
         IssuerKeys {
-            source,
+            source: Arc::new(source),
             refresh: Duration::from_millis(i.refresh_ms),
-            state: Mutex::new(KeysState {
+            state: Arc::new(Mutex::new(KeysState {
                 set: Arc::new(JwkSet { keys: Vec::new() }),
                 loaded_at: Instant::now(),
                 forced_at: None,
-            }),
+                fetching: false,
+                failures: 0,
+                retry_at: None,
+            })),
         }
     }
 
-    fn with_state<T>(&self, f: impl FnOnce(&mut KeysState) -> T) -> T {
-        let mut g = match self.state.lock() {
-            Ok(g) => g,
-            Err(p) => p.into_inner(),
-        };
-        f(&mut g)
-    }
-
     fn store(&self, set: JwkSet) {
-        self.with_state(|s| {
-            s.set = Arc::new(set);
-            s.loaded_at = Instant::now();
-        });
+        store(&self.state, set);
     }
 
-    /// The keys that may have signed a token with this key id and algorithm, after a refresh
-    /// when the keys are stale or the id is unknown.
+    /// The keys that may have signed a token with this key id and algorithm. Keys older than
+    /// `refresh` are used as they are while one background fetch replaces them; only a key id
+    /// the set lacks waits for a fetch (at most one per [`FORCED_REFRESH_GAP`], and none while
+    /// another fetch is under way).
     fn candidates(&self, kid: Option<&str>, alg: Algorithm) -> Vec<DecodingKey> {
-        let (set, stale, may_force) = self.with_state(|s| {
-            (
-                s.set.clone(),
-                s.loaded_at.elapsed() >= self.refresh,
-                s.forced_at
-                    .is_none_or(|t| t.elapsed() >= FORCED_REFRESH_GAP),
-            )
-        });
-        let unknown = kid.is_some_and(|k| set.find(k).is_none());
-        let set = if stale || (unknown && may_force) {
-            if unknown {
-                self.with_state(|s| s.forced_at = Some(Instant::now()));
+        let now = Instant::now();
+        let (mut set, force) = {
+            let mut s = lock(&self.state);
+            let unknown = kid.is_some_and(|k| s.set.find(k).is_none());
+            let may_force = s
+                .forced_at
+                .is_none_or(|t| now.duration_since(t) >= FORCED_REFRESH_GAP);
+            let force = unknown && may_force && !s.fetching;
+            let stale = now.duration_since(s.loaded_at) >= self.refresh
+                && s.retry_at.is_none_or(|t| now >= t);
+            if force {
+                s.forced_at = Some(now);
+                s.fetching = true;
+            } else if stale && !s.fetching {
+                s.fetching = true;
+                self.refresh_in_background();
             }
-            match self.source.load("") {
-                Ok(fresh) => {
-                    self.store(fresh);
-                    self.with_state(|s| s.set.clone())
-                }
-                Err(e) => {
-                    // Keep the keys in hand: a failed refresh must not lock everyone out.
-                    tracing::warn!(error = %e, "JWKS refresh failed; keeping the keys loaded before");
-                    set
-                }
-            }
-        } else {
-            set
+            (s.set.clone(), force)
         };
+        if force {
+            let loaded = self.source.load("");
+            finish_fetch(&self.state, loaded, self.refresh);
+            set = lock(&self.state).set.clone();
+        }
         set.keys
             .iter()
             .filter(|k| kid.is_none() || k.common.key_id.as_deref() == kid)
             .filter(|k| usable_for(k, alg))
             .filter_map(|k| DecodingKey::from_jwk(k).ok())
             .collect()
+    }
+
+    /// Fetches the keys on a thread of its own (the caller set `fetching`).
+    fn refresh_in_background(&self) {
+        let (source, state, refresh) = (self.source.clone(), self.state.clone(), self.refresh);
+        let spawned = std::thread::Builder::new()
+            .name("toolgate-jwks".into())
+            .spawn(move || {
+                let loaded = source.load("");
+                finish_fetch(&state, loaded, refresh);
+            });
+        if let Err(e) = spawned {
+            tracing::warn!(error = %e, "cannot start the JWKS refresh; keeping the keys loaded before");
+            let mut s = lock(&self.state);
+            s.fetching = false;
+            s.failures = s.failures.saturating_add(1);
+            s.retry_at = Some(Instant::now() + backoff(s.failures, refresh));
+        }
+    }
+}
+
+fn store(state: &Mutex<KeysState>, set: JwkSet) {
+    let mut s = lock(state);
+    s.set = Arc::new(set);
+    s.loaded_at = Instant::now();
+}
+
+/// Ends a fetch: new keys replace the old; a failure keeps them and backs off.
+fn finish_fetch(state: &Mutex<KeysState>, loaded: Result<JwkSet, KeysError>, refresh: Duration) {
+    match loaded {
+        Ok(fresh) => {
+            store(state, fresh);
+            let mut s = lock(state);
+            s.fetching = false;
+            s.failures = 0;
+            s.retry_at = None;
+        }
+        Err(e) => {
+            let mut s = lock(state);
+            s.fetching = false;
+            s.failures = s.failures.saturating_add(1);
+            let wait = backoff(s.failures, refresh);
+            s.retry_at = Some(Instant::now() + wait);
+            // Keep the keys in hand: a failed refresh must not lock everyone out.
+            tracing::warn!(error = %e, retry_in = ?wait, "JWKS refresh failed; keeping the keys loaded before");
+        }
     }
 }
 
@@ -489,8 +607,14 @@ mod tests {
             c.starts_with("Bearer error=\"insufficient_scope\", scope=\"a b\""),
             "{c}"
         );
-        let c = Refusal::Invalid("it has \"expired\"".into()).challenge(m, &[]);
+        let c = invalid("it has \"expired\"".into(), "it has \"expired\"").challenge(m, &[]);
         assert!(c.contains("error_description=\"it has 'expired'\""), "{c}");
+        // Whatever the words, the header is printable ASCII.
+        let c = invalid(String::new(), "bad\r\nX-Injected: 1\u{202e}\t").challenge(m, &[]);
+        assert!(
+            c.contains("error_description=\"bad??X-Injected: 1??\""),
+            "{c}"
+        );
     }
 
     #[test]

@@ -10,23 +10,33 @@
 //! | `/.well-known/oauth-protected-resource` (and the same followed by the MCP path) | RFC 9728 metadata (with `serve.auth`) |
 //!
 //! Every MCP session gets a handler of its own, so allow-for-session grants and elicitations
-//! (approvals) stay with the session that asked. The first request's principal owns the session.
+//! (approvals) stay with the session that asked. The principal whose `initialize` made a session
+//! owns it: a request of anyone else naming it is answered 404, as if it did not exist
+//! ([`crate::mcp::sessions`]).
+//!
+//! What one client may cost is bounded by `serve.limits` ([`ServeLimits`]): connections are
+//! served by [`crate::mcp::listen`] (header-read timeout, connection cap), a request body must
+//! arrive within `body_timeout`, and live sessions are capped per principal (429) and overall
+//! (503). Every refusal of these is a line in the log.
 
 use std::future::Future;
 use std::net::SocketAddr;
 use std::sync::Arc;
+use std::time::Duration;
 
 use axum::Router;
 use axum::body::Body;
 use axum::extract::{Request, State};
-use axum::http::{HeaderValue, StatusCode, header};
+use axum::http::{HeaderValue, Method, StatusCode, header};
 use axum::response::Response;
 use axum::routing::{any, get};
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
 use tokio_util::sync::CancellationToken;
 
+use crate::ir::ServeLimits;
 use crate::mcp::auth::{self, Refusal, TokenVerifier};
+use crate::mcp::sessions::{Full, Ownership, SessionOwners};
 use crate::mcp::{ElicitationApprover, ServeError, ServeOptions, ToolgateServer};
 use crate::runtime::ToolRuntime;
 
@@ -51,6 +61,14 @@ pub enum HttpError {
     Handler(#[from] ServeError),
 }
 
+/// Where `serve --http` writes a line about a refusal (a foreign session, a cap reached).
+pub type Log = Arc<dyn Fn(&str) + Send + Sync>;
+
+/// The header naming a request's MCP session.
+const SESSION_HEADER: &str = "mcp-session-id";
+/// Seconds a client refused a session is told to wait (`Retry-After`).
+const SESSION_RETRY_SECS: u32 = 10;
+
 /// What `serve --http` serves, and how it checks callers.
 pub struct HttpServer {
     runtime: ToolRuntime,
@@ -58,6 +76,8 @@ pub struct HttpServer {
     options: ServeOptions,
     verifier: Option<Arc<TokenVerifier>>,
     listener: tokio::net::TcpListener,
+    limits: ServeLimits,
+    log: Log,
 }
 
 impl std::fmt::Debug for HttpServer {
@@ -87,13 +107,28 @@ impl HttpServer {
         if verifier.is_none() && !local.ip().is_loopback() {
             return Err(HttpError::Unauthenticated(local));
         }
+        let limits = runtime.project().serve.limits.clone();
         Ok(HttpServer {
             runtime,
             approver,
             options,
             verifier,
             listener,
+            limits,
+            log: Arc::new(|line: &str| tracing::warn!("{line}")),
         })
+    }
+
+    /// Writes the refusal lines with `log` (default: `tracing` at warn level).
+    pub fn with_log(mut self, log: Log) -> Self {
+        self.log = log;
+        self
+    }
+
+    /// The connection cap in effect (`serve.limits.connections`, lowered to what the open file
+    /// limit allows).
+    pub fn connection_cap(&self) -> u32 {
+        crate::mcp::listen::connection_cap(self.limits.connections)
     }
 
     /// The address bound (its real port when the one asked for was 0).
@@ -146,18 +181,31 @@ impl HttpServer {
         for t in self.runtime.project().toolsets.values() {
             scoped.extend(t.scopes.iter().cloned());
         }
+        let cap = self.connection_cap();
         let (runtime, approver, options) = (self.runtime, self.approver, self.options);
+        let mut manager = LocalSessionManager::default();
+        manager.session_config.keep_alive =
+            Some(Duration::from_millis(self.limits.session_idle_ms));
+        let manager = Arc::new(manager);
+        let owners = Arc::new(SessionOwners::new(
+            manager.clone(),
+            self.limits.sessions_per_principal,
+            self.limits.sessions,
+        ));
         let service: StreamableHttpService<ToolgateServer, LocalSessionManager> =
             StreamableHttpService::new(
                 move || {
                     ToolgateServer::new(runtime.clone(), Some(approver.clone()), options.clone())
                         .map_err(std::io::Error::other)
                 },
-                Arc::new(LocalSessionManager::default()),
+                manager,
                 config,
             );
         let app = Arc::new(App {
             service,
+            owners,
+            log: self.log.clone(),
+            body_timeout: Duration::from_millis(self.limits.body_timeout_ms),
             metadata: self
                 .verifier
                 .as_ref()
@@ -177,14 +225,21 @@ impl HttpServer {
         router = router.route(&suffixed, get(metadata));
         let router = router.with_state(app);
         let ended = shutdown.clone();
-        axum::serve(self.listener, router)
-            .with_graceful_shutdown(async move {
-                stop.await;
-                // Ends every session and its event stream, so that the server can drain.
-                ended.cancel();
-            })
-            .await
-            .map_err(HttpError::Serve)
+        tokio::spawn(async move {
+            stop.await;
+            // Ends every session and its event stream, so that the server can drain.
+            ended.cancel();
+        });
+        crate::mcp::listen::serve(
+            self.listener,
+            router,
+            Duration::from_millis(self.limits.header_timeout_ms),
+            cap,
+            shutdown,
+            self.log,
+        )
+        .await;
+        Ok(())
     }
 }
 
@@ -192,6 +247,9 @@ const WELL_KNOWN: &str = "/.well-known/oauth-protected-resource";
 
 struct App {
     service: StreamableHttpService<ToolgateServer, LocalSessionManager>,
+    owners: Arc<SessionOwners>,
+    log: Log,
+    body_timeout: Duration,
     verifier: Option<Arc<TokenVerifier>>,
     metadata: Option<serde_json::Value>,
     metadata_url: String,
@@ -212,6 +270,7 @@ async fn metadata(State(app): State<Arc<App>>) -> Response {
 }
 
 async fn mcp(State(app): State<Arc<App>>, mut req: Request) -> Response {
+    let mut caller = None;
     if let Some(v) = &app.verifier {
         let authorization = req
             .headers()
@@ -234,9 +293,114 @@ async fn mcp(State(app): State<Arc<App>>, mut req: Request) -> Response {
         };
         // The token stops here: what goes on is who it names.
         req.headers_mut().remove(header::AUTHORIZATION);
+        caller = Some(principal.id());
         req.extensions_mut().insert(principal);
     }
-    app.service.handle(req).await.map(Body::new)
+    let req = match with_body(&app, req).await {
+        Ok(r) => r,
+        Err(refusal) => return refusal,
+    };
+    let authenticated = caller.is_some();
+    let caller = caller.unwrap_or_default();
+    let named = req
+        .headers()
+        .get(SESSION_HEADER)
+        .and_then(|h| h.to_str().ok())
+        .map(str::to_owned);
+    match named {
+        Some(session) => {
+            if let Ownership::Foreign { owner } = app.owners.ownership(&session, &caller) {
+                (app.log)(&format!(
+                    "refused {} {} (404): principal {:?} named session {session:?}, which belongs to {owner:?}",
+                    req.method(),
+                    req.uri().path(),
+                    if authenticated { caller.as_str() } else { "(nobody)" },
+                ));
+                // Exactly what rmcp answers for a session that does not exist.
+                let mut r = Response::new(Body::from("Not Found: Session not found"));
+                *r.status_mut() = StatusCode::NOT_FOUND;
+                return r;
+            }
+            let ends = req.method() == Method::DELETE;
+            let r = app.service.handle(req).await.map(Body::new);
+            if ends && r.status().is_success() {
+                app.owners.forget(&session);
+            }
+            r
+        }
+        // A POST naming no session is an `initialize` (or rmcp refuses it): a new session.
+        None if req.method() == Method::POST => {
+            let place = match app.owners.reserve(&caller, authenticated).await {
+                Ok(p) => p,
+                Err(full) => return sessions_full(&app, &caller, &full),
+            };
+            let r = app.service.handle(req).await.map(Body::new);
+            if let Some(id) = r.headers().get(SESSION_HEADER).and_then(|h| h.to_str().ok()) {
+                place.bind(id);
+            }
+            r
+        }
+        None => app.service.handle(req).await.map(Body::new),
+    }
+}
+
+/// The request with its body read within `serve.limits.body_timeout` (408 when it is not).
+async fn with_body(app: &App, req: Request) -> Result<Request, Response> {
+    if req.method() != Method::POST {
+        return Ok(req);
+    }
+    let (parts, body) = req.into_parts();
+    // rmcp refuses bodies past its own cap with 413; this one only bounds the time.
+    let limit = 4 * 1024 * 1024 + 1;
+    match tokio::time::timeout(app.body_timeout, axum::body::to_bytes(body, limit)).await {
+        Ok(Ok(bytes)) => Ok(Request::from_parts(parts, Body::from(bytes))),
+        Ok(Err(_)) => Err(json_response(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            &serde_json::json!({"error": "the request body is larger than 4 MiB"}),
+        )),
+        Err(_) => {
+            (app.log)(&format!(
+                "refused {} {} (408): its body did not arrive within {} ms (serve.limits.body_timeout)",
+                parts.method,
+                parts.uri.path(),
+                app.body_timeout.as_millis()
+            ));
+            let mut r = json_response(
+                StatusCode::REQUEST_TIMEOUT,
+                &serde_json::json!({"error": "the request body did not arrive in time"}),
+            );
+            r.headers_mut()
+                .insert(header::CONNECTION, HeaderValue::from_static("close"));
+            Err(r)
+        }
+    }
+}
+
+/// 429 (the caller's cap) or 503 (the server's), with `Retry-After`, and a line in the log.
+fn sessions_full(app: &App, caller: &str, full: &Full) -> Response {
+    let (status, message) = match full {
+        Full::Principal(n) => (
+            StatusCode::TOO_MANY_REQUESTS,
+            format!(
+                "this principal holds {n} live sessions, the cap `serve.limits.sessions_per_principal`; end one (DELETE) or retry later"
+            ),
+        ),
+        Full::Server(n) => (
+            StatusCode::SERVICE_UNAVAILABLE,
+            format!("the server holds {n} live sessions, the cap `serve.limits.sessions`; retry later"),
+        ),
+    };
+    (app.log)(&format!(
+        "refused a new session ({}): principal {caller:?}: {message}",
+        status.as_u16()
+    ));
+    let mut r = json_response(
+        status,
+        &serde_json::json!({"error": message, "retry_after": SESSION_RETRY_SECS}),
+    );
+    r.headers_mut()
+        .insert(header::RETRY_AFTER, HeaderValue::from(SESSION_RETRY_SECS));
+    r
 }
 
 fn refused(app: &App, v: &TokenVerifier, refusal: &Refusal) -> Response {
@@ -246,15 +410,17 @@ fn refused(app: &App, v: &TokenVerifier, refusal: &Refusal) -> Response {
         &serde_json::json!({
             "error": match refusal {
                 Refusal::Missing => "unauthorized",
-                Refusal::Invalid(_) => "invalid_token",
+                Refusal::Invalid { .. } => "invalid_token",
                 Refusal::InsufficientScope(_) => "insufficient_scope",
             },
             "error_description": refusal.message(),
         }),
     );
-    if let Ok(h) = HeaderValue::from_str(&refusal.challenge(&app.metadata_url, &v.auth().scopes)) {
-        r.headers_mut().insert(header::WWW_AUTHENTICATE, h);
-    }
+    // The challenge is printable ASCII (`Refusal::challenge`), so this never drops it.
+    let challenge = refusal.challenge(&app.metadata_url, &v.auth().scopes);
+    let h = HeaderValue::from_str(&challenge)
+        .unwrap_or_else(|_| HeaderValue::from_static("Bearer error=\"invalid_token\""));
+    r.headers_mut().insert(header::WWW_AUTHENTICATE, h);
     r
 }
 

@@ -32,8 +32,12 @@ pub mod approval;
 pub mod auth;
 #[cfg(feature = "serve-http")]
 pub mod http;
+#[cfg(feature = "serve-http")]
+pub mod listen;
 pub mod resources;
 pub mod server;
+#[cfg(feature = "serve-http")]
+pub mod sessions;
 pub mod tools;
 
 pub use approval::ElicitationApprover;

@@ -13,7 +13,8 @@
 //! `isError` result naming the close tools of the served set, not a protocol error.
 //!
 //! Each connection has an id of its own (`mcp-<uuid>`), and a call's id is that id and the
-//! request's, so request ids that start again on a new connection never meet an old call's
+//! request's (by which the approver sends the call's questions to this connection's client,
+//! whatever the session id is), so request ids that start again on a new connection never meet an old call's
 //! record. A key the client sends in `_meta` (`IDEMPOTENCY_KEY_MCP_META`) names the request
 //! across connections and restarts instead.
 //!
@@ -220,7 +221,7 @@ impl ToolgateServer {
                  isError with what to do next. Output a result cuts is kept whole as an \
                  artifact, linked as a toolgate-artifact: resource that resources/read reads.",
         );
-        let connection_id = format!("mcp-{}", uuid::Uuid::now_v7());
+        let connection_id = format!("mcp-{}", uuid::Uuid::now_v7().hyphenated());
         let session_id = options
             .session
             .clone()
@@ -397,8 +398,8 @@ impl ServerHandler for ToolgateServer {
         let principal = request_principal(&context);
         let session = self.session_for(&context.peer, principal.as_ref());
         if session.principal().map(Principal::id) != principal.as_ref().map(Principal::id) {
-            // A session belongs to the principal that opened it (MCP security best practices:
-            // session ids are not authentication).
+            // Over HTTP another principal never gets here (`crate::mcp::sessions` answers 404
+            // first); this holds for any other transport that carries principals.
             return Err(ErrorData::invalid_request(
                 "this MCP session belongs to another principal; open a session of your own",
                 None,
@@ -406,7 +407,7 @@ impl ServerHandler for ToolgateServer {
         }
         let key = client_key(request.meta.as_deref(), &context.meta);
         let arguments = Value::Object(request.arguments.unwrap_or_default());
-        let call_id = format!("{}-{}", self.inner.connection_id, context.id);
+        let call_id = call_id(&self.inner.connection_id, &context.id);
         let mut call = ToolCall::new(call_id, name, arguments);
         if let Some(k) = key {
             call = call.with_idempotency_key(k);
@@ -464,6 +465,20 @@ impl ServerHandler for ToolgateServer {
     }
 }
 
+/// A call's id: its connection's id and the request's, so that [`connection_of`] finds the
+/// connection again (the approver routes the call's questions by it).
+fn call_id(connection_id: &str, request: &rmcp::model::RequestId) -> String {
+    format!("{connection_id}-{request}")
+}
+
+/// The connection id (`mcp-<uuid>`) a call id of [`call_id`] starts with.
+pub(crate) fn connection_of(call_id: &str) -> Option<&str> {
+    // "mcp-" and a hyphenated UUID: 40 characters, then the request's id after a hyphen.
+    const LEN: usize = 4 + 36;
+    let conn = call_id.get(..LEN)?;
+    (conn.starts_with("mcp-") && call_id[LEN..].starts_with('-')).then_some(conn)
+}
+
 /// The principal `serve --http` authenticated for this request, if any.
 #[cfg(feature = "serve-http")]
 fn request_principal(context: &RequestContext<RoleServer>) -> Option<Principal> {
@@ -493,5 +508,23 @@ fn client_key(
         Value::Null => None,
         Value::String(s) => Some(s.clone()),
         other => Some(other.to_string()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_call_id_names_its_connection() {
+        let conn = format!("mcp-{}", uuid::Uuid::now_v7().hyphenated());
+        for request in [
+            rmcp::model::RequestId::Number(7),
+            rmcp::model::RequestId::String("a-b-c".into()),
+        ] {
+            assert_eq!(connection_of(&call_id(&conn, &request)), Some(conn.as_str()));
+        }
+        assert_eq!(connection_of("run-1"), None);
+        assert_eq!(connection_of(&conn), None);
     }
 }

@@ -321,6 +321,12 @@ pub fn resolve_project(
             .as_ref()
             .and_then(|s| s.value.auth.as_ref())
             .and_then(|a| crate::spec::serve_auth::resolve(a, &err, diags)),
+        limits: p
+            .serve
+            .as_ref()
+            .and_then(|s| s.value.limits.as_ref())
+            .map(|l| crate::spec::serve_auth::resolve_limits(l, &err, diags))
+            .unwrap_or_default(),
         ..crate::ir::ServeConfig::default()
     };
     if let Some(t) = p.serve.as_ref().and_then(|s| s.value.toolset.as_ref()) {

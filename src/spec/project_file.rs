@@ -120,6 +120,34 @@ pub struct ServeAst {
     /// resource. Without it, `serve --http` serves loopback addresses only.
     #[serde(default)]
     pub auth: Option<Spanned<ServeAuthAst>>,
+    /// What one client may cost `serve --http`: timeouts and caps (every one has a default).
+    #[serde(default)]
+    pub limits: Option<Spanned<ServeLimitsAst>>,
+}
+
+/// `serve.limits`: timeouts and caps of `serve --http`.
+#[derive(Debug, Default, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ServeLimitsAst {
+    /// How long a client may take to send a request's headers, and a connection may sit idle
+    /// between requests (default `10s`).
+    #[serde(default)]
+    pub header_timeout: Option<Spanned<DurationLit>>,
+    /// How long a client may take to send a request's body (default `30s`).
+    #[serde(default)]
+    pub body_timeout: Option<Spanned<DurationLit>>,
+    /// Open connections at once (default 512).
+    #[serde(default)]
+    pub connections: Option<Spanned<i64>>,
+    /// Live MCP sessions at once (default 1000).
+    #[serde(default)]
+    pub sessions: Option<Spanned<i64>>,
+    /// Live MCP sessions of one principal (default 32).
+    #[serde(default)]
+    pub sessions_per_principal: Option<Spanned<i64>>,
+    /// How long a session may go without a request before it ends (default `5m`).
+    #[serde(default)]
+    pub session_idle: Option<Spanned<DurationLit>>,
 }
 
 /// `serve.auth`: `serve --http` as an OAuth 2.1 resource server.

@@ -1,10 +1,12 @@
-//! `serve.auth` of toolgate.yaml, checked and resolved into [`ServeAuth`].
+//! `serve.auth` and `serve.limits` of toolgate.yaml, checked and resolved into [`ServeAuth`] and
+//! [`ServeLimits`].
 
 use std::time::Duration;
 
 use crate::diagnostic::Diagnostic;
-use crate::ir::project::{JwksSource, ServeAuth, TokenIssuer};
-use crate::spec::project_file::ServeAuthAst;
+use crate::ir::project::{JwksSource, ServeAuth, ServeLimits, TokenIssuer};
+use crate::spec::literal::DurationLit;
+use crate::spec::project_file::{ServeAuthAst, ServeLimitsAst};
 use crate::spec::source::TextRange;
 use crate::spec::yaml::Spanned;
 
@@ -111,6 +113,106 @@ pub fn resolve(
         scopes: a.value.scopes.iter().map(|s| s.value.clone()).collect(),
         claims: a.value.claims.iter().map(|s| s.value.clone()).collect(),
     })
+}
+
+/// Resolves `serve.limits`: each limit given replaces its default; a bad one (zero, negative,
+/// out of range) is an error at its place, and its default stands.
+pub fn resolve_limits(
+    l: &Spanned<ServeLimitsAst>,
+    err: &impl Fn(TextRange, String) -> Diagnostic,
+    diags: &mut Vec<Diagnostic>,
+) -> ServeLimits {
+    let mut out = ServeLimits::default();
+    let a = &l.value;
+    let mut duration = |v: &Option<Spanned<DurationLit>>,
+                        name: &str,
+                        min: Duration,
+                        max: Duration,
+                        slot: &mut u64| {
+        let Some(v) = v else { return };
+        let d = v.value.0;
+        if d < min || d > max {
+            diags.push(
+                err(
+                    v.range,
+                    format!(
+                        "`serve.limits.{name}` is {}, outside {} to {}",
+                        humantime::format_duration(d),
+                        humantime::format_duration(min),
+                        humantime::format_duration(max)
+                    ),
+                )
+                .with_help(format!(
+                    "write a duration in that range, or leave `{name}` out for its default ({})",
+                    humantime::format_duration(Duration::from_millis(*slot))
+                )),
+            );
+            return;
+        }
+        *slot = u64::try_from(d.as_millis()).unwrap_or(u64::MAX);
+    };
+    let hour = Duration::from_secs(3600);
+    duration(
+        &a.header_timeout,
+        "header_timeout",
+        Duration::from_millis(100),
+        Duration::from_secs(600),
+        &mut out.header_timeout_ms,
+    );
+    duration(
+        &a.body_timeout,
+        "body_timeout",
+        Duration::from_millis(100),
+        hour,
+        &mut out.body_timeout_ms,
+    );
+    duration(
+        &a.session_idle,
+        "session_idle",
+        Duration::from_secs(1),
+        Duration::from_secs(24 * 3600),
+        &mut out.session_idle_ms,
+    );
+    let mut count = |v: &Option<Spanned<i64>>, name: &str, slot: &mut u32| {
+        let Some(v) = v else { return };
+        match u32::try_from(v.value) {
+            Ok(n) if n >= 1 && n <= 1_000_000 => *slot = n,
+            _ => diags.push(
+                err(
+                    v.range,
+                    format!(
+                        "`serve.limits.{name}` is {}, not a count from 1 to 1000000",
+                        v.value
+                    ),
+                )
+                .with_help(format!(
+                    "write a whole number of at least 1, or leave `{name}` out for its default ({slot})"
+                )),
+            ),
+        }
+    };
+    count(&a.connections, "connections", &mut out.connections);
+    count(&a.sessions, "sessions", &mut out.sessions);
+    count(
+        &a.sessions_per_principal,
+        "sessions_per_principal",
+        &mut out.sessions_per_principal,
+    );
+    if out.sessions_per_principal > out.sessions
+        && let Some(v) = &a.sessions_per_principal
+    {
+        diags.push(
+            err(
+                v.range,
+                format!(
+                    "`serve.limits.sessions_per_principal` ({}) is more than `sessions` ({})",
+                    out.sessions_per_principal, out.sessions
+                ),
+            )
+            .with_help("one principal can never hold more sessions than the server; lower it or raise `sessions`"),
+        );
+    }
+    out
 }
 
 /// Why a URI cannot be a resource URI (or, with `fetch`, a JWKS URL), if it cannot.
