@@ -186,7 +186,7 @@ pub(super) fn trust_checked(
     let bundle = || checked.bundle();
     let policy = LoadedPolicy {
         root: &checked.loaded.root,
-        files: policy_files(&checked.loaded, &cwd),
+        files: policy_files(&checked.loaded, &cwd).map_err(Failed)?,
         bundle: &bundle,
         form: PolicyForm::Specs {
             config: config.and_then(|c| c.file_name()).map(PathBuf::from),

@@ -19,6 +19,7 @@ use crate::ir::{AskMode, Bundle, ProjectConfig};
 use crate::policy::trust::{
     self, Fingerprint, PolicyChanges, PolicySnapshot, TrustError, TrustRecord, TrustStore,
 };
+use crate::policy::PolicyFiles;
 use crate::spec::load::{LoadOptions, LoadedSpecs};
 
 /// How the person starting toolgate says which policy is trusted (`call`, `run`, `serve`).
@@ -98,12 +99,15 @@ pub(crate) struct LoadedPolicy<'a> {
     pub form: PolicyForm,
 }
 
-/// The policy files of loaded specs: every file the loader read (toolgate.yaml, spec files).
-pub(crate) fn policy_files(loaded: &LoadedSpecs, cwd: &Path) -> Vec<PathBuf> {
-    let mut files: Vec<PathBuf> = loaded.sources.iter().map(|(_, f)| cwd.join(&f.path)).collect();
+/// The policy files of loaded specs ([`PolicyFiles`]: toolgate.yaml, every file the `specs:`
+/// globs match, key files), with every other file the loader read.
+pub(crate) fn policy_files(loaded: &LoadedSpecs, cwd: &Path) -> Result<Vec<PathBuf>, String> {
+    let policy = PolicyFiles::of(loaded).map_err(|e| e.to_string())?;
+    let mut files: Vec<PathBuf> = policy.files().to_vec();
+    files.extend(loaded.sources.iter().map(|(_, f)| cwd.join(&f.path)));
     files.sort();
     files.dedup();
-    files
+    Ok(files)
 }
 
 /// Whether a person can be asked to trust: stdin and stderr are a terminal, and the context

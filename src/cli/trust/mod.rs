@@ -131,7 +131,7 @@ fn current_policy(dir: &Path, config: Option<PathBuf>) -> miette::Result<PolicyS
         cwd: dir.to_path_buf(),
     })
     .map_err(|e| miette::miette!("{e}"))?;
-    let files = gate::policy_files(&loaded, dir);
+    let files = gate::policy_files(&loaded, dir).map_err(|e| miette::miette!("{e}"))?;
     gate::read_policy(&loaded.root, &files).map_err(|e| miette::miette!("{e}"))
 }
 
