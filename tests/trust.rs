@@ -292,6 +292,23 @@ fn trusted_runs_an_edit_is_refused_and_revoke_forgets() {
 }
 
 #[test]
+fn init_trusts_what_it_writes() {
+    let tmp = tempfile::tempdir().unwrap();
+    let p = Project {
+        root: tmp.path().join("new"),
+        trust_dir: tmp.path().join("trust"),
+        state: tmp.path().join("state"),
+        _tmp: tmp,
+    };
+    let out = p
+        .run(&["init", "--dir", p.root.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let out = p.run(&[READ, &["--context", "ci"]].concat());
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_eq!(p.run(&["trust", "status"]).status.code(), Some(0));
+}
+
+#[test]
 fn the_record_is_keyed_by_the_project_and_holds_its_fingerprint() {
     let p = Project::new();
     assert_eq!(p.run(&["trust"]).status.code(), Some(0));
