@@ -194,7 +194,10 @@ fn an_untrusted_policy_is_refused_without_a_terminal_naming_its_files() {
                 "toolgate.yaml"
             ]
         );
-        assert_eq!(verdict(&out), "toolgate: nothing ran: the policy is not trusted");
+        assert_eq!(
+            verdict(&out),
+            "toolgate: nothing ran: the policy is not trusted"
+        );
     }
     // `run` and `serve` check at start-up too.
     let calls = p.root.join("calls.jsonl");
@@ -232,17 +235,17 @@ fn trusted_runs_an_edit_is_refused_and_revoke_forgets() {
     );
     let out = p.run(&[READ, &["--context", "ci"]].concat());
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
-    assert_eq!(
-        text(&out.stdout).lines().next(),
-        Some("read_file: success")
-    );
+    assert_eq!(text(&out.stdout).lines().next(), Some("read_file: success"));
     let status = p.run(&["trust", "status"]);
     assert_eq!(status.status.code(), Some(0));
     assert!(text(&status.stdout).starts_with(&format!("trusted: {root} (3 file(s), policy ")));
 
     // A tool (or anyone) edits a spec: the change is not obeyed.
     p.edit("tool-specs/read_file.yaml", "timeout: 5s", "timeout: 50s");
-    p.write("tool-specs/extra.yaml", ENV_DUMP.replace("env_dump", "env_dump2").as_str());
+    p.write(
+        "tool-specs/extra.yaml",
+        ENV_DUMP.replace("env_dump", "env_dump2").as_str(),
+    );
     std::fs::remove_file(p.root.join("tool-specs/env_dump.yaml")).unwrap();
     let out = p.run(&[READ, &["--context", "ci"]].concat());
     assert_eq!(out.status.code(), Some(2));
@@ -288,7 +291,11 @@ fn trusted_runs_an_edit_is_refused_and_revoke_forgets() {
         stored.iter().all(|f| f.starts_with("blobs/")),
         "revoked: no record left: {stored:?}"
     );
-    assert_eq!(stored.len(), 3, "the snapshot of the trusted files: {stored:?}");
+    assert_eq!(
+        stored.len(),
+        3,
+        "the snapshot of the trusted files: {stored:?}"
+    );
 }
 
 #[test]
@@ -300,8 +307,7 @@ fn init_trusts_what_it_writes() {
         state: tmp.path().join("state"),
         _tmp: tmp,
     };
-    let out = p
-        .run(&["init", "--dir", p.root.to_str().unwrap()]);
+    let out = p.run(&["init", "--dir", p.root.to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     let out = p.run(&[READ, &["--context", "ci"]].concat());
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
@@ -313,7 +319,10 @@ fn the_record_is_keyed_by_the_project_and_holds_its_fingerprint() {
     let p = Project::new();
     assert_eq!(p.run(&["trust"]).status.code(), Some(0));
     let stored = all_files(&p.trust_dir);
-    let records: Vec<&String> = stored.iter().filter(|f| f.starts_with("projects/")).collect();
+    let records: Vec<&String> = stored
+        .iter()
+        .filter(|f| f.starts_with("projects/"))
+        .collect();
     assert_eq!(records.len(), 1, "{stored:?}");
     let record: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(p.trust_dir.join(records[0])).unwrap())
@@ -357,7 +366,10 @@ fn trust_git_obeys_only_the_committed_policy() {
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
 
     p.edit("tool-specs/read_file.yaml", "timeout: 5s", "timeout: 50s");
-    p.write("tool-specs/extra.yaml", ENV_DUMP.replace("env_dump", "env_dump2").as_str());
+    p.write(
+        "tool-specs/extra.yaml",
+        ENV_DUMP.replace("env_dump", "env_dump2").as_str(),
+    );
     let out = p.run(&[READ, &["--context", "ci", "--trust-git", "HEAD"]].concat());
     assert_eq!(out.status.code(), Some(2));
     assert_eq!(text(&out.stdout), "");
@@ -516,9 +528,7 @@ fn at_a_terminal_the_change_and_its_widening_are_shown_and_asked() {
     let (screen, code) = on_a_terminal(&p, READ, "y");
     assert_eq!(code, 0, "{screen}");
     assert!(
-        screen.starts_with(&format!(
-            "{shown}y\ntrusted {root}\nread_file: success\n"
-        )),
+        screen.starts_with(&format!("{shown}y\ntrusted {root}\nread_file: success\n")),
         "{screen}"
     );
     // Trusted now: the next run asks nothing.

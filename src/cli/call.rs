@@ -12,11 +12,13 @@ use std::sync::Arc;
 use clap::{Args, ValueEnum};
 use tokio_util::sync::CancellationToken;
 
+use super::trust::gate::{
+    LoadedPolicy, PolicyForm, can_ask, loaded_texts, policy_files, require_trust,
+};
 use crate::check::{self, CheckedProject};
 use crate::runtime::approval::{ApprovalOutcome, FixedApprover};
 use crate::runtime::{RuntimeBuilder, Session, ToolCall, ToolResult, ToolRuntime};
 use crate::spec::load::LoadOptions;
-use super::trust::gate::{LoadedPolicy, PolicyForm, can_ask, policy_files, require_trust};
 
 mod terminal;
 
@@ -187,6 +189,7 @@ pub(super) fn trust_checked(
     let policy = LoadedPolicy {
         root: &checked.loaded.root,
         files: policy_files(&checked.loaded, &cwd).map_err(Failed)?,
+        loaded: loaded_texts(&checked.loaded, &cwd),
         bundle: &bundle,
         form: PolicyForm::Specs {
             config: config.and_then(|c| c.file_name()).map(PathBuf::from),
@@ -209,14 +212,14 @@ pub(super) fn load(
         Some(path) => {
             let text = std::fs::read_to_string(path)
                 .map_err(|e| Failed(format!("cannot read {}: {e}", path.display())))?;
-            let bundle = crate::ir::Bundle::from_json(&text).map_err(|e| {
-                Failed(crate::runtime::BuildError::from(e).to_string())
-            })?;
+            let bundle = crate::ir::Bundle::from_json(&text)
+                .map_err(|e| Failed(crate::runtime::BuildError::from(e).to_string()))?;
             // A bundle alone names no project folder: the command line's is the current one.
             let current = || Some(bundle.clone());
             let policy = LoadedPolicy {
                 root: &here,
                 files: vec![here.join(path)],
+                loaded: vec![(here.join(path), Arc::from(text.as_str()))],
                 bundle: &current,
                 form: PolicyForm::Bundle,
             };
@@ -226,7 +229,12 @@ pub(super) fn load(
         }
         None => {
             let checked = checked_specs(a.config.clone())?;
-            trust_checked(&checked, a.config.as_deref(), &a.trust, a.context.as_deref())?;
+            trust_checked(
+                &checked,
+                a.config.as_deref(),
+                &a.trust,
+                a.context.as_deref(),
+            )?;
             project_journal = checked.resolution.project.journal.clone();
             RuntimeBuilder::from_checked(&checked).map_err(|e| Failed(e.to_string()))?
         }

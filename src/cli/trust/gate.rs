@@ -16,10 +16,10 @@ use clap::Args;
 
 use crate::diff::{self, Class, DiffOptions, source};
 use crate::ir::{AskMode, Bundle, ProjectConfig};
+use crate::policy::PolicyFiles;
 use crate::policy::trust::{
     self, Fingerprint, PolicyChanges, PolicySnapshot, TrustError, TrustRecord, TrustStore,
 };
-use crate::policy::PolicyFiles;
 use crate::spec::load::{LoadOptions, LoadedSpecs};
 
 /// How the person starting toolgate says which policy is trusted (`call`, `run`, `serve`).
@@ -92,6 +92,8 @@ pub(crate) struct LoadedPolicy<'a> {
     pub root: &'a Path,
     /// Every policy file.
     pub files: Vec<PathBuf>,
+    /// The text the loader read of some of them (path as in `files`): hashed as read.
+    pub loaded: Vec<(PathBuf, std::sync::Arc<str>)>,
     /// What it resolved to (for the comparison with the trusted one; only built when a person
     /// is shown what changed).
     pub bundle: &'a dyn Fn() -> Option<Bundle>,
@@ -108,6 +110,18 @@ pub(crate) fn policy_files(loaded: &LoadedSpecs, cwd: &Path) -> Result<Vec<PathB
     files.sort();
     files.dedup();
     Ok(files)
+}
+
+/// The text the loader read of each file, by its path from `cwd`.
+pub(crate) fn loaded_texts(
+    loaded: &LoadedSpecs,
+    cwd: &Path,
+) -> Vec<(PathBuf, std::sync::Arc<str>)> {
+    loaded
+        .sources
+        .iter()
+        .map(|(_, f)| (cwd.join(&f.path), f.text.clone()))
+        .collect()
 }
 
 /// Whether a person can be asked to trust: stdin and stderr are a terminal, and the context
@@ -135,10 +149,15 @@ pub(crate) fn require_trust(
     if mode == Mode::AsItStands {
         return Ok(());
     }
-    let snapshot = Fingerprint::read(policy.root, &policy.files).map_err(|e| e.to_string())?;
+    let loaded: Vec<(PathBuf, &[u8])> = policy
+        .loaded
+        .iter()
+        .map(|(p, t)| (p.clone(), t.as_bytes()))
+        .collect();
+    let snapshot =
+        Fingerprint::read_with(policy.root, &policy.files, &loaded).map_err(|e| e.to_string())?;
     if let Mode::Git(rev) = &mode {
-        let differences =
-            trust::differences_from_git(&snapshot, rev).map_err(|e| e.to_string())?;
+        let differences = trust::differences_from_git(&snapshot, rev).map_err(|e| e.to_string())?;
         if differences.is_empty() {
             return Ok(());
         }
@@ -149,9 +168,7 @@ pub(crate) fn require_trust(
         eprintln!(
             "{:?}",
             miette::miette!(
-                help = format!(
-                    "commit the policy, or review it and run without --trust-git after `toolgate trust`"
-                ),
+                help = "commit the policy, or review it and run without --trust-git after `toolgate trust`",
                 "the policy is not the one committed at {rev}:\n  {}",
                 list.join("\n  ")
             )
@@ -162,7 +179,9 @@ pub(crate) fn require_trust(
         ));
     }
     let store = TrustStore::open_default().map_err(|e| {
-        format!("{e}; or pass --trust-policy (the policy as it stands, for this run) or --trust-git REV")
+        format!(
+            "{e}; or pass --trust-policy (the policy as it stands, for this run) or --trust-git REV"
+        )
     })?;
     let record = store.load(&snapshot.root).map_err(|e| e.to_string())?;
     if record
@@ -339,10 +358,8 @@ impl ScratchDir {
             .duration_since(std::time::UNIX_EPOCH)
             .map(|d| d.subsec_nanos())
             .unwrap_or(0);
-        let dir = std::env::temp_dir().join(format!(
-            "toolgate-trusted-{}-{nanos}",
-            std::process::id()
-        ));
+        let dir =
+            std::env::temp_dir().join(format!("toolgate-trusted-{}-{nanos}", std::process::id()));
         std::fs::create_dir(&dir)?;
         Ok(ScratchDir(dir))
     }
@@ -371,8 +388,16 @@ pub(crate) fn shown(text: &str) -> String {
 }
 
 /// The snapshot of the policy as it stands (for `toolgate trust` and `init`).
-pub(crate) fn read_policy(root: &Path, files: &[PathBuf]) -> Result<PolicySnapshot, String> {
-    Fingerprint::read(root, files).map_err(|e| e.to_string())
+pub(crate) fn read_policy(
+    root: &Path,
+    files: &[PathBuf],
+    loaded: &[(PathBuf, std::sync::Arc<str>)],
+) -> Result<PolicySnapshot, String> {
+    let loaded: Vec<(PathBuf, &[u8])> = loaded
+        .iter()
+        .map(|(p, t)| (p.clone(), t.as_bytes()))
+        .collect();
+    Fingerprint::read_with(root, files, &loaded).map_err(|e| e.to_string())
 }
 
 #[cfg(test)]

@@ -55,9 +55,7 @@ pub fn run(a: TrustArgs) -> miette::Result<u8> {
     let snapshot = current_policy(&dir, a.config.clone())?;
     match a.action {
         None => {
-            let record = store
-                .trust(&snapshot)
-                .map_err(|e| miette::miette!("{e}"))?;
+            let record = store.trust(&snapshot).map_err(|e| miette::miette!("{e}"))?;
             super::print(&format!(
                 "trusted {} ({} file(s), policy {})\n",
                 gate::shown(&record.project.display().to_string()),
@@ -132,7 +130,8 @@ fn current_policy(dir: &Path, config: Option<PathBuf>) -> miette::Result<PolicyS
     })
     .map_err(|e| miette::miette!("{e}"))?;
     let files = gate::policy_files(&loaded, dir).map_err(|e| miette::miette!("{e}"))?;
-    gate::read_policy(&loaded.root, &files).map_err(|e| miette::miette!("{e}"))
+    let texts = gate::loaded_texts(&loaded, dir);
+    gate::read_policy(&loaded.root, &files, &texts).map_err(|e| miette::miette!("{e}"))
 }
 
 /// Trusts the project `init` wrote in `root`: says so, or why not (init itself succeeded).

@@ -100,6 +100,17 @@ impl Fingerprint {
     /// from the current folder. A file that does not exist is not part of the policy (if it
     /// appears later, it is an added file).
     pub fn read(root: &Path, files: &[PathBuf]) -> Result<PolicySnapshot, TrustError> {
+        Self::read_with(root, files, &[])
+    }
+
+    /// [`Fingerprint::read`], taking the bytes of the files in `loaded` (path as in `files`,
+    /// bytes) from there rather than from the disk: the fingerprint is then of exactly what
+    /// the loader read, not of what a file holds a moment later.
+    pub fn read_with(
+        root: &Path,
+        files: &[PathBuf],
+        loaded: &[(PathBuf, &[u8])],
+    ) -> Result<PolicySnapshot, TrustError> {
         let cwd = std::env::current_dir().map_err(|source| TrustError::Read {
             path: PathBuf::from("."),
             source,
@@ -109,13 +120,18 @@ impl Fingerprint {
             path: root_given.clone(),
             source,
         })?;
-        let mut read: Vec<(PolicyFile, Vec<u8>, PathBuf)> = Vec::with_capacity(files.len());
+        // (file, bytes, path on the disk, whether the bytes are the loader's)
+        let mut read: Vec<(PolicyFile, Vec<u8>, PathBuf, bool)> = Vec::with_capacity(files.len());
         for file in files {
             let path = cwd.join(file);
-            let bytes = match std::fs::read(&path) {
-                Ok(b) => b,
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
-                Err(source) => return Err(TrustError::Read { path, source }),
+            let preloaded = loaded.iter().find(|(p, _)| cwd.join(p) == path);
+            let bytes = match preloaded {
+                Some((_, b)) => b.to_vec(),
+                None => match std::fs::read(&path) {
+                    Ok(b) => b,
+                    Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+                    Err(source) => return Err(TrustError::Read { path, source }),
+                },
             };
             let name = project_path(&root, &root_given, &path);
             read.push((
@@ -125,14 +141,17 @@ impl Fingerprint {
                 },
                 bytes,
                 path,
+                preloaded.is_some(),
             ));
         }
-        read.sort_by(|a, b| a.0.path.cmp(&b.0.path));
-        read.dedup_by(|a, b| a.0.path == b.0.path);
+        // One entry per name; of a file named twice (two spellings of one path), the bytes
+        // the loader read.
+        read.sort_by(|a, b| (&a.0.path, !a.3).cmp(&(&b.0.path, !b.3)));
+        read.dedup_by(|later, first| later.0.path == first.0.path);
         let mut contents = Vec::with_capacity(read.len());
         let mut paths = Vec::with_capacity(read.len());
         let mut list = Vec::with_capacity(read.len());
-        for (f, bytes, path) in read {
+        for (f, bytes, path, _) in read {
             list.push(f);
             contents.push(bytes);
             paths.push(path);
@@ -268,5 +287,10 @@ mod tests {
         assert_eq!(names, vec!["specs/x.yaml", "toolgate.yaml"]);
         assert_eq!(snap.contents, vec![b"b".to_vec(), b"a".to_vec()]);
         assert_eq!(snap.fingerprint.files[1].hash, hash_bytes(b"a"));
+        // What the loader read counts, not what the disk holds a moment later.
+        let loaded = [(dir.path().join("toolgate.yaml"), b"as loaded".as_slice())];
+        let snap = Fingerprint::read_with(dir.path(), &[dir.path().join("toolgate.yaml")], &loaded)
+            .unwrap();
+        assert_eq!(snap.fingerprint.files[0].hash, hash_bytes(b"as loaded"));
     }
 }

@@ -47,7 +47,12 @@ pub fn differences_from_git(
     let top = std::fs::canonicalize(&top).unwrap_or(top);
     let commit = git(
         root,
-        &["rev-parse", "--verify", "--quiet", &format!("{rev}^{{commit}}")],
+        &[
+            "rev-parse",
+            "--verify",
+            "--quiet",
+            &format!("{rev}^{{commit}}"),
+        ],
     )
     .map_err(|_| {
         TrustError::Git(format!(
@@ -133,7 +138,10 @@ pub fn differences_from_git(
             }),
             _ => {
                 // A tree or submodule at that path: not the committed file.
-                let size = fields.get(2).and_then(|s| s.parse::<u64>().ok()).unwrap_or(0);
+                let size = fields
+                    .get(2)
+                    .and_then(|s| s.parse::<u64>().ok())
+                    .unwrap_or(0);
                 std::io::copy(&mut (&mut reader).take(size + 1), &mut std::io::sink())
                     .map_err(broken)?;
                 out.push(GitDifference {
@@ -177,7 +185,11 @@ mod tests {
         std::fs::write(d.join("spec.yaml"), "b\n").unwrap();
         sh(d, &["add", "."]);
         sh(d, &["commit", "-q", "-m", "one"]);
-        let files = [d.join("toolgate.yaml"), d.join("spec.yaml"), d.join("new.yaml")];
+        let files = [
+            d.join("toolgate.yaml"),
+            d.join("spec.yaml"),
+            d.join("new.yaml"),
+        ];
         let snap = Fingerprint::read(d, &files).unwrap();
         assert_eq!(differences_from_git(&snap, "HEAD").unwrap(), vec![]);
         std::fs::write(d.join("spec.yaml"), "changed\n").unwrap();

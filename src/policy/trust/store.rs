@@ -62,11 +62,10 @@ impl TrustStore {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
             Err(source) => return Err(TrustError::Read { path, source }),
         };
-        let record: TrustRecord =
-            serde_json::from_str(&text).map_err(|e| TrustError::Record {
-                path: path.clone(),
-                message: e.to_string(),
-            })?;
+        let record: TrustRecord = serde_json::from_str(&text).map_err(|e| TrustError::Record {
+            path: path.clone(),
+            message: e.to_string(),
+        })?;
         // Two paths hashing alike is not expected; a record of another project is not trust.
         if record.project != root {
             return Err(TrustError::Record {
@@ -208,8 +207,8 @@ mod tests {
         let project = tempfile::tempdir().unwrap();
         let state = tempfile::tempdir().unwrap();
         std::fs::write(project.path().join("toolgate.yaml"), "name: x\n").unwrap();
-        let snap = Fingerprint::read(project.path(), &[project.path().join("toolgate.yaml")])
-            .unwrap();
+        let snap =
+            Fingerprint::read(project.path(), &[project.path().join("toolgate.yaml")]).unwrap();
         let store = TrustStore::at(state.path().join("trust"));
         assert_eq!(store.load(&snap.root).unwrap(), None);
         let record = store.trust(&snap).unwrap();
