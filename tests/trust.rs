@@ -540,3 +540,32 @@ fn at_a_terminal_the_change_and_its_widening_are_shown_and_asked() {
     assert_eq!(code, 2);
     assert!(!screen.contains("[y/N]"), "{screen}");
 }
+
+#[test]
+fn a_bundle_is_obeyed_as_committed_or_when_vouched_for() {
+    let p = Project::new();
+    let bundle = ["--bundle", "build/toolgate/bundle.json", "--context", "ci"];
+    let out = p.run(&[READ, &bundle].concat());
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        verdict(&out),
+        "toolgate: nothing ran: a --bundle run obeys its bundle only with --trust-git REV (the bundle as committed) or --trust-policy (whoever starts toolgate vouches for it)"
+    );
+    let out = p.run(&[READ, &bundle, &["--trust-policy"]].concat());
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    p.git(&["init", "-q"]);
+    p.git(&["add", "."]);
+    p.git(&["commit", "-q", "-m", "bundle"]);
+    let out = p.run(&[READ, &bundle, &["--trust-git", "HEAD"]].concat());
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let file = p.root.join("build/toolgate/bundle.json");
+    let mut text_now = std::fs::read_to_string(&file).unwrap();
+    text_now.push('\n');
+    std::fs::write(&file, text_now).unwrap();
+    let out = p.run(&[READ, &bundle, &["--trust-git", "HEAD"]].concat());
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        listed(&out),
+        vec!["build/toolgate/bundle.json differs from HEAD"]
+    );
+}

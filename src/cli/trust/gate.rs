@@ -82,7 +82,7 @@ impl TrustFlags {
 pub(crate) enum PolicyForm {
     /// Specs with toolgate.yaml: `config` is the project file's name when `--config` named it.
     Specs { config: Option<PathBuf> },
-    /// A bundle.json (`--bundle`), by its name in the fingerprint.
+    /// A bundle.json (`--bundle`): obeyed only as committed or when vouched for.
     Bundle,
 }
 
@@ -177,6 +177,14 @@ pub(crate) fn require_trust(
             "nothing ran: the policy differs from {rev} ({} file(s))",
             differences.len()
         ));
+    }
+    if matches!(policy.form, PolicyForm::Bundle) {
+        // `toolgate trust` records a project's specs; a bundle is vouched for by whoever
+        // starts toolgate, or by the commit it is in.
+        return Err(
+            "nothing ran: a --bundle run obeys its bundle only with --trust-git REV (the bundle as committed) or --trust-policy (whoever starts toolgate vouches for it)"
+                .into(),
+        );
     }
     let store = TrustStore::open_default().map_err(|e| {
         format!(
@@ -313,7 +321,6 @@ fn trusted_side(
     policy: &LoadedPolicy<'_>,
 ) -> Result<Bundle, String> {
     let dir = ScratchDir::new().map_err(|e| format!("cannot make a scratch folder: {e}"))?;
-    let mut bundle_file = None;
     for f in &record.fingerprint.files {
         let rel = Path::new(&f.path);
         // Only files inside the project can be put back where the loader looks for them.
@@ -330,22 +337,18 @@ fn trusted_side(
             std::fs::create_dir_all(parent).map_err(|e| e.to_string())?;
         }
         std::fs::write(&target, bytes).map_err(|e| e.to_string())?;
-        bundle_file = Some(target);
     }
-    let side = match &policy.form {
-        PolicyForm::Bundle => match bundle_file {
-            Some(file) => source::from_bundle(&file),
-            None => return Err("the snapshot holds no bundle".into()),
-        },
-        PolicyForm::Specs { config } => source::from_specs(
-            &LoadOptions {
-                paths: Vec::new(),
-                config: config.as_ref().map(|c| dir.0.join(c)),
-                cwd: dir.0.clone(),
-            },
-            "trusted",
-        ),
+    let PolicyForm::Specs { config } = &policy.form else {
+        return Err("a bundle is not compared (it is never trusted by record)".into());
     };
+    let side = source::from_specs(
+        &LoadOptions {
+            paths: Vec::new(),
+            config: config.as_ref().map(|c| dir.0.join(c)),
+            cwd: dir.0.clone(),
+        },
+        "trusted",
+    );
     side.map(|s| s.bundle).map_err(|e| e.to_string())
 }
 
