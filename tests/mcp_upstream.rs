@@ -87,6 +87,9 @@ fn setup(ws: &Path) -> Setup {
             command: vec![
                 env!("CARGO_BIN_EXE_toolgate").to_owned(),
                 "serve".to_owned(),
+                // The trusted downstream policy vouches for the upstream it starts (no
+                // TOOLGATE_TRUST_* reaches an upstream server).
+                "--trust-policy".to_owned(),
                 "--config".to_owned(),
                 fixture.to_string_lossy().into_owned(),
                 "--workspace".to_owned(),
@@ -467,6 +470,7 @@ async fn an_upstream_runs_under_its_own_profile() {
         command: vec![
             env!("CARGO_BIN_EXE_toolgate").to_owned(),
             "serve".to_owned(),
+            "--trust-policy".to_owned(),
             "--config".to_owned(),
             "toolgate.yaml".to_owned(),
             "--state-dir".to_owned(),

@@ -37,6 +37,9 @@ from mcp.client.streamable_http import streamable_http_client
 
 REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 CLK_TCK = os.sysconf("SC_CLK_TCK")
+# The benchmark starts toolgate on its own fixture: it vouches for that policy as it stands
+# (docs/protect.md, Trust), as a harness passing --trust-policy would; older builds ignore it.
+TRUST = {"TOOLGATE_TRUST_POLICY": "1"}
 
 
 def cpu_seconds(pid):
@@ -63,7 +66,10 @@ def children():
 
 async def measure(name, command, args, calls, warmup):
     before_children = set(children())
-    params = StdioServerParameters(command=command, args=args, cwd=REPO)
+    # The SDK passes a server only a few variables of its own environment; add the trust one.
+    from mcp.client.stdio import get_default_environment
+    params = StdioServerParameters(command=command, args=args, cwd=REPO,
+                                   env={**get_default_environment(), **TRUST})
     async with Client(params, mode="legacy") as client:
         spawned = [p for p in children() if p not in before_children]
         if len(spawned) != 1:
@@ -73,7 +79,8 @@ async def measure(name, command, args, calls, warmup):
 
 async def measure_http(name, command, args, calls, warmup):
     # The server prints its URL (the port the system chose) on stderr when it listens.
-    proc = subprocess.Popen([command, *args], cwd=REPO, stdin=subprocess.DEVNULL,
+    proc = subprocess.Popen([command, *args], cwd=REPO, env={**os.environ, **TRUST},
+                            stdin=subprocess.DEVNULL,
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     try:
         url = None

@@ -12,6 +12,9 @@ use std::sync::Arc;
 use clap::{Args, ValueEnum};
 use tokio_util::sync::CancellationToken;
 
+use super::trust::gate::{
+    LoadedPolicy, PolicyForm, can_ask, loaded_texts, policy_files, require_trust,
+};
 use crate::check::{self, CheckedProject};
 use crate::runtime::approval::{ApprovalOutcome, FixedApprover};
 use crate::runtime::{RuntimeBuilder, Session, ToolCall, ToolResult, ToolRuntime};
@@ -70,6 +73,8 @@ pub struct RuntimeArgs {
     /// Output format.
     #[arg(long, value_enum, default_value = "text")]
     pub format: OutputFormat,
+    #[command(flatten)]
+    pub trust: super::trust::TrustFlags,
 }
 
 /// The environment variable naming the journal's PostgreSQL server: overrides toolgate.yaml's
@@ -171,28 +176,69 @@ pub(super) fn checked_specs(config: Option<PathBuf>) -> Result<CheckedProject, F
     Ok(checked)
 }
 
+/// Refuses checked specs whose policy nobody trusted (`trust::gate`), before anything runs.
+pub(super) fn trust_checked(
+    checked: &CheckedProject,
+    config: Option<&std::path::Path>,
+    flags: &super::trust::TrustFlags,
+    context: Option<&str>,
+) -> Result<(), Failed> {
+    let cwd = std::env::current_dir()
+        .map_err(|e| Failed(format!("cannot read the current folder: {e}")))?;
+    let bundle = || checked.bundle();
+    let policy = LoadedPolicy {
+        root: &checked.loaded.root,
+        files: policy_files(&checked.loaded, &cwd).map_err(Failed)?,
+        loaded: loaded_texts(&checked.loaded, &cwd),
+        bundle: &bundle,
+        form: PolicyForm::Specs {
+            config: config.and_then(|c| c.file_name()).map(PathBuf::from),
+        },
+    };
+    let ask = can_ask(&checked.resolution.project, context);
+    require_trust(&policy, flags, ask).map_err(Failed)
+}
+
 /// Builds the runtime and the session the options describe.
 pub(super) fn load(
     a: &RuntimeArgs,
     session_id: Option<&str>,
 ) -> Result<(ToolRuntime, Session), Failed> {
     let mut project_journal = None;
+    let interactive = std::io::stdin().is_terminal() && std::io::stderr().is_terminal();
+    let here = std::env::current_dir()
+        .map_err(|e| Failed(format!("cannot read the current folder: {e}")))?;
     let builder = match &a.bundle {
         Some(path) => {
             let text = std::fs::read_to_string(path)
                 .map_err(|e| Failed(format!("cannot read {}: {e}", path.display())))?;
+            let bundle = crate::ir::Bundle::from_json(&text)
+                .map_err(|e| Failed(crate::runtime::BuildError::from(e).to_string()))?;
             // A bundle alone names no project folder: the command line's is the current one.
-            let here = std::env::current_dir()
-                .map_err(|e| Failed(format!("cannot read the current folder: {e}")))?;
-            RuntimeBuilder::from_bundle_json(&text, here).map_err(|e| Failed(e.to_string()))?
+            let current = || Some(bundle.clone());
+            let policy = LoadedPolicy {
+                root: &here,
+                files: vec![here.join(path)],
+                loaded: vec![(here.join(path), Arc::from(text.as_str()))],
+                bundle: &current,
+                form: PolicyForm::Bundle,
+            };
+            let ask = can_ask(&bundle.project, a.context.as_deref());
+            require_trust(&policy, &a.trust, ask).map_err(Failed)?;
+            RuntimeBuilder::from_bundle(bundle, &here)
         }
         None => {
             let checked = checked_specs(a.config.clone())?;
+            trust_checked(
+                &checked,
+                a.config.as_deref(),
+                &a.trust,
+                a.context.as_deref(),
+            )?;
             project_journal = checked.resolution.project.journal.clone();
             RuntimeBuilder::from_checked(&checked).map_err(|e| Failed(e.to_string()))?
         }
     };
-    let interactive = std::io::stdin().is_terminal() && std::io::stderr().is_terminal();
     let mut builder = match &a.workspace {
         Some(w) => builder.workspace(w),
         None => builder,

@@ -23,6 +23,7 @@ mod sandbox;
 mod schema;
 mod serve;
 mod serve_http;
+mod trust;
 
 use std::io::Write;
 use std::process::ExitCode;
@@ -77,6 +78,9 @@ enum Command {
     Import(import::ImportArgs),
     /// Serve editors as a language server over stdio: findings as you type, hover, completion.
     Lsp(lsp::LspArgs),
+    /// Trust the project's policy as it stands (`status`, `revoke`): `call`, `run` and `serve`
+    /// obey only a trusted policy.
+    Trust(trust::TrustArgs),
 }
 
 /// Runs the command line and returns the process exit code.
@@ -105,6 +109,7 @@ pub fn main() -> ExitCode {
         Command::Serve(a) => serve::run(a),
         Command::Import(a) => import::run(a),
         Command::Lsp(a) => lsp::run(a),
+        Command::Trust(a) => trust::run(a),
     };
     match result {
         Ok(code) => ExitCode::from(code),

@@ -62,12 +62,17 @@ pub struct ServeArgs {
     /// TOOLGATE_JOURNAL, else toolgate.yaml's `journal`, else SQLite in the state folder).
     #[arg(long, value_name = "URL")]
     pub journal: Option<String>,
+    #[command(flatten)]
+    pub trust: super::trust::TrustFlags,
 }
 
 /// A project's specs, checked, as a runtime builder whose MCP tools call the returned
 /// upstreams; the rendered findings when the specs have errors.
 pub(super) fn checked_builder(
     config: Option<PathBuf>,
+    trust: &super::trust::TrustFlags,
+    context: Option<&str>,
+    can_ask: bool,
 ) -> Result<
     (
         RuntimeBuilder,
@@ -77,7 +82,12 @@ pub(super) fn checked_builder(
     ),
     String,
 > {
-    let checked = super::call::checked_specs(config).map_err(|Failed(m)| m)?;
+    let checked = super::call::checked_specs(config.clone()).map_err(|Failed(m)| m)?;
+    // The policy is checked once, here: the server keeps what it loaded now for its lifetime
+    // (nothing reloads it), so a policy changed while it runs is obeyed by no call of it.
+    let trust_context = if can_ask { context } else { Some("headless") };
+    super::call::trust_checked(&checked, config.as_deref(), trust, trust_context)
+        .map_err(|Failed(m)| m)?;
     let upstreams = Arc::new(McpUpstreams::new(
         &checked.resolution.project.mcp_servers,
         &checked.loaded.root,
@@ -95,7 +105,13 @@ pub(super) fn checked_builder(
 
 /// Runs `toolgate serve`.
 pub fn run(a: ServeArgs) -> miette::Result<u8> {
-    let (builder, upstreams, root, project_journal) = match checked_builder(a.config.clone()) {
+    // Over stdio, stdin carries the MCP messages: nobody can be asked to trust a policy there.
+    let (builder, upstreams, root, project_journal) = match checked_builder(
+        a.config.clone(),
+        &a.trust,
+        a.context.as_deref(),
+        a.http.is_some(),
+    ) {
         Ok(b) => b,
         Err(m) => return super::call::fail(&m),
     };

@@ -8,6 +8,7 @@
 
 pub mod arguments;
 pub mod examples;
+pub mod files;
 pub mod protect;
 pub mod trust;
 
@@ -21,6 +22,7 @@ use crate::ir::{Decision, PermissionPolicy, PermissionRule, ToolDefinition};
 
 pub use arguments::{PathParam, ProtectedArgument};
 pub use examples::{EXAMPLE_WORKSPACE, ExampleOutcome, run_example};
+pub use files::{PolicyFileReason, PolicyFiles, SpecGlobError};
 pub use protect::{ProtectError, ProtectedPaths, ProtectedSet, Protection};
 
 /// A permission policy with its rules compiled.

@@ -42,6 +42,8 @@ async def read_cut_output(args):
         command=args.toolgate,
         args=[
             "serve",
+            # The test vouches for its fixture (the SDK passes the server few variables).
+            "--trust-policy",
             "--config",
             args.config,
             "--workspace",

@@ -52,6 +52,8 @@ def server_argv(args):
     return [
         args.toolgate,
         "serve",
+        # The test vouches for its fixture (the SDK passes the server few variables).
+        "--trust-policy",
         "--config",
         args.config,
         "--workspace",

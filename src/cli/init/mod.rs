@@ -133,6 +133,8 @@ pub fn run(a: InitArgs) -> miette::Result<u8> {
     );
     let out = build(&root)?;
     eprintln!("wrote {out} (the build output CI's `toolgate build --check` compares)");
+    // The person who ran init wrote these files: their policy is trusted as written.
+    super::trust::trust_new_project(&root);
     let next = match a.template {
         Template::Coding => {
             "toolgate call read_file --args '{\"path\": \"toolgate.yaml\", \"end_line\": 5}'"

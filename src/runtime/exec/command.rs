@@ -239,12 +239,19 @@ pub fn prepare(
             format!("the working folder `{cwd_rel}` does not exist"),
         ));
     }
+    // No TOOLGATE_TRUST_* reaches a tool, inherited or set: a tool that starts toolgate
+    // again (or leaves a script behind) must not carry the trust of whoever started this run.
     let mut env: Vec<(String, String)> = cmd
         .inherit
         .iter()
+        .filter(|k| !crate::policy::trust::is_trust_env(k))
         .filter_map(|k| std::env::var(k).ok().map(|v| (k.clone(), v)))
         .collect();
-    for (k, t) in &cmd.set {
+    for (k, t) in cmd
+        .set
+        .iter()
+        .filter(|(k, _)| !crate::policy::trust::is_trust_env(k))
+    {
         env.push((k.clone(), render(t, &ev).map_err(&fail)?));
     }
     env.push((

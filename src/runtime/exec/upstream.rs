@@ -91,6 +91,8 @@ pub async fn connect(
         .iter()
         .filter_map(|k| std::env::var(k).ok().map(|v| (k.clone(), v)))
         .chain(config.env.set.iter().map(|(k, v)| (k.clone(), v.clone())))
+        // No upstream server carries the trust of whoever started toolgate.
+        .filter(|(k, _)| !crate::policy::trust::is_trust_env(k))
         .collect();
     let cwd = match &config.cwd {
         Some(c) => root.join(c),
