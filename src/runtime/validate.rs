@@ -22,6 +22,8 @@ use crate::runtime::scheduler::Footprint;
 use crate::runtime::session::ToolCall;
 use crate::runtime::workspace::{PathViolation, Workspace};
 
+mod quote;
+
 /// A call whose arguments match the tool's parameter schema.
 #[derive(Clone, Debug)]
 pub struct ValidArgs {
@@ -115,14 +117,29 @@ pub fn schema_check(resolved: ResolvedCall) -> Result<ValidArgs, Rejection> {
             )),
         });
     }
-    let problems: Vec<String> = tool
-        .parameters
-        .iter_errors(args)
-        .map(|e| {
-            let at = readable_path(&e.instance_path().to_string());
-            format!("- {at}: {e}")
-        })
-        .collect();
+    // Each error names the offending value by a bounded quote (jsonschema's own text embeds the
+    // whole instance), and the list itself is bounded: the refusal stays small for any input.
+    let mut problems: Vec<String> = Vec::new();
+    let mut more = 0usize;
+    for e in tool.parameters.iter_errors(args) {
+        if problems.len() == quote::LISTED_ERRORS {
+            more += 1;
+            continue;
+        }
+        let at = readable_path(&e.instance_path().to_string());
+        let what = match e.kind() {
+            jsonschema::error::ValidationErrorKind::AdditionalProperties { unexpected } => format!(
+                "Additional properties are not allowed ({} unexpected: {})",
+                unexpected.len(),
+                quote::named_list(unexpected)
+            ),
+            _ => e.masked_with(quote::quoted_value(e.instance())).to_string(),
+        };
+        problems.push(format!("- {at}: {what}"));
+    }
+    if more > 0 {
+        problems.push(format!("- and {more} more errors"));
+    }
     Err(Rejection {
         error_type: ErrorType::InvalidArguments,
         message: format!(
