@@ -332,10 +332,12 @@ fn a_session_answers_only_its_initializer() {
     assert_eq!(a.status, 200, "{a:?}");
     let m = a.message();
     assert_eq!(m["result"]["isError"], json!(false), "{m}");
-    assert!(m["result"]["content"][0]["text"]
-        .as_str()
-        .unwrap()
-        .contains("alice's notes"));
+    assert!(
+        m["result"]["content"][0]["text"]
+            .as_str()
+            .unwrap()
+            .contains("alice's notes")
+    );
     let a = request(&s, "POST", Some(&bob), Some(&session), Some(read_notes()));
     assert_eq!(a.status, 404);
 
@@ -471,7 +473,10 @@ fn half_sent_requests_are_closed_and_health_answers_meanwhile() {
         assert!(closed_by(c, deadline), "a half-sent request stayed open");
         last = sent.elapsed();
     }
-    eprintln!("48 half-sent requests and {} idle connections closed {last:?} after they were sent", extra.len());
+    eprintln!(
+        "48 half-sent requests and {} idle connections closed {last:?} after they were sent",
+        extra.len()
+    );
     assert_eq!(healthz(&s.addr), "HTTP/1.1 200 OK");
 }
 
@@ -506,7 +511,11 @@ fn sessions_are_capped_per_principal_and_overall() {
     );
     open_session(&s, &bob);
     let a = initialize(&s, &carol);
-    assert_eq!((a.status, a.retry_after.as_deref()), (503, Some("10")), "{a:?}");
+    assert_eq!(
+        (a.status, a.retry_after.as_deref()),
+        (503, Some("10")),
+        "{a:?}"
+    );
     assert!(a.body.contains("the cap `serve.limits.sessions`"), "{a:?}");
 
     // A session ended gives its place back.
@@ -602,7 +611,9 @@ fn challenges_stay_ascii_and_quote_nothing_of_a_hostile_token() {
     ] {
         let a = initialize(&s, &t);
         assert_eq!(a.status, 401, "{what}");
-        let c = a.challenge.unwrap_or_else(|| panic!("{what}: no WWW-Authenticate"));
+        let c = a
+            .challenge
+            .unwrap_or_else(|| panic!("{what}: no WWW-Authenticate"));
         assert_eq!(
             c,
             format!(
@@ -613,7 +624,10 @@ fn challenges_stay_ascii_and_quote_nothing_of_a_hostile_token() {
         // The body says what the token said, JSON-escaped.
         let body: Value = serde_json::from_str(&a.body).unwrap();
         let said = body["error_description"].as_str().unwrap();
-        assert!(said.contains("\r\nX-Evil: 1") || said.contains("\r\nSet-Cookie"), "{what}: {said}");
+        assert!(
+            said.contains("\r\nX-Evil: 1") || said.contains("\r\nSet-Cookie"),
+            "{what}: {said}"
+        );
     }
 }
 
@@ -649,7 +663,10 @@ fn bad_limits_are_located_errors() {
             "`serve.limits.sessions_per_principal` (5) is more than `sessions` (2)",
         ),
     ] {
-        assert!(said.contains(place) && said.contains(what), "{what} at {place}:\n{said}");
+        assert!(
+            said.contains(place) && said.contains(what),
+            "{what} at {place}:\n{said}"
+        );
     }
     assert!(said.contains("3 errors"), "{said}");
 }

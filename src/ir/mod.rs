@@ -14,7 +14,8 @@ pub use bundle::{Bundle, BundleError};
 pub use http::{HttpBody, HttpHeader, HttpSpec, NetworkPolicy, SecretSource};
 pub use project::{
     AskMode, Budgets, ContextPolicy, McpServer, ProjectConfig, ProtectPolicy, ProtectedPath,
-    ResourceLimits, SandboxProfile, ServeAuth, ServeConfig, ServeLimits, ServerEnv, Target, Toolset,
+    ResourceLimits, SandboxProfile, ServeAuth, ServeConfig, ServeLimits, ServerEnv, Target,
+    Toolset,
 };
 pub use provider::{Provider, ProviderNames};
 pub use tool::{

@@ -104,7 +104,13 @@ impl Refusal {
         };
         header
             .chars()
-            .map(|c| if c == ' ' || c.is_ascii_graphic() { c } else { '?' })
+            .map(|c| {
+                if c == ' ' || c.is_ascii_graphic() {
+                    c
+                } else {
+                    '?'
+                }
+            })
             .collect()
     }
 
@@ -191,12 +197,13 @@ impl TokenVerifier {
         }
         // Which issuer's keys to try: read `iss` before the signature is checked; the
         // signature and `iss` are both verified below.
-        let claimed: Value = jsonwebtoken::dangerous::insecure_decode_claims(token).map_err(|e| {
-            invalid(
-                format!("its claims are not readable: {e}"),
-                "its claims are not readable",
-            )
-        })?;
+        let claimed: Value =
+            jsonwebtoken::dangerous::insecure_decode_claims(token).map_err(|e| {
+                invalid(
+                    format!("its claims are not readable: {e}"),
+                    "its claims are not readable",
+                )
+            })?;
         let iss = claimed.get("iss").and_then(Value::as_str).unwrap_or("");
         let Some(keys) = self.issuers.get(iss) else {
             return Err(invalid(
@@ -238,7 +245,9 @@ impl TokenVerifier {
             use jsonwebtoken::errors::ErrorKind;
             let (why, public) = match last.as_ref().map(|e| e.kind()) {
                 Some(ErrorKind::ExpiredSignature) => ("it has expired".to_owned(), None),
-                Some(ErrorKind::ImmatureSignature) => ("it is not valid yet (nbf)".to_owned(), None),
+                Some(ErrorKind::ImmatureSignature) => {
+                    ("it is not valid yet (nbf)".to_owned(), None)
+                }
                 Some(ErrorKind::InvalidAudience) => (
                     format!(
                         "its audience is not this server's resource `{}`",
@@ -249,7 +258,9 @@ impl TokenVerifier {
                 Some(ErrorKind::InvalidSignature) => {
                     ("its signature does not verify".to_owned(), None)
                 }
-                Some(ErrorKind::MissingRequiredClaim(c)) => (format!("it has no `{c}` claim"), None),
+                Some(ErrorKind::MissingRequiredClaim(c)) => {
+                    (format!("it has no `{c}` claim"), None)
+                }
                 Some(other) => (format!("{other:?}"), Some("it is not accepted")),
                 None => ("no key verified it".to_owned(), None),
             };

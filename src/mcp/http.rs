@@ -314,7 +314,11 @@ async fn mcp(State(app): State<Arc<App>>, mut req: Request) -> Response {
                     "refused {} {} (404): principal {:?} named session {session:?}, which belongs to {owner:?}",
                     req.method(),
                     req.uri().path(),
-                    if authenticated { caller.as_str() } else { "(nobody)" },
+                    if authenticated {
+                        caller.as_str()
+                    } else {
+                        "(nobody)"
+                    },
                 ));
                 // Exactly what rmcp answers for a session that does not exist.
                 let mut r = Response::new(Body::from("Not Found: Session not found"));
@@ -335,7 +339,11 @@ async fn mcp(State(app): State<Arc<App>>, mut req: Request) -> Response {
                 Err(full) => return sessions_full(&app, &caller, &full),
             };
             let r = app.service.handle(req).await.map(Body::new);
-            if let Some(id) = r.headers().get(SESSION_HEADER).and_then(|h| h.to_str().ok()) {
+            if let Some(id) = r
+                .headers()
+                .get(SESSION_HEADER)
+                .and_then(|h| h.to_str().ok())
+            {
                 place.bind(id);
             }
             r
@@ -387,7 +395,9 @@ fn sessions_full(app: &App, caller: &str, full: &Full) -> Response {
         ),
         Full::Server(n) => (
             StatusCode::SERVICE_UNAVAILABLE,
-            format!("the server holds {n} live sessions, the cap `serve.limits.sessions`; retry later"),
+            format!(
+                "the server holds {n} live sessions, the cap `serve.limits.sessions`; retry later"
+            ),
         ),
     };
     (app.log)(&format!(

@@ -68,7 +68,9 @@ pub async fn serve(
         let Ok(permit) = permits.clone().try_acquire_owned() else {
             refusals.note(
                 &log,
-                &format!("refused a connection (503): {cap} are open, the cap `serve.limits.connections`"),
+                &format!(
+                    "refused a connection (503): {cap} are open, the cap `serve.limits.connections`"
+                ),
             );
             tokio::spawn(async move {
                 let mut stream = stream;

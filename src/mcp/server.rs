@@ -522,7 +522,10 @@ mod tests {
             rmcp::model::RequestId::Number(7),
             rmcp::model::RequestId::String("a-b-c".into()),
         ] {
-            assert_eq!(connection_of(&call_id(&conn, &request)), Some(conn.as_str()));
+            assert_eq!(
+                connection_of(&call_id(&conn, &request)),
+                Some(conn.as_str())
+            );
         }
         assert_eq!(connection_of("run-1"), None);
         assert_eq!(connection_of(&conn), None);

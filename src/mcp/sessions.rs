@@ -202,10 +202,7 @@ mod tests {
             2,
             3,
         ));
-        owners
-            .lock()
-            .owners
-            .insert("s1".into(), "alice@idp".into());
+        owners.lock().owners.insert("s1".into(), "alice@idp".into());
         assert_eq!(owners.ownership("s1", "alice@idp"), Ownership::Caller);
         assert_eq!(
             owners.ownership("s1", "bob@idp"),
