@@ -667,7 +667,11 @@ pub fn run(
     for (name, nodes) in &imported.large_inlined {
         eprintln!(
             "warning: `{name}` shares schemas through `$defs` that would be {}{nodes} nodes inlined; the provider emitters (`toolgate lint`, `build`, `export`) inline `$ref`s",
-            if *nodes >= limits.nodes.saturating_mul(2) { "at least " } else { "" }
+            if *nodes >= limits.nodes.saturating_mul(2) {
+                "at least "
+            } else {
+                ""
+            }
         );
     }
     eprintln!(

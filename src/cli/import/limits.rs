@@ -225,7 +225,7 @@ impl<'l> Walk<'l> {
         self.limits.nodes.saturating_mul(2)
     }
 
-        /// Walks a whole JSON value (an upstream's or a list's schema): its nodes and depth.
+    /// Walks a whole JSON value (an upstream's or a list's schema): its nodes and depth.
     pub fn value(&mut self, v: &Value, at: &str) -> Result<(), String> {
         self.walk(v, 0, at, &mut String::new())
     }
