@@ -346,3 +346,37 @@ fn a_hostile_server_past_a_bound_is_refused_and_nothing_is_written() {
         assert!(!dir.path().join("tool-specs").exists(), "{mode}");
     }
 }
+
+/// The imported DAG is a project the rest of toolgate reads within the cap too: lint runs every
+/// provider emitter over it, and they keep `$ref`s they cannot inline within bounds.
+#[test]
+fn an_imported_dag_lints_and_builds_under_a_memory_cap() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = capped(
+        dir.path(),
+        &["import", "--from", "openapi", &dag(), "--out", "tool-specs"],
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    std::fs::write(
+        dir.path().join("toolgate.yaml"),
+        "specs: [\"tool-specs/**/*.yaml\"]\nworkspace: .\n",
+    )
+    .unwrap();
+    let lint = capped(dir.path(), &["lint", "--format", "json"]);
+    assert!(
+        matches!(lint.status.code(), Some(0 | 1)),
+        "lint exited {:?}: {}",
+        lint.status.code(),
+        stderr(&lint)
+    );
+    let report: serde_json::Value = serde_json::from_slice(&lint.stdout).unwrap();
+    assert!(report.is_object() || report.is_array(), "{report}");
+    let build = capped(dir.path(), &["build", "--out", "gen"]);
+    assert!(
+        matches!(build.status.code(), Some(0 | 1 | 2))
+            && !stderr(&build).contains("memory allocation"),
+        "build exited {:?}: {}",
+        build.status.code(),
+        stderr(&build)
+    );
+}

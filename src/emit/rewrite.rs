@@ -114,7 +114,14 @@ pub fn objectify_booleans(schema: &mut Value) {
 /// Inlines every local `$ref` (`#/...`) that does not lead back to itself; recursive
 /// references stay `$ref`s and keep the `$defs` they point into. Sibling keywords of a `$ref`
 /// override the referenced schema's (so a local `description` wins).
+///
+/// A schema whose inlined form would pass [`INLINED_NODES`] JSON nodes (shared definitions
+/// referencing each other, a DAG that doubles at every level) is left as it is, `$ref`s and
+/// `$defs` and all: inlining it would take memory exponential in the document's size.
 pub fn inline_refs(schema: &mut Value) {
+    if inlined_nodes(schema, INLINED_NODES) >= INLINED_NODES {
+        return;
+    }
     let root = schema.clone();
     let mut kept: Vec<String> = Vec::new();
     inline_in(schema, &root, &mut Vec::new(), &mut kept);
@@ -133,6 +140,75 @@ pub fn inline_refs(schema: &mut Value) {
             }
         }
     }
+}
+
+/// JSON nodes past which [`inline_refs`] keeps a schema's references.
+pub const INLINED_NODES: u64 = 200_000;
+
+/// How many JSON nodes `schema` would have with every local `$ref` inlined (a reference back
+/// into its own chain counts as one node), counted up to `cap`. Each target is counted once and
+/// remembered, so this costs the size of the schema, not of its inlined form.
+pub fn inlined_nodes(schema: &Value, cap: u64) -> u64 {
+    fn size(
+        v: &Value,
+        root: &Value,
+        memo: &mut std::collections::HashMap<String, u64>,
+        stack: &mut Vec<String>,
+        cap: u64,
+        depth: usize,
+    ) -> u64 {
+        // Deeper than any schema the loader reads: as good as too large.
+        if depth > 256 {
+            return cap;
+        }
+        let mut n: u64 = 1;
+        match v {
+            Value::Object(obj) => {
+                if let Some(reference) = obj.get("$ref").and_then(Value::as_str)
+                    && let Some(ptr) = reference.strip_prefix('#')
+                {
+                    if let Some(k) = memo.get(reference) {
+                        n = n.saturating_add(*k);
+                    } else if !stack.iter().any(|r| r == reference)
+                        && let Some(target) = root.pointer(ptr)
+                    {
+                        stack.push(reference.to_string());
+                        let k = size(target, root, memo, stack, cap, depth + 1);
+                        stack.pop();
+                        memo.insert(reference.to_string(), k);
+                        n = n.saturating_add(k);
+                    }
+                }
+                for (key, sub) in obj {
+                    if depth == 0 && (key == "$defs" || key == "definitions") {
+                        continue;
+                    }
+                    if n >= cap {
+                        return cap;
+                    }
+                    n = n.saturating_add(size(sub, root, memo, stack, cap, depth + 1));
+                }
+            }
+            Value::Array(items) => {
+                for sub in items {
+                    if n >= cap {
+                        return cap;
+                    }
+                    n = n.saturating_add(size(sub, root, memo, stack, cap, depth + 1));
+                }
+            }
+            _ => {}
+        }
+        n.min(cap)
+    }
+    size(
+        schema,
+        schema,
+        &mut std::collections::HashMap::new(),
+        &mut Vec::new(),
+        cap,
+        0,
+    )
 }
 
 fn escape_pointer(s: &str) -> String {
@@ -346,6 +422,47 @@ pub fn fix_root(schema: &mut Value) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Thirty definitions, each naming the next from eight properties: 8^30 nodes inlined.
+    #[test]
+    fn a_dag_of_shared_definitions_keeps_its_references() {
+        let mut defs = Map::new();
+        for i in 0..30 {
+            let props: Map<String, Value> = (0..8)
+                .map(|p| {
+                    (
+                        format!("p{p}"),
+                        serde_json::json!({"$ref": format!("#/$defs/S{}", i + 1)}),
+                    )
+                })
+                .collect();
+            defs.insert(
+                format!("S{i}"),
+                serde_json::json!({"type": "object", "properties": props}),
+            );
+        }
+        defs.insert("S30".into(), serde_json::json!({"type": "string"}));
+        let mut schema = serde_json::json!({"type": "object", "properties": {"root": {"$ref": "#/$defs/S0"}}, "$defs": defs});
+        let before = schema.clone();
+        assert_eq!(inlined_nodes(&schema, INLINED_NODES), INLINED_NODES);
+        inline_refs(&mut schema);
+        assert_eq!(schema, before);
+    }
+
+    #[test]
+    fn a_small_shared_definition_is_inlined_and_counted() {
+        let mut schema = serde_json::json!({
+            "type": "object",
+            "properties": {"a": {"$ref": "#/$defs/N"}, "b": {"$ref": "#/$defs/N"}},
+            "$defs": {"N": {"type": "integer"}}
+        });
+        assert_eq!(inlined_nodes(&schema, 1000), 11);
+        inline_refs(&mut schema);
+        assert_eq!(
+            schema,
+            serde_json::json!({"type": "object", "properties": {"a": {"type": "integer"}, "b": {"type": "integer"}}})
+        );
+    }
     use serde_json::json;
 
     #[test]
