@@ -531,3 +531,94 @@ targets: [mcp]
     );
     assert_eq!(fetches.load(Ordering::SeqCst), 2);
 }
+
+/// POSTs `initialize` with this Origin header (if any): the status.
+fn initialize_from(s: &Server, origin: Option<&str>) -> u16 {
+    let mut req = agent()
+        .post(format!("{}/mcp", s.base))
+        .header("Content-Type", "application/json")
+        .header("Accept", "application/json, text/event-stream");
+    if let Some(o) = origin {
+        req = req.header("Origin", o);
+    }
+    let body = json!({
+        "jsonrpc": "2.0", "id": 1, "method": "initialize",
+        "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                   "clientInfo": {"name": "serve_http.rs", "version": "1"}}
+    });
+    let mut resp = req.send(body.to_string()).unwrap();
+    let _ = resp.body_mut().read_to_string();
+    resp.status().as_u16()
+}
+
+/// A browser page on a foreign origin cannot reach the server, even through a loopback Host;
+/// the server's own origins and `serve.allowed_origins` can, and clients that send no Origin
+/// are served as before.
+#[test]
+fn foreign_origins_are_refused_with_403() {
+    let ws = tempfile::tempdir().unwrap();
+    let specs = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tool-specs/read_file.yaml");
+    let config = ws.path().join("toolgate.yaml");
+    std::fs::write(
+        &config,
+        format!(
+            "specs: [\"{}\"]\nworkspace: .\nserve:\n  allowed_origins: [\"https://app.example.com\"]\n",
+            specs.display()
+        ),
+    )
+    .unwrap();
+    let s = start(&config, ws.path());
+    let port = s.base.rsplit(':').next().unwrap().to_owned();
+    assert_eq!(initialize_from(&s, Some("http://evil.example")), 403);
+    assert_eq!(
+        initialize_from(&s, Some("https://app.example.com.evil.example")),
+        403
+    );
+    assert_eq!(
+        initialize_from(&s, Some(&format!("http://localhost:{port}9"))),
+        403
+    );
+    assert_eq!(initialize_from(&s, Some("https://app.example.com")), 200);
+    assert_eq!(
+        initialize_from(&s, Some(&format!("http://127.0.0.1:{port}"))),
+        200
+    );
+    assert_eq!(
+        initialize_from(&s, Some(&format!("http://localhost:{port}"))),
+        200
+    );
+    assert_eq!(initialize_from(&s, None), 200);
+}
+
+#[test]
+fn a_malformed_allowed_origin_is_a_located_error() {
+    let ws = tempfile::tempdir().unwrap();
+    let specs = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tool-specs/read_file.yaml");
+    let config = ws.path().join("toolgate.yaml");
+    std::fs::write(
+        &config,
+        format!(
+            "specs: [\"{}\"]\nworkspace: .\nserve:\n  allowed_origins: [\"app.example.com/x\"]\n",
+            specs.display()
+        ),
+    )
+    .unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_toolgate"))
+        .args(["serve", "--http", "127.0.0.1:0", "--config"])
+        .arg(&config)
+        .arg("--workspace")
+        .arg(ws.path())
+        .stdin(Stdio::null())
+        .env("NO_COLOR", "1")
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        said.contains("toolgate.yaml:4:21]")
+            && said.contains(
+                "`serve.allowed_origins`: `app.example.com/x` has no scheme (`https://`)"
+            ),
+        "{said}"
+    );
+}

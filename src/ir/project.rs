@@ -227,12 +227,18 @@ pub struct ServeConfig {
     /// What one client may cost `serve --http`: timeouts and caps.
     #[serde(default, skip_serializing_if = "ServeLimits::is_default")]
     pub limits: ServeLimits,
+    /// Browser origins `serve --http` answers besides its own addresses (`serve.allowed_origins`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub allowed_origins: Vec<String>,
 }
 
 impl ServeConfig {
     /// Whether nothing is set.
     pub fn is_empty(&self) -> bool {
-        self.toolset.is_none() && self.auth.is_none() && self.limits.is_default()
+        self.toolset.is_none()
+            && self.auth.is_none()
+            && self.limits.is_default()
+            && self.allowed_origins.is_empty()
     }
 }
 

@@ -168,8 +168,18 @@ impl HttpServer {
                 hosts.push(host.to_owned());
             }
         }
+        let origins = own_origins(
+            local,
+            self.verifier.as_ref().map(|v| v.auth().resource.as_str()),
+        )
+        .into_iter()
+        .chain(self.runtime.project().serve.allowed_origins.iter().cloned());
+        // A browser page on another origin must not reach the server (the MCP transport's
+        // "servers MUST validate the Origin header"): a foreign Origin gets 403.
         let config = StreamableHttpServerConfig::default()
             .with_allowed_hosts(hosts)
+            .with_allowed_origins(origins)
+            .enforce_origin_validation()
             .with_cancellation_token(shutdown.child_token());
         // Checked once here, so that a session's handler cannot fail later.
         ToolgateServer::new(
@@ -442,4 +452,27 @@ fn json_response(status: StatusCode, body: &serde_json::Value) -> Response {
         HeaderValue::from_static("application/json"),
     );
     r
+}
+
+/// The origins of the server's own addresses: the loopback names at the bound port, the bound
+/// address, and the `serve.auth` resource's origin.
+fn own_origins(local: Option<SocketAddr>, resource: Option<&str>) -> Vec<String> {
+    let mut out = Vec::new();
+    if let Some(a) = local {
+        let port = a.port();
+        for host in ["localhost", "127.0.0.1", "[::1]"] {
+            out.push(format!("http://{host}:{port}"));
+        }
+        out.push(match a.ip() {
+            std::net::IpAddr::V4(ip) => format!("http://{ip}:{port}"),
+            std::net::IpAddr::V6(ip) => format!("http://[{ip}]:{port}"),
+        });
+    }
+    if let Some(r) = resource
+        && let Some((scheme, rest)) = r.split_once("://")
+    {
+        let authority = rest.split(['/', '?', '#']).next().unwrap_or("");
+        out.push(format!("{scheme}://{authority}"));
+    }
+    out
 }

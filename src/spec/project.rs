@@ -327,6 +327,22 @@ pub fn resolve_project(
             .and_then(|s| s.value.limits.as_ref())
             .map(|l| crate::spec::serve_auth::resolve_limits(l, &err, diags))
             .unwrap_or_default(),
+        allowed_origins: p
+            .serve
+            .as_ref()
+            .map(|s| s.value.allowed_origins.as_slice())
+            .unwrap_or_default()
+            .iter()
+            .filter_map(|o| match check_origin(&o.value) {
+                Ok(()) => Some(o.value.clone()),
+                Err(why) => {
+                    diags.push(err(o.range, format!("`serve.allowed_origins`: {why}")).with_help(
+                        "write an origin as a browser sends it: a scheme, a host and an optional port (`https://app.example.com`, `http://localhost:8080`, `http://localhost:*`)",
+                    ));
+                    None
+                }
+            })
+            .collect(),
         ..crate::ir::ServeConfig::default()
     };
     if let Some(t) = p.serve.as_ref().and_then(|s| s.value.toolset.as_ref()) {
@@ -498,6 +514,29 @@ fn check_journal_url(url: &str) -> Result<(), String> {
     #[cfg(feature = "journal-postgres")]
     if let Err(e) = crate::runtime::check_journal_url(url) {
         return Err(format!("cannot be used: {e}"));
+    }
+    Ok(())
+}
+
+/// Whether `origin` is an origin as a browser sends it (RFC 6454): `http` or `https`, a host,
+/// an optional port or `*`, and nothing after; `null` for the opaque origin.
+fn check_origin(origin: &str) -> Result<(), String> {
+    if origin == "null" {
+        return Ok(());
+    }
+    let Some((scheme, rest)) = origin.split_once("://") else {
+        return Err(format!("`{origin}` has no scheme (`https://`)"));
+    };
+    if scheme != "http" && scheme != "https" {
+        return Err(format!("`{origin}` is not an http or https origin"));
+    }
+    if rest.is_empty()
+        || rest.contains(['/', '?', '#', '@'])
+        || rest.chars().any(|c| c.is_whitespace() || c.is_control())
+    {
+        return Err(format!(
+            "`{origin}` is not a bare origin: a host and an optional port, no path"
+        ));
     }
     Ok(())
 }

@@ -123,6 +123,11 @@ pub struct ServeAst {
     /// What one client may cost `serve --http`: timeouts and caps (every one has a default).
     #[serde(default)]
     pub limits: Option<Spanned<ServeLimitsAst>>,
+    /// Browser origins `serve --http` answers besides its own addresses
+    /// (`https://app.example.com`, `http://localhost:*`): a request whose `Origin` is not one
+    /// of them is refused with 403. Requests without `Origin` (not from a browser) pass.
+    #[serde(default)]
+    pub allowed_origins: Vec<Spanned<String>>,
 }
 
 /// `serve.limits`: timeouts and caps of `serve --http`.
