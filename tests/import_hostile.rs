@@ -373,8 +373,7 @@ fn an_imported_dag_lints_and_builds_under_a_memory_cap() {
     assert!(report.is_object() || report.is_array(), "{report}");
     let build = capped(dir.path(), &["build", "--out", "gen"]);
     assert!(
-        matches!(build.status.code(), Some(0 | 1 | 2))
-            && !stderr(&build).contains("memory allocation"),
+        matches!(build.status.code(), Some(0)) && !stderr(&build).contains("memory allocation"),
         "build exited {:?}: {}",
         build.status.code(),
         stderr(&build)

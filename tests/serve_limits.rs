@@ -111,6 +111,8 @@ impl Drop for Server {
 }
 
 impl Server {
+    // The child is killed and waited for by `Drop`, or by the panic that ends the test.
+    #[allow(clippy::zombie_processes)]
     fn start(config: &Path) -> Server {
         let ws = tempfile::tempdir().unwrap();
         std::fs::write(ws.path().join("notes.txt"), "alice's notes\n").unwrap();

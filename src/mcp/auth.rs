@@ -268,10 +268,10 @@ impl TokenVerifier {
             return Err(Refusal::Invalid { why, public });
         };
         // A principal is its `sub`: an empty one would make every such token one principal.
-        if !claims
+        if claims
             .get("sub")
             .and_then(Value::as_str)
-            .is_some_and(|s| !s.trim().is_empty())
+            .is_none_or(|s| s.trim().is_empty())
         {
             return Err(invalid(
                 "its `sub` claim is empty or not a string".to_owned(),

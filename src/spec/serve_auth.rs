@@ -176,7 +176,7 @@ pub fn resolve_limits(
     let mut count = |v: &Option<Spanned<i64>>, name: &str, slot: &mut u32| {
         let Some(v) = v else { return };
         match u32::try_from(v.value) {
-            Ok(n) if n >= 1 && n <= 1_000_000 => *slot = n,
+            Ok(n) if (1..=1_000_000).contains(&n) => *slot = n,
             _ => diags.push(
                 err(
                     v.range,
