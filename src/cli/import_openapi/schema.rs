@@ -367,7 +367,7 @@ mod tests {
         let s = json!({"properties": {"a": {"$ref": "#/$defs/D"}, "b": {"$ref": "#/$defs/D"}},
             "$defs": {"D": {"type": "string"}}});
         // root, properties, a (+ D's 2), b (+ D's 2)
-        assert_eq!(inlined_size(&s, u64::MAX), 7);
+        assert_eq!(inlined_size(&s, u64::MAX), 8);
         assert_eq!(inlined_size(&s, 5), 5);
     }
 
