@@ -5,6 +5,7 @@
 
 pub mod check;
 pub mod functions;
+pub mod guard;
 pub mod schema;
 pub mod shell;
 pub mod value;
@@ -14,6 +15,7 @@ use std::sync::{Arc, OnceLock};
 use cel::{Context, Env, Program, Value};
 
 pub use check::{Analysis, CelType, Problem, ProblemKind, Slot};
+pub use guard::{MAX_CHAIN_DEPTH, MAX_EXPRESSION_BYTES, MAX_EXPRESSION_NESTING, guard};
 
 /// Default ceiling of the cost estimate of one expression (evaluation steps).
 pub const DEFAULT_COST_BUDGET: u64 = 100_000;
@@ -40,71 +42,6 @@ pub struct SyntaxError {
     pub column: usize,
     /// The parser's message.
     pub message: String,
-}
-
-/// Longest expression accepted (policies are one-liners; this bounds parser work).
-pub const MAX_EXPRESSION_BYTES: usize = 16 * 1024;
-/// Deepest bracket nesting accepted. The ANTLR-generated parser recurses per level, and
-/// nesting is what made older versions blow up (cel-rust#305/#306); real rules nest a few levels.
-pub const MAX_EXPRESSION_NESTING: usize = 32;
-
-/// Refuses expressions whose shape alone could exhaust the parser, before parsing them.
-fn guard(source: &str) -> Result<(), SyntaxError> {
-    if source.len() > MAX_EXPRESSION_BYTES {
-        return Err(SyntaxError {
-            line: 1,
-            column: 1,
-            message: format!(
-                "expression is {} bytes; at most {MAX_EXPRESSION_BYTES} are accepted",
-                source.len()
-            ),
-        });
-    }
-    let (mut depth, mut max_depth, mut unary_run) = (0usize, 0usize, 0usize);
-    let (mut line, mut column) = (1usize, 0usize);
-    let mut quote: Option<char> = None;
-    let mut escaped = false;
-    for c in source.chars() {
-        column += 1;
-        if c == '\n' {
-            line += 1;
-            column = 0;
-        }
-        if let Some(q) = quote {
-            if escaped {
-                escaped = false;
-            } else if c == '\\' {
-                escaped = true;
-            } else if c == q {
-                quote = None;
-            }
-            continue;
-        }
-        match c {
-            '\'' | '"' => quote = Some(c),
-            '(' | '[' | '{' => {
-                depth += 1;
-                max_depth = max_depth.max(depth);
-            }
-            ')' | ']' | '}' => depth = depth.saturating_sub(1),
-            _ => {}
-        }
-        unary_run = if c == '!' || c == '-' {
-            unary_run + 1
-        } else if c.is_whitespace() {
-            unary_run
-        } else {
-            0
-        };
-        if max_depth > MAX_EXPRESSION_NESTING || unary_run > MAX_EXPRESSION_NESTING {
-            return Err(SyntaxError {
-                line,
-                column,
-                message: format!("expression nests deeper than {MAX_EXPRESSION_NESTING} levels"),
-            });
-        }
-    }
-    Ok(())
 }
 
 /// Parses an expression.
@@ -336,6 +273,20 @@ fn type_name(v: &Value) -> &'static str {
     }
 }
 
+/// CEL's `principal` when nobody authenticated: every field present, empty.
+pub fn anonymous_principal() -> serde_json::Value {
+    serde_json::json!({
+        "authenticated": false,
+        "issuer": "",
+        "subject": "",
+        "id": "",
+        "scopes": [],
+        "client": "",
+        "client_name": "",
+        "claims": {},
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -439,45 +390,4 @@ mod tests {
             );
         }
     }
-}
-
-#[cfg(test)]
-mod guard_tests {
-    use super::*;
-
-    #[test]
-    fn shapes_that_exhaust_parsers_are_refused_early() {
-        let motif = "!!(!!!!!!(!!!!(((((!!(!!(!!!!((";
-        let e = compile(&(motif.repeat(8) + "1")).unwrap_err();
-        assert!(e[0].message.contains("nests deeper"), "{e:?}");
-        assert!(compile(&"x".repeat(MAX_EXPRESSION_BYTES + 1)).is_err());
-        // Brackets inside strings do not count.
-        assert!(compile(&format!("'{}' == 'x'", "(".repeat(100))).is_ok());
-    }
-
-    #[test]
-    fn long_flat_expressions_parse_without_overflowing_the_stack() {
-        let chain = vec!["args.x == 1"; 1000].join(" && ");
-        assert!(chain.len() < MAX_EXPRESSION_BYTES);
-        let r = std::thread::Builder::new()
-            .stack_size(2 * 1024 * 1024)
-            .spawn(move || compile(&chain).is_ok())
-            .unwrap()
-            .join();
-        assert!(matches!(r, Ok(true)), "{r:?}");
-    }
-}
-
-/// CEL's `principal` when nobody authenticated: every field present, empty.
-pub fn anonymous_principal() -> serde_json::Value {
-    serde_json::json!({
-        "authenticated": false,
-        "issuer": "",
-        "subject": "",
-        "id": "",
-        "scopes": [],
-        "client": "",
-        "client_name": "",
-        "claims": {},
-    })
 }
