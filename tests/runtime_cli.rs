@@ -175,6 +175,97 @@ fn run_prints_the_schedule_then_the_results() {
 }
 
 #[test]
+fn a_long_calls_file_runs_as_turns_numbered_across_the_file() {
+    let f = Fixture::new();
+    f.write("a.txt", "one\n");
+    let line = r#"{"name": "read_file", "arguments": {"path": "a.txt"}}"#;
+    let calls = vec![line; 600].join("\n");
+    std::fs::write(f.path().join("calls.jsonl"), &calls).unwrap();
+    let o = toolgate(&f, &["run", "--calls", "calls.jsonl"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let out = stdout(&o);
+    assert!(
+        out.starts_with("plan: 256 calls in 1 batch\n"),
+        "{}",
+        &out[..200]
+    );
+    assert!(out.contains("\n── turn 2: calls #257 to #512 ──\nplan: 256 calls in 1 batch\n  batch 1 (parallel): #257 read_file"));
+    assert!(out.contains("\n── turn 3: calls #513 to #600 ──\nplan: 88 calls in 1 batch\n"));
+    assert!(out.contains("\n── #600 call-600 ──\nread_file: success\n"));
+    assert!(!out.contains("── turn 4"));
+
+    // JSON: one document per turn, the calls numbered across the file.
+    let o = toolgate(&f, &["run", "--calls", "calls.jsonl", "--format", "json"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let docs: Vec<serde_json::Value> = serde_json::Deserializer::from_slice(&o.stdout)
+        .into_iter()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    let sizes: Vec<usize> = docs
+        .iter()
+        .map(|d| d["results"].as_array().unwrap().len())
+        .collect();
+    assert_eq!(sizes, vec![256, 256, 88]);
+    assert_eq!(docs[2]["plan"]["calls"][0]["index"], 512);
+    assert_eq!(docs[2]["results"][87]["call_id"], "call-600");
+}
+
+#[test]
+fn a_bad_line_in_a_file_runs_nothing_and_on_stdin_stops_where_it_is() {
+    let f = Fixture::new();
+    f.write("a.txt", "one\n");
+    let line = r#"{"name": "read_file", "arguments": {"path": "a.txt"}}"#;
+    let mut calls = vec![line; 300];
+    calls.push("{not a call");
+    std::fs::write(f.path().join("calls.jsonl"), calls.join("\n")).unwrap();
+    let o = toolgate(&f, &["run", "--calls", "calls.jsonl"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("line 301 of the calls file is not a call"),
+        "{}",
+        stderr(&o)
+    );
+    assert_eq!(stdout(&o), "", "a turn ran before the file was checked");
+
+    // stdin cannot be read twice: the first turn runs, the run stops at the bad line.
+    let config = repo().join("tests/fixtures/runtime/toolgate.yaml");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_toolgate"))
+        .args(["run", "--calls", "-", "--config"])
+        .arg(&config)
+        .arg("--workspace")
+        .arg(f.path())
+        .arg("--state-dir")
+        .arg(f.state.path())
+        .current_dir(f.path())
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    {
+        use std::io::Write;
+        let mut stdin = child.stdin.take().unwrap();
+        stdin.write_all(calls.join("\n").as_bytes()).unwrap();
+    }
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    let err = stderr(&o);
+    assert!(
+        err.contains("line 301 of the calls file is not a call"),
+        "{err}"
+    );
+    assert!(err.contains("the 256 call(s) before it ran"), "{err}");
+    let out = stdout(&o);
+    assert!(
+        out.starts_with("plan: 256 calls in 1 batch\n"),
+        "{}",
+        &out[..out.len().min(300)]
+    );
+    assert!(out.contains("\n── #256 call-256 ──\nread_file: success\n"));
+    assert!(!out.contains("#257"));
+}
+
+#[test]
 fn command_tools_get_only_the_allowlisted_environment() {
     let f = Fixture::new();
     let config = repo().join("tests/fixtures/runtime/toolgate.yaml");

@@ -149,6 +149,7 @@ pub struct CallArgs {
 }
 
 /// A usage, load or engine error: printed, exit code 2.
+#[derive(Debug)]
 pub(super) struct Failed(pub String);
 
 /// The project's specs, loaded and checked; the rendered findings when they have errors, since

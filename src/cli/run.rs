@@ -1,6 +1,7 @@
 //! `toolgate run --calls FILE.jsonl`: run a batch of calls (one JSON object per line:
 //! `{"name": …, "arguments": {…}, "call_id": …, "idempotency_key": …}`) as one model turn —
-//! print the schedule, then the results.
+//! print the schedule, then the results. A file longer than one turn runs as several, in order
+//! (see `calls`).
 //!
 //! With `--session ID` a run resumes that session: every call is recognised by its idempotency
 //! key (by default session + call id; a line without `call_id` is `call-N` by position), so a
@@ -14,10 +15,13 @@
 use std::path::PathBuf;
 
 use clap::Args;
-use serde::Deserialize;
+mod calls;
+
+use std::io::BufRead;
 
 use super::call::{Failed, OutputFormat, RuntimeArgs, execute, exit_code, fail, load, result_json};
-use crate::runtime::{Provider, ProviderAdapter, ToolCall};
+use crate::runtime::{Provider, ProviderAdapter};
+use calls::CallsReader;
 
 /// Arguments of `toolgate run`.
 #[derive(Debug, Args)]
@@ -38,46 +42,6 @@ pub struct RunArgs {
     pub session: Option<String>,
     #[command(flatten)]
     pub runtime: RuntimeArgs,
-}
-
-#[derive(Deserialize)]
-struct Line {
-    #[serde(default)]
-    call_id: Option<String>,
-    #[serde(alias = "tool")]
-    name: String,
-    #[serde(default, alias = "args")]
-    arguments: Option<serde_json::Value>,
-    #[serde(default)]
-    idempotency_key: Option<String>,
-}
-
-fn parse(text: &str) -> Result<Vec<ToolCall>, Failed> {
-    let mut calls = Vec::new();
-    for (i, line) in text.lines().enumerate() {
-        if line.trim().is_empty() {
-            continue;
-        }
-        let l: Line = serde_json::from_str(line).map_err(|e| {
-            Failed(format!(
-                "line {} of the calls file is not a call: {e}",
-                i + 1
-            ))
-        })?;
-        let id = l
-            .call_id
-            .unwrap_or_else(|| format!("call-{}", calls.len() + 1));
-        let mut call = ToolCall::new(
-            id,
-            l.name,
-            l.arguments.unwrap_or_else(|| serde_json::json!({})),
-        );
-        if let Some(k) = l.idempotency_key {
-            call = call.with_idempotency_key(k);
-        }
-        calls.push(call);
-    }
-    Ok(calls)
 }
 
 fn parse_provider(s: &str) -> Result<Provider, String> {
@@ -109,52 +73,95 @@ pub fn run(a: RunArgs) -> miette::Result<u8> {
             "give the calls with --calls FILE, or a model's reply with --provider P --reply FILE",
         );
     };
-    let text = match read(path) {
-        Ok(t) => t,
-        Err(Failed(m)) => return fail(&m),
+    let stdin = path.as_os_str() == "-";
+    let open = || -> Result<Box<dyn BufRead>, Failed> {
+        if stdin {
+            return Ok(Box::new(std::io::stdin().lock()));
+        }
+        std::fs::File::open(path)
+            .map(|f| Box::new(std::io::BufReader::with_capacity(1 << 16, f)) as Box<dyn BufRead>)
+            .map_err(|e| Failed(format!("cannot read {}: {e}", path.display())))
     };
-    let calls = match parse(&text) {
-        Ok(c) => c,
+    // A file is checked whole before anything runs, so a bad line anywhere runs nothing; stdin
+    // cannot be read twice and runs as it arrives, stopping at its first bad line.
+    if !stdin && let Err(Failed(m)) = open().and_then(|r| CallsReader::new(r).check_all()) {
+        return fail(&m);
+    }
+    let mut reader = match open() {
+        Ok(r) => CallsReader::new(r),
         Err(Failed(m)) => return fail(&m),
     };
     let (runtime, session) = match load(&a.runtime, a.session.as_deref()) {
         Ok(x) => x,
         Err(Failed(m)) => return fail(&m),
     };
-    let execution = match execute(&runtime, &session, calls) {
-        Ok(x) => x,
-        Err(Failed(m)) => return fail(&m),
-    };
-    let out = match a.runtime.format {
-        OutputFormat::Text => {
-            let mut s = execution.plan.to_string();
-            for (i, r) in execution.results.iter().enumerate() {
-                s.push_str(&format!("\n── #{} {} ──\n", i + 1, r.call_id()));
-                s.push_str(&r.projection().text);
+    let mut code = super::EXIT_OK;
+    let (mut ran, mut replayed, mut turns) = (0usize, 0usize, 0usize);
+    loop {
+        let calls = match reader.next_turn() {
+            Ok(c) if c.is_empty() && turns > 0 => break,
+            Ok(c) => c,
+            Err(Failed(m)) => {
+                return fail(&format!(
+                    "{m}\n(the {ran} call(s) before it ran; their results are above)"
+                ));
             }
-            s
+        };
+        let first = ran;
+        let n = calls.len();
+        let mut execution = match execute(&runtime, &session, calls) {
+            Ok(x) => x,
+            Err(Failed(m)) => return fail(&m),
+        };
+        execution.plan.shift(first);
+        turns += 1;
+        ran += n;
+        let mut out = String::new();
+        if turns > 1 {
+            out.push_str(&format!(
+                "\n── turn {turns}: calls #{} to #{ran} ──\n",
+                first + 1
+            ));
         }
-        OutputFormat::Json => {
-            let v = serde_json::json!({
-                "plan": execution.plan,
-                "results": execution.results.iter().map(result_json).collect::<Vec<_>>(),
-            });
-            format!("{}\n", serde_json::to_string_pretty(&v).unwrap_or_default())
+        match a.runtime.format {
+            OutputFormat::Text => {
+                out.push_str(&execution.plan.to_string());
+                for (i, r) in execution.results.iter().enumerate() {
+                    out.push_str(&format!("\n── #{} {} ──\n", first + i + 1, r.call_id()));
+                    out.push_str(&r.projection().text);
+                }
+            }
+            OutputFormat::Json => {
+                if turns > 1 {
+                    out.clear();
+                }
+                let v = serde_json::json!({
+                    "plan": execution.plan,
+                    "results": execution.results.iter().map(result_json).collect::<Vec<_>>(),
+                });
+                out.push_str(&serde_json::to_string_pretty(&v).unwrap_or_default());
+                out.push('\n');
+            }
         }
-    };
-    super::print(&out)?;
+        super::print(&out)?;
+        replayed += execution.results.iter().filter(|r| r.replayed()).count();
+        if exit_code(&execution.results) != super::EXIT_OK {
+            code = super::EXIT_FINDINGS;
+        }
+        if n == 0 {
+            break;
+        }
+    }
     if let Some(report) = runtime.recovery().filter(|r| !r.is_empty()) {
         eprint!("toolgate: {report}");
     }
-    let replayed = execution.results.iter().filter(|r| r.replayed()).count();
     if replayed > 0 {
         eprintln!(
-            "toolgate: session {}: {replayed} of {} call(s) had finished before; their recorded results are shown and they did not run again",
+            "toolgate: session {}: {replayed} of {ran} call(s) had finished before; their recorded results are shown and they did not run again",
             session.id(),
-            execution.results.len()
         );
     }
-    Ok(exit_code(&execution.results))
+    Ok(code)
 }
 
 /// `toolgate run --provider P --reply FILE`: prints the provider's result messages.

@@ -127,6 +127,25 @@ pub struct Plan {
 }
 
 impl Plan {
+    /// Renumbers the plan's calls as if `by` calls came before them (a later turn of a file).
+    pub fn shift(&mut self, by: usize) {
+        for c in &mut self.calls {
+            c.index += by;
+        }
+        for e in &mut self.edges {
+            e.before += by;
+            e.after += by;
+        }
+        for b in &mut self.batches {
+            for i in b.iter_mut() {
+                *i += by;
+            }
+        }
+        for r in &mut self.refused {
+            r.index += by;
+        }
+    }
+
     /// Plans authorized calls (given in call order).
     pub fn build(inputs: &[ScheduleInput<'_>]) -> Plan {
         let exclusive: Vec<Option<String>> = inputs.iter().map(exclusive_reason).collect();
@@ -187,9 +206,9 @@ impl Plan {
     /// The batch a call (by index) runs in.
     pub fn batch_of(&self, index: usize) -> Option<usize> {
         self.calls
-            .iter()
-            .find(|c| c.index == index)
-            .map(|c| c.batch)
+            .binary_search_by_key(&index, |c| c.index)
+            .ok()
+            .map(|k| self.calls[k].batch)
     }
 }
 
@@ -381,7 +400,13 @@ impl fmt::Display for Plan {
         for (b, members) in self.batches.iter().enumerate() {
             let items: Vec<String> = members
                 .iter()
-                .filter_map(|i| self.calls.iter().find(|c| c.index == *i))
+                // `calls` is in call order: a search, not a scan, per member.
+                .filter_map(|i| {
+                    self.calls
+                        .binary_search_by_key(i, |c| c.index)
+                        .ok()
+                        .map(|k| &self.calls[k])
+                })
                 .map(describe)
                 .collect();
             let mode = if members.len() > 1 {
