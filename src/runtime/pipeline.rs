@@ -630,6 +630,14 @@ impl Inner {
             self.hook(HookPoint::OnError, meta, session, permission, 0, Some(&r));
         }
         r.set_duration(meta.started.elapsed());
+        let (max_bytes, max_lines) = self.registry.get(r.tool()).map_or(
+            (
+                crate::spec::project::DEFAULT_MAX_BYTES,
+                crate::spec::project::DEFAULT_MAX_LINES,
+            ),
+            |t| (t.definition.output.max_bytes, t.definition.output.max_lines),
+        );
+        r.bound_summary(max_bytes, max_lines);
         if let Some(w) = &meta.wait {
             r.set_queued(Duration::from_micros(w.queued_us));
         }

@@ -150,6 +150,25 @@ impl ToolResult {
         &self.projection
     }
 
+    /// Cuts the summary to an output budget, keeping its head and tail: a refusal or an error
+    /// message reaches the model, the journal and the CLI within the same budget as a result.
+    pub(crate) fn bound_summary(&mut self, max_bytes: u64, max_lines: u64) {
+        let bytes = u64::try_from(self.summary.len()).unwrap_or(u64::MAX);
+        // Counting lines only when the bytes could hold more than the line budget.
+        if bytes <= max_bytes
+            && (bytes <= max_lines || self.summary.lines().count() as u64 <= max_lines)
+        {
+            return;
+        }
+        self.summary = crate::runtime::output::bound(
+            &self.summary,
+            max_bytes,
+            max_lines,
+            crate::ir::OutputKeep::HeadTail,
+        )
+        .text;
+    }
+
     pub(crate) fn set_projection(&mut self, p: Projection) {
         self.projection = p;
     }
