@@ -5,13 +5,14 @@
 use std::fmt;
 
 use miette::{
-    GraphicalReportHandler, GraphicalTheme, LabeledSpan, NamedSource, NarratableReportHandler,
+    GraphicalReportHandler, GraphicalTheme, LabeledSpan, MietteError, MietteSpanContents,
+    NarratableReportHandler, SourceCode, SourceSpan, SpanContents,
 };
 
 use crate::diagnostic::{Applicability, Diagnostic, Severity};
 use crate::lint::codes::Rule;
 use crate::lint::report::Summary;
-use crate::spec::source::SourceMap;
+use crate::spec::source::{SourceFile, SourceMap};
 
 /// How to draw.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -24,9 +25,72 @@ pub enum Style {
     Narrated,
 }
 
+/// Lines around which miette draws context, beyond the spans themselves (its default is 1).
+const CONTEXT_LINES: usize = 3;
+
+/// The lines of a file that one report draws: its spans and a few lines around them. miette
+/// reads its source from the start to find a span's line, so handing it the whole file made
+/// each finding cost the file's size, and a file with thousands of findings quadratic.
+struct Excerpt {
+    name: String,
+    text: String,
+    /// The excerpt's first line in the file (0-based).
+    first_line: usize,
+}
+
+impl Excerpt {
+    /// The lines of `file` holding `[start, end)` with [`CONTEXT_LINES`] around them, and the
+    /// byte offset of the excerpt in the file.
+    fn of(file: &SourceFile, start: usize, end: usize) -> (Excerpt, usize) {
+        let at = |offset: usize| {
+            file.line_column(u32::try_from(offset).unwrap_or(u32::MAX))
+                .line
+                .saturating_sub(1)
+        };
+        let first = at(start).saturating_sub(CONTEXT_LINES);
+        let last = at(end).saturating_add(CONTEXT_LINES + 1);
+        let from = file.offset_of(first + 1, 1).unwrap_or(0);
+        let to = file
+            .offset_of(last + 1, 1)
+            .unwrap_or(file.text.len())
+            .clamp(from, file.text.len());
+        let text = file.text.get(from..to).unwrap_or_default().to_owned();
+        let excerpt = Excerpt {
+            name: file.display_path(),
+            text,
+            first_line: first,
+        };
+        (excerpt, from)
+    }
+}
+
+impl SourceCode for Excerpt {
+    fn read_span<'a>(
+        &'a self,
+        span: &SourceSpan,
+        context_lines_before: usize,
+        context_lines_after: usize,
+    ) -> Result<Box<dyn SpanContents<'a> + 'a>, MietteError> {
+        let inner = self
+            .text
+            .read_span(span, context_lines_before, context_lines_after)?;
+        Ok(Box::new(MietteSpanContents::new_named(
+            self.name.clone(),
+            inner.data(),
+            *inner.span(),
+            inner.line() + self.first_line,
+            inner.column(),
+            // miette's own `str` source counts these lines from the start of the text, and
+            // merges two labels' snippets by that count: shifted the same way, a report looks
+            // exactly as it did when miette read the whole file.
+            inner.line_count() + self.first_line,
+        )))
+    }
+}
+
 struct Report<'a> {
     d: &'a Diagnostic,
-    source: NamedSource<String>,
+    source: Excerpt,
     labels: Vec<LabeledSpan>,
     url: Option<String>,
     help: Option<String>,
@@ -92,18 +156,25 @@ pub fn render_findings(diags: &[Diagnostic], sources: &SourceMap, style: Style) 
         let Some(file) = sources.get(d.span.source) else {
             continue;
         };
+        // miette draws one file per report; labels in other files are named in the text.
+        let here = || d.labels.iter().filter(|l| l.span.source == d.span.source);
+        let start = here()
+            .map(|l| l.span.start as usize)
+            .fold(d.span.start as usize, usize::min);
+        let end = here()
+            .map(|l| l.span.start as usize + l.span.len())
+            .fold(d.span.start as usize + d.span.len(), usize::max);
+        let (source, base) = Excerpt::of(file, start, end);
+        let local = |at: u32| (at as usize).saturating_sub(base);
         let mut labels = vec![LabeledSpan::new_primary_with_span(
             None,
-            (d.span.start as usize, d.span.len()),
+            (local(d.span.start), d.span.len()),
         )];
-        for l in &d.labels {
-            // miette draws one file per report; labels in other files are named in the text.
-            if l.span.source == d.span.source {
-                labels.push(LabeledSpan::new_with_span(
-                    Some(l.message.clone()),
-                    (l.span.start as usize, l.span.len()),
-                ));
-            }
+        for l in here() {
+            labels.push(LabeledSpan::new_with_span(
+                Some(l.message.clone()),
+                (local(l.span.start), l.span.len()),
+            ));
         }
         let fix = d.fix.as_ref().map(|f| match f.applicability {
             Applicability::Safe => format!("fix: {} (`toolgate lint --fix`)", f.title),
@@ -118,7 +189,7 @@ pub fn render_findings(diags: &[Diagnostic], sources: &SourceMap, style: Style) 
         };
         let report = Report {
             d,
-            source: NamedSource::new(file.display_path(), file.text.to_string()),
+            source,
             labels,
             url: None,
             help,

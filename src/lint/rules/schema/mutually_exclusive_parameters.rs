@@ -86,18 +86,15 @@ pub(crate) fn check(ctx: &mut LintContext, tool: &ToolView) {
     let Some(params) = tool.parameters() else {
         return;
     };
-    let mut seen: Vec<(String, String)> = Vec::new();
+    // A set, not a list: a tool with thousands of parameters may report thousands of pairs.
+    let mut seen: std::collections::HashSet<(String, String)> = std::collections::HashSet::new();
     let mut first = |a: &str, b: &str| {
         let pair = if a <= b {
             (a.to_owned(), b.to_owned())
         } else {
             (b.to_owned(), a.to_owned())
         };
-        if seen.contains(&pair) {
-            return false;
-        }
-        seen.push(pair);
-        true
+        seen.insert(pair)
     };
     let help = "merge them into one parameter (an enum, or a tagged object) or split the tool, so that every combination the schema accepts is valid";
 
@@ -306,6 +303,11 @@ pub(crate) fn check(ctx: &mut LintContext, tool: &ToolView) {
     // it closes".
     for (key, text, at) in &described {
         for sentence in prose::sentences(text) {
+            // Only a sentence that opens with a condition can name a sibling as one: checked
+            // once here rather than once per parameter.
+            if !prose::opens_with_condition(&sentence) {
+                continue;
+            }
             let Some(other) = props
                 .iter()
                 .map(|(k, _)| *k)
@@ -383,8 +385,9 @@ pub(crate) fn check(ctx: &mut LintContext, tool: &ToolView) {
         .filter(|(k, _)| !required.contains(&k.name.as_str()))
         .filter_map(|(k, n)| Some((*k, n.get("description")?.as_str()?)))
         .collect();
-    for (i, (a, da)) in optional.iter().enumerate() {
-        for (b, db) in optional.iter().skip(i + 1) {
+    for (i, j) in prose::restriction_pairs(&optional.iter().map(|(_, d)| *d).collect::<Vec<_>>()) {
+        let ((a, da), (b, db)) = (optional[i], optional[j]);
+        {
             if let Some((x, y)) = prose::opposite_restrictions(da, db)
                 && first(&a.name, &b.name)
             {

@@ -260,6 +260,13 @@ pub(crate) fn mentions(text: &str, name: &str) -> bool {
     snake != name.to_ascii_lowercase() && contains_words(text, &snake)
 }
 
+/// Whether a sentence opens with "if" or "when" (the sentences [`conditioned_on`] can accept).
+pub(crate) fn opens_with_condition(sentence: &str) -> bool {
+    let t = sentence.trim_start().as_bytes();
+    let starts = |p: &[u8]| t.len() >= p.len() && t[..p.len()].eq_ignore_ascii_case(p);
+    starts(b"if ") || starts(b"when ") || starts(b"only if ") || starts(b"only when ")
+}
+
 /// Whether a sentence starts with a condition on the parameter `name`: "If is_final is
 /// true, …", "When `mode` is …".
 pub(crate) fn conditioned_on(sentence: &str, name: &str) -> bool {
@@ -346,6 +353,47 @@ const OPPOSITES: &[(&str, &str)] = &[
 /// Two descriptions that restrict the result to opposite parts and are otherwise alike: "If
 /// provided, returns only the first N lines" and "... only the last N lines". Returns what each
 /// keeps (`first n lines`, `last n lines`).
+/// The pairs `(i, j)`, `i < j` in order, of descriptions that [`opposite_restrictions`] may
+/// accept: the same number of words, "only" among them, and differing in one word that is one
+/// of a pair of opposites. Near-linear: each description is tokenized once and bucketed by its
+/// words with the opposite word left out, instead of comparing every pair.
+pub(crate) fn restriction_pairs(descriptions: &[&str]) -> Vec<(usize, usize)> {
+    use std::collections::HashMap;
+    let is_opposite = |w: &str| OPPOSITES.iter().any(|(p, q)| *p == w || *q == w);
+    // (position, the other words) → the descriptions with an opposite word there, by that word.
+    let mut buckets: HashMap<(usize, Vec<String>), Vec<(usize, String)>> = HashMap::new();
+    for (i, d) in descriptions.iter().enumerate() {
+        let words = crate::lint::rules::naming::words::tokens(d);
+        if !words.iter().any(|w| w == "only") {
+            continue;
+        }
+        for (k, w) in words.iter().enumerate() {
+            if is_opposite(w) {
+                let mut rest = words.clone();
+                rest[k] = String::new();
+                buckets.entry((k, rest)).or_default().push((i, w.clone()));
+            }
+        }
+    }
+    let mut pairs = Vec::new();
+    for members in buckets.values() {
+        for (n, (i, x)) in members.iter().enumerate() {
+            for (j, y) in &members[n + 1..] {
+                if x != y
+                    && OPPOSITES
+                        .iter()
+                        .any(|(p, q)| (p == x && q == y) || (p == y && q == x))
+                {
+                    pairs.push(((*i).min(*j), (*i).max(*j)));
+                }
+            }
+        }
+    }
+    pairs.sort_unstable();
+    pairs.dedup();
+    pairs
+}
+
 pub(crate) fn opposite_restrictions(a: &str, b: &str) -> Option<(String, String)> {
     let wa = crate::lint::rules::naming::words::tokens(a);
     let wb = crate::lint::rules::naming::words::tokens(b);
@@ -374,16 +422,24 @@ pub(crate) fn opposite_restrictions(a: &str, b: &str) -> Option<(String, String)
 
 /// Whether `text` contains `word` (an identifier) as a whole word.
 pub(crate) fn contains_words(text: &str, word: &str) -> bool {
-    let lower = text.to_ascii_lowercase();
-    let w = word.to_ascii_lowercase();
-    let mut from = 0;
-    while let Some(found) = lower.get(from..).and_then(|s| s.find(&w)) {
-        let start = from + found;
-        let end = start + w.len();
-        from = end;
-        let is_word = |c: Option<char>| c.is_some_and(|c| c.is_ascii_alphanumeric() || c == '_');
-        if !is_word(lower[..start].chars().next_back()) && !is_word(lower[end..].chars().next()) {
-            return true;
+    // ASCII case folding leaves byte offsets alone, so the bytes are compared in place instead
+    // of lowering a copy of the text on every call (rules call this per parameter).
+    let (t, w) = (text.as_bytes(), word.as_bytes());
+    if w.is_empty() || w.len() > t.len() {
+        return false;
+    }
+    let is_word = |c: Option<&u8>| c.is_some_and(|c| c.is_ascii_alphanumeric() || *c == b'_');
+    let mut start = 0;
+    while start + w.len() <= t.len() {
+        if t[start..start + w.len()].eq_ignore_ascii_case(w) {
+            let end = start + w.len();
+            // A match is found again only past its end, as `str::find` from `end` would.
+            if !is_word(start.checked_sub(1).and_then(|i| t.get(i))) && !is_word(t.get(end)) {
+                return true;
+            }
+            start = end;
+        } else {
+            start += 1;
         }
     }
     false
@@ -392,6 +448,29 @@ pub(crate) fn contains_words(text: &str, word: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn restriction_pairs_are_the_pairs_opposite_restrictions_accepts() {
+        let ds = [
+            "Return only the first N lines.",
+            "A name.",
+            "Return only the last N lines.",
+            "Return only the top N lines.",
+            "Return only the bottom N lines.",
+            "Return the last N lines.",
+            "Return only the last N lines.",
+        ];
+        let mut all = Vec::new();
+        for i in 0..ds.len() {
+            for j in i + 1..ds.len() {
+                if opposite_restrictions(ds[i], ds[j]).is_some() {
+                    all.push((i, j));
+                }
+            }
+        }
+        assert_eq!(restriction_pairs(&ds), all);
+        assert_eq!(all, vec![(0, 2), (0, 6), (3, 4)]);
+    }
 
     #[test]
     fn conditions_on_a_sibling() {

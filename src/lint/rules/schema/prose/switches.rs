@@ -186,7 +186,9 @@ pub(crate) fn presence_switch(desc: &str, params: &[&str], edits: bool) -> Optio
     let all = sentences(desc);
     for (i, s) in all.iter().enumerate() {
         let l = s.to_ascii_lowercase();
-        let names_param = params.iter().any(|p| contains_words(&l, p));
+        // Scanning every parameter name is the costly part (a tool may have thousands): done
+        // only for a sentence whose cheap cues already hold.
+        let names_param = || params.iter().any(|p| contains_words(&l, p));
         // "give `old`/`new` to replace, `line` to insert, or `text` to create".
         let mut verbs: Vec<&str> = Vec::new();
         for (at, _) in l.match_indices(" to ") {
@@ -199,24 +201,27 @@ pub(crate) fn presence_switch(desc: &str, params: &[&str], edits: bool) -> Optio
                 verbs.push(v);
             }
         }
-        let named = params.iter().filter(|p| contains_words(&l, p)).count();
-        if verbs.len() >= 2 && named >= 2 {
+        if verbs.len() >= 2
+            && params
+                .iter()
+                .filter(|p| contains_words(&l, p))
+                .nth(1)
+                .is_some()
+        {
             return Some(s.clone());
         }
         // "Provide X to insert ... Otherwise, the tool replaces ..."
-        if names_param
-            && (l.starts_with("provide ") || l.starts_with("give ") || l.starts_with("set "))
+        if (l.starts_with("provide ") || l.starts_with("give ") || l.starts_with("set "))
             && all
                 .get(i + 1)
                 .is_some_and(|n| n.to_ascii_lowercase().starts_with("otherwise"))
+            && names_param()
         {
             return Some(format!("{s}. {}", all[i + 1]));
         }
-        if names_param
-            && (l.contains("when provided")
-                || l.contains("if provided")
-                || l.contains("when given"))
+        if (l.contains("when provided") || l.contains("if provided") || l.contains("when given"))
             && instead_of_another_operation(&l)
+            && names_param()
         {
             return Some(s.clone());
         }
@@ -239,7 +244,7 @@ pub(crate) fn presence_switch(desc: &str, params: &[&str], edits: bool) -> Optio
                 )
             })
             && (l.contains(", set ") || l.contains(", pass ") || l.contains(", use "))
-            && names_param
+            && names_param()
         {
             return Some(s.clone());
         }
