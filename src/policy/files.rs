@@ -167,6 +167,32 @@ impl PolicyFiles {
         })
     }
 
+    /// The policy files of a project folder laid out by convention (its `toolgate.yaml`, the
+    /// default spec globs): what a runtime made from a bundle alone protects.
+    pub fn at_root(root: &Path) -> PolicyFiles {
+        PolicyFiles::new(root, None, &[], &[])
+            .unwrap_or_else(|e| unreachable!("the default spec globs compile: {e}"))
+    }
+
+    /// The paths command tools see read-only: every file, and every spec folder (so no new spec
+    /// appears in one) that is not the workspace or above it (binding those read-only would
+    /// make the whole workspace read-only).
+    pub fn read_only_paths(&self, workspace: &Path) -> Vec<PathBuf> {
+        let mut out: Vec<PathBuf> = self
+            .spec_folders()
+            .into_iter()
+            .filter(|f| !workspace.starts_with(f))
+            .collect();
+        for f in self.paths.iter().chain(self.targets.iter().map(|(t, _)| t)) {
+            if !out.iter().any(|d| f.starts_with(d)) {
+                out.push(f.clone());
+            }
+        }
+        out.sort();
+        out.dedup();
+        out
+    }
+
     /// The policy files of what the loader read: its project file, the files its `specs:`
     /// globs match and its `jwks_file`s.
     #[cfg(feature = "compiler")]
@@ -278,6 +304,15 @@ impl PolicyFiles {
         self.identities
             .iter()
             .find(|(i, _)| *i == id)
+            .and_then(|(_, n)| self.reasons.get(*n).cloned())
+    }
+
+    /// Why a file with this device and inode is a policy file (it is one of them, under any
+    /// name), or `None`.
+    pub fn protects_identity(&self, dev: u64, ino: u64) -> Option<PolicyFileReason> {
+        self.identities
+            .iter()
+            .find(|(i, _)| *i == (dev, ino))
             .and_then(|(_, n)| self.reasons.get(*n).cloned())
     }
 

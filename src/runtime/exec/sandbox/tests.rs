@@ -50,6 +50,7 @@ fn ctx<'a>(toolchains: &'a [PathBuf]) -> PlanContext<'a> {
         state_dir: Some(Path::new("/home/u/.local/state/toolgate/ws")),
         toolchains,
         protected: None,
+        policy: None,
     }
 }
 
@@ -116,6 +117,7 @@ fn workspace_write_on_a_full_kernel_uses_everything() {
                 state_dir: Some("/home/u/.local/state/toolgate/ws".into()),
                 hide,
                 git_read_only: true,
+                policy_read_only: vec![],
                 user_namespace: false,
             }),
             pid_namespace: true,
