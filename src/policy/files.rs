@@ -324,19 +324,20 @@ impl PolicyFiles {
         if let Some((_, i)) = self.targets.iter().find(|(t, _)| t == abs) {
             return self.reasons.get(*i).cloned();
         }
-        if self
-            .state_dir
-            .as_deref()
-            .is_some_and(|d| abs.starts_with(d))
-        {
-            return Some(PolicyFileReason::StateDir);
-        }
+        // The trust store first: it may lie inside the state folder, and is the more specific.
         if self
             .trust_dir
             .as_deref()
             .is_some_and(|d| abs.starts_with(d))
         {
             return Some(PolicyFileReason::TrustDir);
+        }
+        if self
+            .state_dir
+            .as_deref()
+            .is_some_and(|d| abs.starts_with(d))
+        {
+            return Some(PolicyFileReason::StateDir);
         }
         let rel = abs.strip_prefix(&self.root).ok()?;
         let hit = self.spec_set.matches(rel).first().copied()?;
@@ -563,6 +564,25 @@ mod tests {
             Some(PolicyFileReason::SpecGlob { .. })
         ));
         assert_eq!(f.protects(Path::new("src/main.py")), None);
+    }
+
+    /// Command tools get the files and the spec folders, never the workspace or a folder above
+    /// it (a spec glob rooted at the project folder binds the files it matched instead).
+    #[test]
+    fn read_only_paths_are_files_and_spec_folders_below_the_workspace() {
+        let (_d, root) = project();
+        let f = files(&root);
+        assert_eq!(
+            f.read_only_paths(&root),
+            [
+                root.join("keys/jwks.json"),
+                root.join("tool-specs"),
+                root.join("toolgate.yaml"),
+            ]
+        );
+        let flat = PolicyFiles::new(&root, None, &["*.yaml".to_owned()], &[]).unwrap();
+        assert_eq!(flat.spec_folders(), [root.clone()]);
+        assert_eq!(flat.read_only_paths(&root), [root.join("toolgate.yaml")]);
     }
 
     #[test]

@@ -25,6 +25,8 @@
 mod access;
 mod beneath;
 mod identity;
+#[cfg(test)]
+mod policy_tests;
 
 pub use access::AccessError;
 

@@ -481,7 +481,6 @@ mod tests {
         let view = Some(ViewDone {
             masked: 3,
             git_read_only: true,
-            policy_read_only: vec![],
         });
         assert_eq!(
             applied(all, view, true, true),
