@@ -370,7 +370,7 @@ fn glob(g: &str) -> Result<globset::Glob, SpecGlobError> {
 }
 
 /// The folders of a glob before its first wildcard.
-fn literal_prefix(glob: &str) -> PathBuf {
+pub(crate) fn literal_prefix(glob: &str) -> PathBuf {
     Path::new(glob)
         .components()
         .take_while(|c| {
@@ -581,7 +581,7 @@ mod tests {
             ]
         );
         let flat = PolicyFiles::new(&root, None, &["*.yaml".to_owned()], &[]).unwrap();
-        assert_eq!(flat.spec_folders(), [root.clone()]);
+        assert_eq!(flat.spec_folders(), std::slice::from_ref(&root));
         assert_eq!(flat.read_only_paths(&root), [root.join("toolgate.yaml")]);
     }
 
