@@ -125,6 +125,8 @@ registry! {
     DeprecatedToolBesideSuccessor => ("TGN011", "deprecated-tool-beside-successor", Naming),
     // One name per concept (appended likewise).
     RenamedKey => ("TGN012", "renamed-key", Naming),
+    // Policy files stay read-only (appended likewise).
+    PolicyFileExempted => ("TGP013", "policy-file-exempted", Policy),
 }
 
 impl Rule {

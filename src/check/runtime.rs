@@ -15,6 +15,9 @@ pub enum SpecsError {
     /// The specs could not be loaded.
     #[error(transparent)]
     Load(#[from] LoadError),
+    /// The `specs:` globs do not compile.
+    #[error(transparent)]
+    Policy(#[from] crate::policy::SpecGlobError),
     /// The linter reports errors: the runtime never runs a contract the linter rejects.
     #[error("the specs have {} lint error(s); run `toolgate lint`. First: {}", .0.len(), .0.first().map(String::as_str).unwrap_or(""))]
     Lint(Vec<String>),
@@ -35,7 +38,8 @@ impl RuntimeBuilder {
                 .collect();
             return Err(SpecsError::Lint(errors));
         };
-        Ok(RuntimeBuilder::from_bundle(bundle, &checked.loaded.root))
+        let policy = crate::policy::PolicyFiles::of(&checked.loaded)?;
+        Ok(RuntimeBuilder::from_bundle(bundle, &checked.loaded.root).policy_files(policy))
     }
 
     /// A runtime straight from the specs (load, resolve, lint; refuses on lint errors).

@@ -112,6 +112,7 @@ pub fn run(a: SandboxArgs) -> miette::Result<u8> {
         state_dir: Some(&state_dir),
         toolchains: &toolchains,
         protected: Some(&protected),
+        policy: None,
     };
     let found = walk::walk(&workspace, &protected);
     let kernel = probe();

@@ -89,6 +89,7 @@ impl Rule {
             Rule::UnguardedReaderAllow => &rules::effect::unguarded_reader_allow::META,
             Rule::RepeatedDenyGlobs => &rules::policy::repeated_deny_globs::META,
             Rule::DefaultProtectionExempted => &rules::policy::default_protection_exempted::META,
+            Rule::PolicyFileExempted => &rules::policy::policy_file_exempted::META,
             // Lint judgment on real tool lists.
             Rule::UndeclaredResultSchema => &rules::schema::undeclared_result_schema::META,
             Rule::ConstraintOnlyInProse => &rules::schema::constraint_only_in_prose::META,

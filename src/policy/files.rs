@@ -167,6 +167,32 @@ impl PolicyFiles {
         })
     }
 
+    /// The policy files of a project folder laid out by convention (its `toolgate.yaml`, the
+    /// default spec globs): what a runtime made from a bundle alone protects.
+    pub fn at_root(root: &Path) -> PolicyFiles {
+        PolicyFiles::new(root, None, &[], &[])
+            .unwrap_or_else(|e| unreachable!("the default spec globs compile: {e}"))
+    }
+
+    /// The paths command tools see read-only: every file, and every spec folder (so no new spec
+    /// appears in one) that is not the workspace or above it (binding those read-only would
+    /// make the whole workspace read-only).
+    pub fn read_only_paths(&self, workspace: &Path) -> Vec<PathBuf> {
+        let mut out: Vec<PathBuf> = self
+            .spec_folders()
+            .into_iter()
+            .filter(|f| !workspace.starts_with(f))
+            .collect();
+        for f in self.paths.iter().chain(self.targets.iter().map(|(t, _)| t)) {
+            if !out.iter().any(|d| f.starts_with(d)) {
+                out.push(f.clone());
+            }
+        }
+        out.sort();
+        out.dedup();
+        out
+    }
+
     /// The policy files of what the loader read: its project file, the files its `specs:`
     /// globs match and its `jwks_file`s.
     #[cfg(feature = "compiler")]
@@ -281,6 +307,15 @@ impl PolicyFiles {
             .and_then(|(_, n)| self.reasons.get(*n).cloned())
     }
 
+    /// Why a file with this device and inode is a policy file (it is one of them, under any
+    /// name), or `None`.
+    pub fn protects_identity(&self, dev: u64, ino: u64) -> Option<PolicyFileReason> {
+        self.identities
+            .iter()
+            .find(|(i, _)| *i == (dev, ino))
+            .and_then(|(_, n)| self.reasons.get(*n).cloned())
+    }
+
     /// The lexical part of [`PolicyFiles::protects`], for an absolute normalized path.
     fn judge(&self, abs: &Path) -> Option<PolicyFileReason> {
         if let Ok(i) = self.paths.binary_search_by(|p| p.as_path().cmp(abs)) {
@@ -289,19 +324,20 @@ impl PolicyFiles {
         if let Some((_, i)) = self.targets.iter().find(|(t, _)| t == abs) {
             return self.reasons.get(*i).cloned();
         }
-        if self
-            .state_dir
-            .as_deref()
-            .is_some_and(|d| abs.starts_with(d))
-        {
-            return Some(PolicyFileReason::StateDir);
-        }
+        // The trust store first: it may lie inside the state folder, and is the more specific.
         if self
             .trust_dir
             .as_deref()
             .is_some_and(|d| abs.starts_with(d))
         {
             return Some(PolicyFileReason::TrustDir);
+        }
+        if self
+            .state_dir
+            .as_deref()
+            .is_some_and(|d| abs.starts_with(d))
+        {
+            return Some(PolicyFileReason::StateDir);
         }
         let rel = abs.strip_prefix(&self.root).ok()?;
         let hit = self.spec_set.matches(rel).first().copied()?;
@@ -334,7 +370,7 @@ fn glob(g: &str) -> Result<globset::Glob, SpecGlobError> {
 }
 
 /// The folders of a glob before its first wildcard.
-fn literal_prefix(glob: &str) -> PathBuf {
+pub(crate) fn literal_prefix(glob: &str) -> PathBuf {
     Path::new(glob)
         .components()
         .take_while(|c| {
@@ -528,6 +564,25 @@ mod tests {
             Some(PolicyFileReason::SpecGlob { .. })
         ));
         assert_eq!(f.protects(Path::new("src/main.py")), None);
+    }
+
+    /// Command tools get the files and the spec folders, never the workspace or a folder above
+    /// it (a spec glob rooted at the project folder binds the files it matched instead).
+    #[test]
+    fn read_only_paths_are_files_and_spec_folders_below_the_workspace() {
+        let (_d, root) = project();
+        let f = files(&root);
+        assert_eq!(
+            f.read_only_paths(&root),
+            [
+                root.join("keys/jwks.json"),
+                root.join("tool-specs"),
+                root.join("toolgate.yaml"),
+            ]
+        );
+        let flat = PolicyFiles::new(&root, None, &["*.yaml".to_owned()], &[]).unwrap();
+        assert_eq!(flat.spec_folders(), std::slice::from_ref(&root));
+        assert_eq!(flat.read_only_paths(&root), [root.join("toolgate.yaml")]);
     }
 
     #[test]

@@ -90,6 +90,7 @@ pub struct RuntimeBuilder {
     project_root: PathBuf,
     workspace: Option<PathBuf>,
     state_dir: Option<PathBuf>,
+    policy_files: Option<crate::policy::PolicyFiles>,
     approver: Option<Arc<dyn Approver>>,
     hooks: HookSet,
     journal: Option<Arc<dyn Journal>>,
@@ -133,6 +134,7 @@ impl RuntimeBuilder {
             project_root: project_root.as_ref().to_path_buf(),
             workspace: None,
             state_dir: None,
+            policy_files: None,
             approver: None,
             hooks: HookSet::default(),
             journal: None,
@@ -182,6 +184,13 @@ impl RuntimeBuilder {
     /// Overrides the state folder (journal and artifacts).
     pub fn state_dir(mut self, dir: impl AsRef<Path>) -> Self {
         self.state_dir = Some(dir.as_ref().to_path_buf());
+        self
+    }
+
+    /// The files the project's policy was read from (default: `toolgate.yaml` and the default
+    /// spec globs in the project folder), which no tool may write.
+    pub fn policy_files(mut self, files: crate::policy::PolicyFiles) -> Self {
+        self.policy_files = Some(files);
         self
     }
 
@@ -324,9 +333,19 @@ impl RuntimeBuilder {
         };
         let protected = protected_set(&project.protect, workspace.root(), &state_dir)?;
         refuse_writable_state_dir(&self.bundle, workspace.root(), &state_dir, &protected)?;
+        let policy = self
+            .policy_files
+            .take()
+            .unwrap_or_else(|| crate::policy::PolicyFiles::at_root(&self.project_root))
+            .with_state_dir(&state_dir);
+        if let Some(trust) = policy.trust_dir() {
+            // Made now, so that command tools find it masked rather than free to create.
+            let _ = std::fs::create_dir_all(trust);
+        }
         let workspace = Arc::new(
             workspace
                 .with_protected(protected)
+                .with_policy_files(Arc::new(policy))
                 .with_file_limits(FileLimits::of(&project.budgets)),
         );
         let workspace_str = workspace.root().to_string_lossy().into_owned();
@@ -503,6 +522,7 @@ fn refuse_writable_state_dir(
         state_dir: Some(state_dir),
         toolchains: &[],
         protected: Some(protected),
+        policy: None,
     };
     let mut checked: Vec<&str> = Vec::new();
     for (profile_name, user) in users {

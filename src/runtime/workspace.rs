@@ -25,6 +25,8 @@
 mod access;
 mod beneath;
 mod identity;
+#[cfg(test)]
+mod policy_tests;
 
 pub use access::AccessError;
 
@@ -66,6 +68,8 @@ pub struct Workspace {
     protected: Arc<ProtectedSet>,
     limits: FileLimits,
     identities: IdentityIndex,
+    /// The loaded policy's files, which builtins never write (`None`: none known).
+    policy: Option<Arc<crate::policy::PolicyFiles>>,
 }
 
 /// The largest files builtins work on (`budgets` in toolgate.yaml).
@@ -166,6 +170,7 @@ impl Workspace {
             protected: Arc::new(DEFAULT_SET.clone()),
             limits: FileLimits::default(),
             identities: IdentityIndex::default(),
+            policy: None,
         })
     }
 
@@ -174,6 +179,17 @@ impl Workspace {
         self.protected = Arc::new(protected);
         self.identities = IdentityIndex::default();
         self
+    }
+
+    /// Sets the loaded policy's files, which builtins then refuse to write.
+    pub fn with_policy_files(mut self, policy: Arc<crate::policy::PolicyFiles>) -> Self {
+        self.policy = Some(policy);
+        self
+    }
+
+    /// The loaded policy's files, when known.
+    pub fn policy_files(&self) -> Option<&Arc<crate::policy::PolicyFiles>> {
+        self.policy.as_ref()
     }
 
     /// Sets the largest files builtins work on (the defaults until this is called).

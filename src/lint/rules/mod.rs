@@ -205,4 +205,8 @@ pub(crate) const SET_CHECKS: &[(Rule, SetCheck)] = &[
         policy::unreadable_cut_output::check,
     ),
     (Rule::RenamedKey, naming::renamed_key::check),
+    (
+        Rule::PolicyFileExempted,
+        policy::policy_file_exempted::check,
+    ),
 ];

@@ -446,6 +446,7 @@ impl Executor for CommandExecutor {
                     state_dir,
                     toolchains: &toolchains,
                     protected: Some(ctx.workspace.protected()),
+                    policy: ctx.workspace.policy_files().map(|p| p.as_ref()),
                 },
             )
         });

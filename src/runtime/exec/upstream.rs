@@ -129,6 +129,7 @@ pub async fn connect(
             state_dir: sandbox.state_dir.as_deref(),
             toolchains: &toolchains,
             protected: sandbox.protected.as_deref(),
+            policy: None,
         },
         sandbox::probe(),
     )

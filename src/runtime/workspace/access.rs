@@ -32,6 +32,15 @@ pub enum AccessError {
         /// The glob and reason of the protected file.
         protected: ProtectedPath,
     },
+    /// Writing the path would change the loaded policy (a policy file, the state folder, the
+    /// trust store).
+    #[error("{}", .reason.refusal(&format!("`{path}`")))]
+    PolicyFile {
+        /// The path as the call named it.
+        path: String,
+        /// Why it is a policy file.
+        reason: crate::policy::PolicyFileReason,
+    },
     /// The file has several links and the workspace is too large to rule out a protected one.
     #[error(
         "`{path}` has several names (hard links), and the workspace is too large to check that none of them is protected"
@@ -86,6 +95,7 @@ impl AccessError {
         match self {
             AccessError::Protected { .. }
             | AccessError::HardLink { .. }
+            | AccessError::PolicyFile { .. }
             | AccessError::Unverifiable { .. } => ErrorType::PolicyDenied,
             AccessError::Changed { .. } => ErrorType::SandboxViolation,
             AccessError::NotAFile { .. }
@@ -155,7 +165,24 @@ impl FolderLock {
     pub fn open_existing(&self, ws: &Workspace) -> Result<Option<OpenedFile>, AccessError> {
         let flags = OFlags::RDONLY | OFlags::NONBLOCK | OFlags::NOFOLLOW;
         match beneath::at(self.dir.as_fd(), &self.name, flags) {
-            Ok(fd) => ws.vet(&self.path, std::fs::File::from(fd)).map(Some),
+            Ok(fd) => {
+                let file = ws.vet(&self.path, std::fs::File::from(fd))?;
+                // The file opened, not only the name checked: a hard link of a policy file
+                // made after the check is the policy file.
+                if let Some(policy) = ws.policy_files()
+                    && let Ok(meta) = file.file.metadata()
+                    && let Some(reason) = {
+                        use std::os::unix::fs::MetadataExt;
+                        policy.protects_identity(meta.dev(), meta.ino())
+                    }
+                {
+                    return Err(AccessError::PolicyFile {
+                        path: self.path.clone(),
+                        reason,
+                    });
+                }
+                Ok(Some(file))
+            }
             Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
             Err(e) => Err(AccessError::io(&self.path, e)),
         }
@@ -260,6 +287,15 @@ impl Workspace {
     ) -> Result<FolderLock, AccessError> {
         let rel = p.as_str();
         self.refuse_protected(rel)?;
+        // Every caller writes: the policy's files are refused before anything is created.
+        if let Some(policy) = &self.policy
+            && let Some(reason) = policy.protects(&self.root.join(rel))
+        {
+            return Err(AccessError::PolicyFile {
+                path: rel.to_owned(),
+                reason,
+            });
+        }
         let (folder, name) = match rel.rsplit_once('/') {
             Some((folder, name)) => (folder, name),
             None => (".", rel),

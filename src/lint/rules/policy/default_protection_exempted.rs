@@ -42,7 +42,7 @@ protect:
 };
 
 /// A path the glob matches: wildcards filled in (`*.pem` → `sample.pem`, `**` → `x`).
-fn sample(glob: &str) -> String {
+pub(crate) fn sample(glob: &str) -> String {
     glob.trim_start_matches('/')
         .split('/')
         .map(|seg| match seg {

@@ -5,6 +5,7 @@ pub(crate) mod globs;
 pub mod missing_error_hints;
 pub mod missing_permission_rules;
 pub mod missing_timeout;
+pub mod policy_file_exempted;
 pub mod repeated_deny_globs;
 pub mod unactionable_validation_message;
 pub mod unbounded_output;

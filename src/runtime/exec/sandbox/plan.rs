@@ -152,6 +152,8 @@ pub struct PlanContext<'a> {
     pub toolchains: &'a [PathBuf],
     /// The protected set (`None`: the default set).
     pub protected: Option<&'a ProtectedSet>,
+    /// The loaded policy's files, seen read-only (and the trust store masked).
+    pub policy: Option<&'a crate::policy::PolicyFiles>,
 }
 
 impl<'a> PlanContext<'a> {
@@ -162,6 +164,7 @@ impl<'a> PlanContext<'a> {
             state_dir: None,
             toolchains: &[],
             protected: None,
+            policy: None,
         }
     }
 }
@@ -220,6 +223,7 @@ fn confined_view(read: &[PathBuf], write: &[PathBuf], ctx: &PlanContext<'_>) -> 
         state_dir: None,
         hide: HOST_SECRETS.iter().map(PathBuf::from).collect(),
         git_read_only: false,
+        policy_read_only: Vec::new(),
         user_namespace: false,
     };
     view.git_read_only = view.shows(ctx.workspace);
@@ -245,6 +249,7 @@ fn host_view(ctx: &PlanContext<'_>) -> ViewPlan {
         state_dir: None,
         hide: Vec::new(),
         git_read_only: false,
+        policy_read_only: Vec::new(),
         user_namespace: false,
     }
 }
@@ -297,6 +302,10 @@ pub fn plan(
             };
             v.protect = ProtectSpec::of(ctx.protected.unwrap_or(&DEFAULT_SET));
             v.state_dir = ctx.state_dir.map(Path::to_path_buf);
+            if let Some(policy) = ctx.policy {
+                v.policy_read_only = policy.read_only_paths(ctx.workspace);
+                v.hide.extend(policy.trust_dir().map(Path::to_path_buf));
+            }
             v.user_namespace = n.user_namespace;
             v.tmp_size = profile.and_then(|(_, p)| p.limits.memory_bytes);
             protections.push(Protection::MountNamespace);

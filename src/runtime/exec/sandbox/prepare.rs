@@ -157,6 +157,17 @@ pub(super) fn prepare(view: &ViewPlan) -> Result<Prepared, String> {
             _ => extra.push(h.clone()),
         }
     }
+    // The policy's files and spec folders: read-only binds onto themselves, like `.git` (a
+    // bound name cannot be unlinked, renamed over or written; a bound folder takes no new file).
+    for p in &view.policy_read_only {
+        let Ok(meta) = std::fs::metadata(p) else {
+            continue;
+        };
+        if !out.shows(p) || out.masks.iter().any(|m| p.starts_with(&m.path)) {
+            continue;
+        }
+        out.git.push((p.clone(), meta.is_dir()));
+    }
     extra.extend(view.state_dir.iter().cloned());
     for p in extra {
         let Ok(meta) = std::fs::symlink_metadata(&p) else {

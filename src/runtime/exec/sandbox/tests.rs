@@ -50,6 +50,7 @@ fn ctx<'a>(toolchains: &'a [PathBuf]) -> PlanContext<'a> {
         state_dir: Some(Path::new("/home/u/.local/state/toolgate/ws")),
         toolchains,
         protected: None,
+        policy: None,
     }
 }
 
@@ -116,6 +117,7 @@ fn workspace_write_on_a_full_kernel_uses_everything() {
                 state_dir: Some("/home/u/.local/state/toolgate/ws".into()),
                 hide,
                 git_read_only: true,
+                policy_read_only: vec![],
                 user_namespace: false,
             }),
             pid_namespace: true,
@@ -354,4 +356,39 @@ fn roots_resolve_against_the_workspace() {
         PathBuf::from("/work/ws/build")
     );
     assert_eq!(resolve_root("/usr", Path::new(WS)), PathBuf::from("/usr"));
+}
+
+/// The loaded policy's files and spec folders are planned read-only and the trust store hidden,
+/// under every profile that gets a view — `none` too, which writes everything else.
+#[test]
+fn policy_files_are_planned_read_only_and_the_trust_store_hidden() {
+    let d = tempfile::tempdir().unwrap();
+    let root = d.path().canonicalize().unwrap();
+    std::fs::create_dir_all(root.join("tool-specs")).unwrap();
+    std::fs::write(root.join("toolgate.yaml"), "specs: []\n").unwrap();
+    std::fs::write(root.join("tool-specs/bash.yaml"), "name: bash\n").unwrap();
+    let trust = root.join("../trust");
+    let policy = crate::policy::PolicyFiles::new(&root, None, &[], &[])
+        .unwrap()
+        .with_trust_dir(Some(&trust));
+    let none = builtin_profiles()["none"].clone();
+    for profile in [
+        Some(("none", &none)),
+        Some(("workspace-write", &workspace_write(false))),
+        None,
+    ] {
+        let c = PlanContext {
+            workspace: &root,
+            policy: Some(&policy),
+            ..ctx(&[])
+        };
+        let p = plan(profile, &c, &full_kernel()).unwrap();
+        let v = p.view.unwrap();
+        assert_eq!(
+            v.policy_read_only,
+            vec![root.join("tool-specs"), root.join("toolgate.yaml")],
+            "{profile:?}"
+        );
+        assert!(v.hide.contains(&policy.trust_dir().unwrap().to_path_buf()));
+    }
 }

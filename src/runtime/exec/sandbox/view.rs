@@ -137,6 +137,10 @@ pub struct ViewPlan {
     pub hide: Vec<PathBuf>,
     /// Whether every `.git` in the workspace is made read-only.
     pub git_read_only: bool,
+    /// The loaded policy's files and spec folders, bound read-only onto themselves where the
+    /// view shows them (whatever the profile writes).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub policy_read_only: Vec<PathBuf>,
     /// Whether the shim needs a user namespace to mount (not root with `CAP_SYS_ADMIN`).
     pub user_namespace: bool,
 }
@@ -304,6 +308,7 @@ mod tests {
             state_dir: None,
             hide: vec![],
             git_read_only: true,
+            policy_read_only: vec![],
             user_namespace: false,
         };
         assert!(v.shows(Path::new("/usr/bin/env")));
