@@ -450,7 +450,7 @@ fn migrations_apply_once_and_a_newer_or_foreign_schema_is_refused() {
     assert_eq!(
         db.psql("SELECT string_agg(version::text, ',') FROM schema_migrations")
             .unwrap(),
-        "1,2"
+        "1,2,3"
     );
     // Closed journals leave no owner behind.
     assert_eq!(db.psql("SELECT count(*) FROM owners").unwrap(), "0");
@@ -458,7 +458,7 @@ fn migrations_apply_once_and_a_newer_or_foreign_schema_is_refused() {
         .unwrap();
     let e = PostgresJournal::open(&db.url).unwrap_err().to_string();
     assert!(
-        e.contains("has journal schema version 7, newer than this toolgate reads (up to 2)"),
+        e.contains("has journal schema version 7, newer than this toolgate reads (up to 3)"),
         "{e}"
     );
 
@@ -497,13 +497,16 @@ async fn a_version_1_journal_is_migrated_in_place() {
     a.flush().await.unwrap();
     drop(a);
     // What a version 1 database looked like: no grants table, version 1 recorded.
-    db.psql("DROP TABLE grants; DELETE FROM schema_migrations WHERE version = 2")
-        .unwrap();
+    db.psql(
+        "DROP TABLE grants; DELETE FROM schema_migrations WHERE version >= 2;
+         ALTER TABLE operations DROP COLUMN key_scope;",
+    )
+    .unwrap();
     let b = host(&db, 5_000);
     assert_eq!(
         db.psql("SELECT string_agg(version::text, ',' ORDER BY version) FROM schema_migrations")
             .unwrap(),
-        "1,2"
+        "1,2,3"
     );
     assert_eq!(db.psql("SELECT count(*) FROM grants").unwrap(), "0");
     let kept = b
