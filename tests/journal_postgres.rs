@@ -652,6 +652,9 @@ impl Project {
             &json!({"name": name}).to_string(),
             "--idempotency-key",
             key,
+            // Client keys are scoped per session without a principal: a retry names it.
+            "--session",
+            "retry-session",
             "--context",
             "headless",
         ])
@@ -716,6 +719,8 @@ fn toolgate_call_journals_to_the_server_and_replays_across_processes() {
             r#"{"name":"one"}"#,
             "--idempotency-key",
             "req-1",
+            "--session",
+            "retry-session",
             "--context",
             "headless",
             "--format",
