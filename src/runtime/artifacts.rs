@@ -558,4 +558,39 @@ mod tests {
             Err(ArtifactError::InvalidId(_))
         ));
     }
+
+    #[test]
+    fn an_artifact_is_readable_by_those_who_produced_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = ArtifactStore::new(dir.path());
+        let origin = ArtifactOrigin {
+            tool: "bash",
+            call_id: "c1",
+            media_type: "text/plain",
+        };
+        let alice = ArtifactOwner::new("s-alice", Some("alice@iss".into()));
+        let (a, fresh) = store
+            .put_object(b"secret\n", origin, &alice, ArtifactRedaction::default())
+            .unwrap();
+        assert!(fresh);
+        let alice_again = ArtifactOwner::new("s-other", Some("alice@iss".into()));
+        let bob = ArtifactOwner::new("s-bob", Some("bob@iss".into()));
+        // A session id that is alice's principal id, spelled as a scope, is not her.
+        let forger = ArtifactOwner::new("principal:alice@iss", None);
+        assert!(store.readable_by(&a.id, &alice));
+        assert!(store.readable_by(&a.id, &alice_again));
+        assert!(!store.readable_by(&a.id, &bob));
+        assert!(!store.readable_by(&a.id, &forger));
+        assert!(!store.readable_by("blake3:../../x", &alice));
+        // Bob producing the same bytes owns the one copy too.
+        let (b, fresh) = store
+            .put_object(b"secret\n", origin, &bob, ArtifactRedaction::default())
+            .unwrap();
+        assert_eq!((b.id.as_str(), fresh), (a.id.as_str(), false));
+        assert!(store.readable_by(&a.id, &bob));
+        // Stored before owners were recorded: readable by nobody.
+        let hex = parse_id(&a.id).unwrap().to_owned();
+        std::fs::remove_dir_all(store.owners_dir(&hex)).unwrap();
+        assert!(!store.readable_by(&a.id, &alice));
+    }
 }
