@@ -292,3 +292,62 @@ async fn a_budget_refused_artifact_is_reported_honestly() {
     );
     assert!(!text.contains("read_artifact"), "{text}");
 }
+
+/// One principal, as `serve --http` would authenticate it.
+fn principal(subject: &str) -> toolgate::runtime::Principal {
+    toolgate::runtime::Principal {
+        issuer: "https://issuer.test".into(),
+        subject: subject.into(),
+        ..Default::default()
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_artifact_is_read_only_by_its_session_or_its_principal() {
+    let f = Fixture::new();
+    many_files(&f);
+    let rt = f.builder().build().unwrap();
+    let list = || call("l", "list_dir", json!({"path": "src", "max_entries": 1000}));
+    let alice = Session::new("alice-1", "interactive").with_principal(principal("alice"));
+    let r = run1(&rt, &alice, list()).await;
+    let id = r.artifacts()[0].id.clone();
+    let read = |id: &str| call("r", "read_artifact", json!({"artifact_id": id}));
+    let missing = format!("blake3:{}", "0".repeat(64));
+    let none = run1(&rt, &Session::new("bob", "interactive"), read(&missing)).await;
+    assert_eq!(
+        none.error_type(),
+        Some(toolgate::ir::ErrorType::ResourceNotFound)
+    );
+    // Another session, with another principal or none, knowing the id: answered as if the
+    // artifact did not exist (the same words as for an id nothing has).
+    let bob = Session::new("bob", "interactive").with_principal(principal("bob"));
+    for other in [bob, Session::new("bob-2", "interactive")] {
+        let refused = run1(&rt, &other, read(&id)).await;
+        assert_eq!(
+            refused.error_type(),
+            Some(toolgate::ir::ErrorType::ResourceNotFound)
+        );
+        let said = refused.projection().text.clone();
+        assert_eq!(
+            said.replace(&id, "ID"),
+            none.projection().text.replace(&missing, "ID")
+        );
+        assert!(
+            !said.contains("line") && !said.contains("module_"),
+            "{said}"
+        );
+    }
+    // Its session, and the same principal in a new session, read it.
+    for own in [
+        alice,
+        Session::new("alice-2", "interactive").with_principal(principal("alice")),
+    ] {
+        let got = run1(&rt, &own, read(&id)).await;
+        assert!(got.is_success(), "{}", got.projection().text);
+    }
+    // Bob producing the same bytes owns them too (the store holds them once).
+    let bob = Session::new("bob", "interactive");
+    let mine = run1(&rt, &bob, list()).await;
+    assert_eq!(mine.artifacts()[0].id, id);
+    assert!(run1(&rt, &bob, read(&id)).await.is_success());
+}

@@ -19,7 +19,7 @@ use toolgate::runtime::extend::{
     Claim, Journal, KeySource, OperationFinish, OperationStart, OperationState, PermissionRecord,
     Resolution, Settled, SettledBy, Settlement, canonical_json,
 };
-use toolgate::runtime::{PostgresJournal, PostgresOptions, RuntimeBuilder};
+use toolgate::runtime::{PostgresJournal, PostgresOptions, RuntimeBuilder, SqliteJournal};
 use toolgate::spec::load::LoadOptions;
 
 const WAIT_LIMIT: Duration = Duration::from_secs(60);
@@ -450,7 +450,7 @@ fn migrations_apply_once_and_a_newer_or_foreign_schema_is_refused() {
     assert_eq!(
         db.psql("SELECT string_agg(version::text, ',') FROM schema_migrations")
             .unwrap(),
-        "1,2"
+        "1,2,3"
     );
     // Closed journals leave no owner behind.
     assert_eq!(db.psql("SELECT count(*) FROM owners").unwrap(), "0");
@@ -458,7 +458,7 @@ fn migrations_apply_once_and_a_newer_or_foreign_schema_is_refused() {
         .unwrap();
     let e = PostgresJournal::open(&db.url).unwrap_err().to_string();
     assert!(
-        e.contains("has journal schema version 7, newer than this toolgate reads (up to 2)"),
+        e.contains("has journal schema version 7, newer than this toolgate reads (up to 3)"),
         "{e}"
     );
 
@@ -497,13 +497,16 @@ async fn a_version_1_journal_is_migrated_in_place() {
     a.flush().await.unwrap();
     drop(a);
     // What a version 1 database looked like: no grants table, version 1 recorded.
-    db.psql("DROP TABLE grants; DELETE FROM schema_migrations WHERE version = 2")
-        .unwrap();
+    db.psql(
+        "DROP TABLE grants; DELETE FROM schema_migrations WHERE version >= 2;
+         ALTER TABLE operations DROP COLUMN key_scope;",
+    )
+    .unwrap();
     let b = host(&db, 5_000);
     assert_eq!(
         db.psql("SELECT string_agg(version::text, ',' ORDER BY version) FROM schema_migrations")
             .unwrap(),
-        "1,2"
+        "1,2,3"
     );
     assert_eq!(db.psql("SELECT count(*) FROM grants").unwrap(), "0");
     let kept = b
@@ -649,6 +652,9 @@ impl Project {
             &json!({"name": name}).to_string(),
             "--idempotency-key",
             key,
+            // Client keys are scoped per session without a principal: a retry names it.
+            "--session",
+            "retry-session",
             "--context",
             "headless",
         ])
@@ -713,6 +719,8 @@ fn toolgate_call_journals_to_the_server_and_replays_across_processes() {
             r#"{"name":"one"}"#,
             "--idempotency-key",
             "req-1",
+            "--session",
+            "retry-session",
             "--context",
             "headless",
             "--format",
@@ -938,4 +946,71 @@ fn toolgate_serve_settles_a_dead_hosts_calls_without_being_asked() {
     let out = serve.wait_with_output().unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("1 unfinished operation(s) settled"), "{err}");
+}
+
+/// A client key `key` sent by `principal` (or, without one, by the session) with these
+/// arguments.
+fn keyed(
+    id: &str,
+    key: &str,
+    name: &str,
+    session: &str,
+    principal: Option<&str>,
+) -> OperationStart {
+    let mut o = write(id, key, name);
+    o.key_source = KeySource::Client;
+    o.session_id = session.into();
+    o.principal = principal.map(str::to_owned);
+    o
+}
+
+/// Client keys are walls between callers: the same principal in another session gets its
+/// recorded result; another principal (or another session without one) sending the same key
+/// — with the same arguments or other ones — starts a request of its own, and nothing it gets
+/// back is the first caller's.
+async fn client_keys_are_scoped_per_principal(j: &impl Journal) {
+    let alice = Some("alice@https://issuer.example");
+    let first = keyed("op-a", "req-1", "x", "alice-1", alice);
+    assert_eq!(kind(&j.claim(&first).await.unwrap()), "started");
+    j.finish(&finish_of(&first)).await.unwrap();
+    match j
+        .claim(&keyed("op-a2", "req-1", "x", "alice-2", alice))
+        .await
+        .unwrap()
+    {
+        Claim::Existing(e) => assert_eq!(e.start.operation_id, "op-a"),
+        c => panic!("alice's own retry: {c:?}"),
+    }
+    let bob = Some("bob@https://issuer.example");
+    for (id, name, session, principal) in [
+        ("op-b", "x", "bob-1", bob),
+        ("op-c", "y", "carol-1", Some("carol@https://issuer.example")),
+        ("op-s1", "z", "anon-1", None),
+        ("op-s2", "z2", "anon-2", None),
+    ] {
+        let o = keyed(id, "req-1", name, session, principal);
+        let claimed = j.claim(&o).await.unwrap();
+        assert_eq!(kind(&claimed), "started", "{id}: {claimed:?}");
+        j.finish(&finish_of(&o)).await.unwrap();
+    }
+    // Without a principal the session is the scope: its own retry replays.
+    match j
+        .claim(&keyed("op-s1b", "req-1", "z", "anon-1", None))
+        .await
+        .unwrap()
+    {
+        Claim::Existing(e) => assert_eq!(e.start.operation_id, "op-s1"),
+        c => panic!("the session's own retry: {c:?}"),
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn client_keys_are_scoped_per_principal_in_postgres_and_sqlite() {
+    let dir = tempfile::tempdir().unwrap();
+    let sqlite = SqliteJournal::open(dir.path().join("journal.db")).unwrap();
+    client_keys_are_scoped_per_principal(&sqlite).await;
+    let Some(db) = postgres::database() else {
+        return;
+    };
+    client_keys_are_scoped_per_principal(&host(&db, 5_000)).await;
 }

@@ -6,7 +6,8 @@
 //!   part with a range; the projection names that way and, in a toolset without
 //!   read_artifact, no other;
 //! - `resources/list` lists the connection's artifacts, `resources/templates/list` the template;
-//! - another connection cannot read them, though they are in the same store;
+//! - another connection (another session) cannot read them, though they are in the same
+//!   store: it is answered as for an id nothing has, and lists none;
 //! - in a toolset with read_artifact, the projection names it too, and paging through it over
 //!   MCP gives back the whole output.
 //!
@@ -280,13 +281,24 @@ async fn cut_output_is_read_as_mcp_resources_of_the_connection_only() {
     // found, though it is in the store.
     let (code, message) = client.read(&format!("{stdout}?lines=3")).await.unwrap_err();
     assert_eq!(code, -32602, "{message}");
+    // Another connection (another session) knowing the id: answered as if it did not exist,
+    // in the same words as an id nothing has, and its list shows none of them.
     let other = p.serve("bare").await;
     let (code, message) = other.read(&stdout).await.unwrap_err();
     assert_eq!(code, -32002, "{message}");
     assert!(
-        message.contains("no result of this connection named the artifact"),
+        message.contains("no artifact") && message.contains("of this session"),
         "{message}"
     );
+    let missing = format!("blake3:{}", "0".repeat(64));
+    let (code, none) = other
+        .read(&format!("toolgate-artifact:{missing}"))
+        .await
+        .unwrap_err();
+    assert_eq!(code, -32002, "{none}");
+    assert_eq!(message.replace(id, "ID"), none.replace(&missing, "ID"));
+    let theirs = other.service.peer().list_all_resources().await.unwrap();
+    assert!(theirs.is_empty(), "{theirs:?}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -414,7 +414,9 @@ async fn a_call_cut_off_by_kill_9_is_not_run_again_by_a_new_client_until_it_is_s
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_client_key_names_one_request_across_connections() {
     let p = Project::new();
-    let a = p.serve(&["--toolset", "work"]).await;
+    // Client keys are scoped per session without a principal: both connections name it.
+    let alice = ["--toolset", "work", "--session", "alice"];
+    let a = p.serve(&alice).await;
     let first = a
         .call("mark_once", json!({"name": "release"}), Some("req-7f3a"))
         .await;
@@ -424,7 +426,7 @@ async fn a_client_key_names_one_request_across_connections() {
     a.close().await;
 
     // A new process and connection, the same key and arguments: the recorded result.
-    let b = p.serve(&["--toolset", "work"]).await;
+    let b = p.serve(&alice).await;
     let retry = b
         .call("mark_once", json!({"name": "release"}), Some("req-7f3a"))
         .await;
@@ -459,6 +461,39 @@ async fn a_client_key_names_one_request_across_connections() {
         2
     );
     b.close().await;
+
+    // Another session sending alice's key: its own request, run afresh — never alice's
+    // recorded result, and no answer names anything of alice's call.
+    let alice_ops = operation_ids(
+        &p.json(&["journal", "list", "--session", "alice"])
+            .to_string(),
+    );
+    assert!(!alice_ops.is_empty());
+    let bob = p.serve(&["--toolset", "work", "--session", "bob"]).await;
+    let same = bob
+        .call("mark_once", json!({"name": "release"}), Some("req-7f3a"))
+        .await;
+    assert_eq!(same.status, "success", "{}", same.text);
+    assert_eq!(
+        p.marks()
+            .iter()
+            .filter(|l| l.starts_with("release "))
+            .count(),
+        2,
+        "bob got alice's result instead of a run of his own"
+    );
+    let other = bob
+        .call("mark_once", json!({"name": "bobs"}), Some("req-7f3a"))
+        .await;
+    // Within bob's scope the key now names his first call: his own mismatch, naming his call.
+    assert_eq!(other.error_type.as_deref(), Some("INVALID_ARGUMENTS"));
+    for answer in [&same, &other] {
+        for op in &alice_ops {
+            assert!(!answer.text.contains(op.as_str()), "{}", answer.text);
+        }
+        assert!(!answer.text.contains("alice"), "{}", answer.text);
+    }
+    bob.close().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -140,8 +140,8 @@ pub struct CallArgs {
     #[arg(long)]
     pub session: Option<String>,
     /// An idempotency key naming this request: the same key with the same arguments returns
-    /// the recorded result instead of running again (from any session); with other arguments
-    /// it is refused.
+    /// the recorded result instead of running again (in the same session: pass `--session` to
+    /// retry from another process); with other arguments it is refused.
     #[arg(long)]
     pub idempotency_key: Option<String>,
     #[command(flatten)]

@@ -6,8 +6,11 @@
 //! results named, `resources/templates/list` gives the URI template, and `resources/read`
 //! reads one — whole up to [`READ_MAX_BYTES`], or the part a query asks for
 //! (`?start_line=N&end_line=M`, `?offset=N&length=M`), redacted as the producing call's output
-//! was. Only artifacts named in this connection's own results are readable: content addresses
-//! are not secrets (the hash of a known output), so knowing an id is not enough.
+//! was. Only the caller's own artifacts are listed and readable — those a call of this
+//! session, or of its principal when `serve --http` authenticated one, produced
+//! ([`ArtifactStore::readable_by`]): content addresses are not secrets (the hash of a known
+//! output), so knowing an id is not enough, and another caller's artifact is answered as one
+//! that does not exist.
 
 use std::collections::BTreeMap;
 use std::sync::Mutex;
@@ -20,8 +23,8 @@ use serde_json::{Value, json};
 
 use crate::runtime::ToolResult;
 use crate::runtime::artifacts::{
-    ArtifactRange, ArtifactRef, ArtifactStore, PartError, ReadLimits, URI_SCHEME, artifact_uri,
-    parse_id, size_exact,
+    ArtifactError, ArtifactOwner, ArtifactRange, ArtifactRef, ArtifactStore, PartError, ReadLimits,
+    URI_SCHEME, artifact_uri, parse_id, size_exact,
 };
 
 /// The RFC 6570 template of artifact URIs.
@@ -70,35 +73,41 @@ impl ConnectionArtifacts {
             .collect()
     }
 
-    /// The artifacts named so far, as resources.
-    pub fn list(&self) -> Vec<Resource> {
-        self.named
+    /// The artifacts this connection's results named that `owner` may read (a replayed
+    /// result may name another caller's), as resources (blocking file work: call it off the
+    /// async threads).
+    pub fn list(&self, store: &ArtifactStore, owner: &ArtifactOwner) -> Vec<Resource> {
+        let named: Vec<Linked> = self
+            .named
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
             .values()
+            .cloned()
+            .collect();
+        named
+            .iter()
+            .filter(|l| store.readable_by(&l.reference.id, owner))
             .map(Linked::resource)
             .collect()
     }
 
-    /// Whether a result of this connection named the artifact.
-    fn named(&self, id: &str) -> bool {
-        self.named
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .contains_key(id)
-    }
-
-    /// Reads a resource (blocking file work: call it off the async threads).
-    pub fn read(&self, store: &ArtifactStore, uri: &str) -> Result<ReadResourceResult, ErrorData> {
+    /// Reads a resource for `owner` (blocking file work: call it off the async threads).
+    pub fn read(
+        &self,
+        store: &ArtifactStore,
+        owner: &ArtifactOwner,
+        uri: &str,
+    ) -> Result<ReadResourceResult, ErrorData> {
         let (id, range) = parse_uri(uri)?;
-        if !self.named(&id) {
-            return Err(ErrorData::resource_not_found(
+        // Another caller's artifact and none at all get the same answer.
+        let not_found = || {
+            ErrorData::resource_not_found(
                 format!(
-                    "`{uri}`: no result of this connection named the artifact {id}; only those are readable here"
+                    "`{uri}`: no artifact {id} of this session (or its principal); only those are readable here"
                 ),
                 None,
-            ));
-        }
+            )
+        };
         let limits = ReadLimits {
             max_bytes: READ_MAX_BYTES,
             max_lines: READ_MAX_LINES,
@@ -107,10 +116,15 @@ impl ConnectionArtifacts {
             start: 1,
             end: None,
         });
-        let part = store.read_part(&id, asked, limits).map_err(|e| match e {
-            PartError::PastEnd(m) => ErrorData::invalid_params(format!("`{uri}`: {m}"), None),
-            PartError::Artifact(e) => ErrorData::resource_not_found(format!("`{uri}`: {e}"), None),
-        })?;
+        let part = store
+            .read_part_as(&id, owner, asked, limits)
+            .map_err(|e| match e {
+                PartError::PastEnd(m) => ErrorData::invalid_params(format!("`{uri}`: {m}"), None),
+                PartError::Artifact(ArtifactError::NotFound(_)) => not_found(),
+                PartError::Artifact(e) => {
+                    ErrorData::resource_not_found(format!("`{uri}`: {e}"), None)
+                }
+            })?;
         let next = part.next().map(|r| range_uri(&id, r));
         let mut text = part.text.clone();
         // A whole artifact read without a range is its exact text; a part says where it lies.

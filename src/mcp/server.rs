@@ -39,6 +39,7 @@ use crate::ir::{AskMode, Effect, ExecSpec, Provider, ProviderNames, ToolDefiniti
 use crate::mcp::approval::ElicitationApprover;
 use crate::mcp::resources::{self, ConnectionArtifacts};
 use crate::mcp::tools::{McpTool, call_result, mcp_tool};
+use crate::runtime::artifacts::ArtifactOwner;
 use crate::runtime::journal::IDEMPOTENCY_KEY_MCP_META;
 use crate::runtime::{Principal, Session, ToolCall, ToolRuntime};
 
@@ -296,6 +297,15 @@ impl ToolgateServer {
         guards.peek().is_none() || guards.any(|t| p.has_scopes(&t.scopes))
     }
 
+    /// Whose artifacts a request may list and read: this connection's session, and the
+    /// principal `serve --http` authenticated for the request.
+    fn artifact_owner(&self, context: &RequestContext<RoleServer>) -> ArtifactOwner {
+        ArtifactOwner::new(
+            self.inner.session_id.clone(),
+            request_principal(context).map(|p| p.id()),
+        )
+    }
+
     /// The session, made at the first call: its context follows the client's capabilities, and
     /// its tools what the caller's scopes allow.
     fn session_for(&self, peer: &Peer<RoleServer>, principal: Option<&Principal>) -> &Session {
@@ -432,11 +442,17 @@ impl ServerHandler for ToolgateServer {
     async fn list_resources(
         &self,
         _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, ErrorData> {
-        Ok(ListResourcesResult::with_all_items(
-            self.inner.artifacts.list(),
-        ))
+        let server = self.clone();
+        let owner = self.artifact_owner(&context);
+        let listed = tokio::task::spawn_blocking(move || {
+            let store = server.inner.runtime.artifacts();
+            server.inner.artifacts.list(store, &owner)
+        })
+        .await
+        .map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
+        Ok(ListResourcesResult::with_all_items(listed))
     }
 
     async fn list_resource_templates(
@@ -452,12 +468,13 @@ impl ServerHandler for ToolgateServer {
     async fn read_resource(
         &self,
         request: ReadResourceRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, ErrorData> {
         let server = self.clone();
+        let owner = self.artifact_owner(&context);
         let read = tokio::task::spawn_blocking(move || {
             let store = server.inner.runtime.artifacts();
-            server.inner.artifacts.read(store, &request.uri)
+            server.inner.artifacts.read(store, &owner, &request.uri)
         })
         .await
         .map_err(|e| ErrorData::internal_error(e.to_string(), None))?;

@@ -18,6 +18,14 @@
 //! artifacts of other sessions are evicted to make room for one call's worth; what still does
 //! not fit is not kept. Usage is counted by this process and recounted from the disk whenever
 //! the store looks nearly full, so several processes sharing a store stay near the quota.
+//!
+//! Artifacts are walled per caller ([`ArtifactOwner`]): every call that produces an artifact
+//! leaves a marker for its session and, when one is authenticated, its principal
+//! (`artifacts/owners/<hex>/<blake3 of the scope>`), and `read_artifact` and the MCP resource
+//! routes read only an artifact the caller's session or principal owns — one or two file
+//! lookups, whatever the store holds. Content addresses are not secrets (the hash of a known
+//! output), so knowing an id is not enough. Artifacts stored before owners were recorded have
+//! no marker and are readable by no caller.
 
 mod budget;
 mod read;
@@ -43,6 +51,36 @@ pub const URI_SCHEME: &str = "toolgate-artifact";
 /// The resource URI of an artifact: `toolgate-artifact:blake3:…`.
 pub fn artifact_uri(id: &str) -> String {
     format!("{URI_SCHEME}:{id}")
+}
+
+/// Who may read the artifacts a call produces: its session and, when `serve --http`
+/// authenticated one, its principal (then any session of that principal may).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ArtifactOwner {
+    /// The session id.
+    pub session_id: String,
+    /// The principal's id (`subject@issuer`), if any.
+    pub principal: Option<String>,
+}
+
+impl ArtifactOwner {
+    /// The owner a session and its principal make.
+    pub fn new(session_id: impl Into<String>, principal: Option<String>) -> Self {
+        ArtifactOwner {
+            session_id: session_id.into(),
+            principal,
+        }
+    }
+
+    /// The scopes whose markers stand for this owner: `session:ID`, and `principal:ID` when
+    /// there is a principal (the same words as the journal's client key scopes).
+    fn scopes(&self) -> Vec<String> {
+        let mut scopes = vec![format!("session:{}", self.session_id)];
+        if let Some(p) = &self.principal {
+            scopes.push(format!("principal:{p}"));
+        }
+        scopes
+    }
 }
 
 /// A reference to a stored artifact, as a result carries it.
@@ -183,8 +221,13 @@ impl ArtifactStore {
         bytes: &[u8],
         origin: ArtifactOrigin<'_>,
     ) -> Result<ArtifactRef, ArtifactError> {
-        self.put_object(bytes, origin, "", ArtifactRedaction::default())
-            .map(|(r, _)| r)
+        self.put_object(
+            bytes,
+            origin,
+            &ArtifactOwner::default(),
+            ArtifactRedaction::default(),
+        )
+        .map(|(r, _)| r)
     }
 
     /// Stores bytes once per content; also says whether they were new.
@@ -192,7 +235,7 @@ impl ArtifactStore {
         &self,
         bytes: &[u8],
         origin: ArtifactOrigin<'_>,
-        session_id: &str,
+        owner: &ArtifactOwner,
         redact: ArtifactRedaction,
     ) -> Result<(ArtifactRef, bool), ArtifactError> {
         let hex = blake3::hash(bytes).to_hex().to_string();
@@ -204,6 +247,8 @@ impl ArtifactStore {
             dropped: 0,
         };
         let object = self.object_path(&hex);
+        // Whoever produces the bytes may read them, also when another call stored them first.
+        self.record_owner(&hex, owner)?;
         if object.is_file() {
             return Ok((reference, false));
         }
@@ -219,10 +264,47 @@ impl ArtifactStore {
             tool: origin.tool.to_owned(),
             call_id: origin.call_id.to_owned(),
             redact,
-            session_id: session_id.to_owned(),
+            session_id: owner.session_id.clone(),
         };
         self.write_meta(&hex, &meta)?;
         Ok((reference, true))
+    }
+
+    /// Leaves the markers that let `owner` read the artifact. They are not fsynced: one lost
+    /// to a crash only makes the artifact unreadable to its caller, never readable to another.
+    fn record_owner(&self, hex: &str, owner: &ArtifactOwner) -> Result<(), ArtifactError> {
+        let dir = self.owners_dir(hex);
+        std::fs::create_dir_all(&dir)?;
+        for scope in owner.scopes() {
+            let marker = dir.join(scope_name(&scope));
+            if !marker.is_file() {
+                owner_only()
+                    .write(true)
+                    .create(true)
+                    .truncate(false)
+                    .open(&marker)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Whether `owner` may read the artifact: a call of its session, or of its principal,
+    /// produced it. False for an id that is malformed or names nothing, so that an answer
+    /// never tells another caller's artifact from none.
+    pub fn readable_by(&self, id: &str, owner: &ArtifactOwner) -> bool {
+        let Some(hex) = parse_id(id) else {
+            return false;
+        };
+        let dir = self.owners_dir(hex);
+        owner
+            .scopes()
+            .iter()
+            .any(|scope| dir.join(scope_name(scope)).is_file())
+    }
+
+    /// The folder of an artifact's owner markers.
+    fn owners_dir(&self, hex: &str) -> PathBuf {
+        self.root.join("owners").join(hex)
     }
 
     fn write_meta(&self, hex: &str, meta: &ArtifactMeta) -> Result<(), ArtifactError> {
@@ -361,6 +443,7 @@ impl ArtifactWriter {
             dropped: whole.saturating_sub(content.size),
         };
         let object = self.store.object_path(&hex);
+        self.store.record_owner(&hex, &self.allowance.owner)?;
         if object.is_file() {
             drop(file);
             let _ = std::fs::remove_file(&self.tmp);
@@ -383,7 +466,7 @@ impl ArtifactWriter {
             tool: origin.tool.to_owned(),
             call_id: origin.call_id.to_owned(),
             redact,
-            session_id: self.allowance.session_id.clone(),
+            session_id: self.allowance.owner.session_id.clone(),
         };
         self.store.write_meta(&hex, &meta)?;
         Ok(reference)
@@ -407,6 +490,12 @@ fn owner_only() -> std::fs::OpenOptions {
     #[cfg(unix)]
     std::os::unix::fs::OpenOptionsExt::mode(&mut o, 0o600);
     o
+}
+
+/// The file name of an owner marker: the hash of its scope, so that no session or principal
+/// id (free text) ever names a path.
+fn scope_name(scope: &str) -> String {
+    blake3::hash(scope.as_bytes()).to_hex().to_string()
 }
 
 /// The hex digest of a well-formed id.
@@ -468,5 +557,40 @@ mod tests {
             store.get("blake3:../../etc/passwd"),
             Err(ArtifactError::InvalidId(_))
         ));
+    }
+
+    #[test]
+    fn an_artifact_is_readable_by_those_who_produced_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = ArtifactStore::new(dir.path());
+        let origin = ArtifactOrigin {
+            tool: "bash",
+            call_id: "c1",
+            media_type: "text/plain",
+        };
+        let alice = ArtifactOwner::new("s-alice", Some("alice@iss".into()));
+        let (a, fresh) = store
+            .put_object(b"secret\n", origin, &alice, ArtifactRedaction::default())
+            .unwrap();
+        assert!(fresh);
+        let alice_again = ArtifactOwner::new("s-other", Some("alice@iss".into()));
+        let bob = ArtifactOwner::new("s-bob", Some("bob@iss".into()));
+        // A session id that is alice's principal id, spelled as a scope, is not her.
+        let forger = ArtifactOwner::new("principal:alice@iss", None);
+        assert!(store.readable_by(&a.id, &alice));
+        assert!(store.readable_by(&a.id, &alice_again));
+        assert!(!store.readable_by(&a.id, &bob));
+        assert!(!store.readable_by(&a.id, &forger));
+        assert!(!store.readable_by("blake3:../../x", &alice));
+        // Bob producing the same bytes owns the one copy too.
+        let (b, fresh) = store
+            .put_object(b"secret\n", origin, &bob, ArtifactRedaction::default())
+            .unwrap();
+        assert_eq!((b.id.as_str(), fresh), (a.id.as_str(), false));
+        assert!(store.readable_by(&a.id, &bob));
+        // Stored before owners were recorded: readable by nobody.
+        let hex = parse_id(&a.id).unwrap().to_owned();
+        std::fs::remove_dir_all(store.owners_dir(&hex)).unwrap();
+        assert!(!store.readable_by(&a.id, &alice));
     }
 }

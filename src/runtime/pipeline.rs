@@ -715,6 +715,7 @@ impl Inner {
     ) -> ExecContext {
         ExecContext {
             session_id: session.id().to_owned(),
+            principal: session.principal().map(|p| p.id()),
             context: session.context().to_owned(),
             idempotency_key: key,
             cancel,

@@ -19,7 +19,7 @@ use serde_json::Value;
 
 use crate::ir::{ErrorType, Status, ToolDefinition};
 use crate::runtime::artifacts::{
-    Allowance, ArtifactOrigin, ArtifactRedaction, ArtifactRef, ArtifactStore,
+    Allowance, ArtifactOrigin, ArtifactOwner, ArtifactRedaction, ArtifactRef, ArtifactStore,
 };
 use crate::runtime::exec::builtin::Builtin;
 use crate::runtime::exec::sandbox::Protection;
@@ -375,8 +375,9 @@ pub(crate) struct Executed<'a> {
     pub(crate) stop: Option<Stop>,
     pub(crate) attempts: u32,
     pub(crate) artifacts: &'a ArtifactStore,
-    /// The session, whose artifact budget the call draws on.
-    pub(crate) session_id: &'a str,
+    /// The session (and its principal), whose artifact budget the call draws on and who may
+    /// read what it stores.
+    pub(crate) owner: ArtifactOwner,
 }
 
 /// Keeps output a call's view left out, within the call's allowance.
@@ -519,7 +520,7 @@ pub(crate) fn executed(e: Executed<'_>) -> ToolResult {
     if e.tool.builtin != Some(Builtin::ReadArtifact) {
         let keep = Keeper {
             store: e.artifacts,
-            allowance: e.artifacts.allowance(e.session_id),
+            allowance: e.artifacts.allowance_of(e.owner.clone()),
             tool: &def.name,
             call_id: e.subject.call_id,
         };

@@ -26,8 +26,9 @@ pub struct ToolCall {
     #[serde(default = "empty_object", alias = "args")]
     pub arguments: serde_json::Value,
     /// An idempotency key the client sent with the call (an MCP client's `_meta`): it names one
-    /// request, so a retry with the same key and arguments — from any session or connection —
-    /// gets the recorded result instead of a second run.
+    /// request of one caller, so a retry with the same key and arguments — from any connection
+    /// of the same principal, or of the same session without one — gets the recorded result
+    /// instead of a second run.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub idempotency_key: Option<String>,
 }
@@ -160,6 +161,14 @@ impl Session {
     /// Who calls in this session, when a bearer token said.
     pub fn principal(&self) -> Option<&Principal> {
         self.principal.as_deref()
+    }
+
+    /// Who may read the artifacts this session's calls store: the session, and its principal.
+    pub fn artifact_owner(&self) -> crate::runtime::artifacts::ArtifactOwner {
+        crate::runtime::artifacts::ArtifactOwner::new(
+            self.id.to_string(),
+            self.principal().map(Principal::id),
+        )
     }
 
     /// The session id.

@@ -7,7 +7,8 @@ use std::sync::{Arc, Mutex};
 use std::time::SystemTime;
 
 use super::{
-    ArtifactError, ArtifactOrigin, ArtifactRedaction, ArtifactRef, ArtifactStore, ID_PREFIX,
+    ArtifactError, ArtifactOrigin, ArtifactOwner, ArtifactRedaction, ArtifactRef, ArtifactStore,
+    ID_PREFIX,
 };
 
 /// How many artifact bytes calls may write ([`crate::ir::Budgets`]).
@@ -99,7 +100,7 @@ pub(super) struct Ledger {
 #[derive(Clone, Debug)]
 pub struct Allowance {
     store: ArtifactStore,
-    pub(super) session_id: String,
+    pub(super) owner: ArtifactOwner,
     call: Arc<AtomicU64>,
     session: Arc<AtomicU64>,
 }
@@ -171,9 +172,11 @@ impl Allowance {
         }
         let mut used = self.store.disk_usage();
         if used.saturating_add(need) > b.store {
-            used = self
-                .store
-                .evict(used, used.saturating_add(need) - b.store, &self.session_id);
+            used = self.store.evict(
+                used,
+                used.saturating_add(need) - b.store,
+                &self.owner.session_id,
+            );
         }
         *stored = Some(used);
     }
@@ -240,19 +243,25 @@ impl ArtifactStore {
         self
     }
 
-    /// A fresh allowance for one call of a session.
+    /// A fresh allowance for one call of a session without a principal.
     pub fn allowance(&self, session_id: &str) -> Allowance {
+        self.allowance_of(ArtifactOwner::new(session_id, None))
+    }
+
+    /// A fresh allowance for one call of a session (its principal's, when there is one): what
+    /// it stores, the owner may read.
+    pub fn allowance_of(&self, owner: ArtifactOwner) -> Allowance {
         let session = self
             .ledger
             .sessions
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .entry(session_id.to_owned())
+            .entry(owner.session_id.clone())
             .or_default()
             .clone();
         Allowance {
             store: self.clone(),
-            session_id: session_id.to_owned(),
+            owner,
             call: Arc::new(AtomicU64::new(0)),
             session,
         }
@@ -282,8 +291,7 @@ impl ArtifactStore {
         if kept.is_empty() {
             return Ok((None, cut));
         }
-        let (mut reference, fresh) =
-            self.put_object(kept, origin, &allowance.session_id, redact)?;
+        let (mut reference, fresh) = self.put_object(kept, origin, &allowance.owner, redact)?;
         if !fresh {
             allowance.release_stored(kept.len() as u64);
         }
@@ -347,6 +355,7 @@ impl ArtifactStore {
             }
             if std::fs::remove_file(self.object_path(&hex)).is_ok() {
                 let _ = std::fs::remove_file(self.root.join("meta").join(format!("{hex}.json")));
+                let _ = std::fs::remove_dir_all(self.owners_dir(&hex));
                 freed += size;
                 used = used.saturating_sub(size);
             }

@@ -4,7 +4,7 @@
 
 use std::io::{BufRead, BufReader, Read, Seek, SeekFrom};
 
-use super::{ArtifactError, ArtifactRedaction, ArtifactStore};
+use super::{ArtifactError, ArtifactOwner, ArtifactRedaction, ArtifactStore, parse_id};
 use crate::runtime::output::Redactor;
 
 /// Which part of an artifact to read.
@@ -112,7 +112,25 @@ pub enum PartError {
 }
 
 impl ArtifactStore {
-    /// Reads one part of an artifact within `limits`, redacted as its metadata says.
+    /// Reads one part of an artifact for a caller ([`ArtifactStore::read_part`]): an artifact
+    /// `owner` may not read is answered as one that does not exist, so that nobody learns
+    /// whether another caller's id is stored.
+    pub fn read_part_as(
+        &self,
+        id: &str,
+        owner: &ArtifactOwner,
+        range: ArtifactRange,
+        limits: ReadLimits,
+    ) -> Result<ArtifactPart, PartError> {
+        if parse_id(id).is_some() && !self.readable_by(id, owner) {
+            return Err(PartError::Artifact(ArtifactError::NotFound(id.to_owned())));
+        }
+        self.read_part(id, range, limits)
+    }
+
+    /// Reads one part of an artifact within `limits`, redacted as its metadata says, whoever
+    /// produced it (the person's own commands; a caller's reads go through
+    /// [`ArtifactStore::read_part_as`]).
     pub fn read_part(
         &self,
         id: &str,

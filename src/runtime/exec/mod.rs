@@ -94,6 +94,9 @@ impl Backend {
 pub struct ExecContext {
     /// The session.
     pub session_id: String,
+    /// The principal calling in the session (`subject@issuer`), when `serve --http`
+    /// authenticated one.
+    pub principal: Option<String>,
     /// The session's context (`interactive`, `ci`, …), which CEL sees as `context`.
     pub context: String,
     /// The key the far side can deduplicate on; stable across retries and recovery.
@@ -105,6 +108,16 @@ pub struct ExecContext {
     pub workspace: Arc<Workspace>,
     /// Where large outputs go.
     pub artifacts: ArtifactStore,
+}
+
+impl ExecContext {
+    /// Who may read the artifacts this attempt stores.
+    pub fn artifact_owner(&self) -> crate::runtime::artifacts::ArtifactOwner {
+        crate::runtime::artifacts::ArtifactOwner::new(
+            self.session_id.clone(),
+            self.principal.clone(),
+        )
+    }
 }
 
 /// The facts of one attempt, before normalization.

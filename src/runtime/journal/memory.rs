@@ -26,8 +26,9 @@ struct MemoryState {
     by_key: HashMap<(String, String), usize>,
     /// (tool, key, arguments hash) → the latest operation with them.
     by_call: HashMap<(String, String, String), usize>,
-    /// A client's key → the latest operation with it (client keys are project-wide).
-    by_client_key: HashMap<String, usize>,
+    /// A client's key in its scope ([`OperationStart::key_scope`]) → the latest operation
+    /// with it.
+    by_client_key: HashMap<(String, String), usize>,
     /// (tool, arguments hash) → every operation with them, oldest first.
     by_args: HashMap<(String, String), Vec<usize>>,
     /// Session id → its allow-for-session grants, oldest first (shared by every runtime this
@@ -56,7 +57,8 @@ impl MemoryState {
             i,
         );
         if op.key_source == KeySource::Client {
-            self.by_client_key.insert(op.idempotency_key.clone(), i);
+            self.by_client_key
+                .insert((op.key_scope(), op.idempotency_key.clone()), i);
         }
         self.by_args
             .entry((op.tool.clone(), op.arguments_hash.clone()))
@@ -124,7 +126,10 @@ impl Journal for MemoryJournal {
         let r = self.with(|s| {
             let earlier = match op.key_source {
                 KeySource::Spec => s.latest(&op.tool, &op.idempotency_key),
-                KeySource::Client => s.by_client_key.get(&op.idempotency_key).map(|&i| &s.ops[i]),
+                KeySource::Client => s
+                    .by_client_key
+                    .get(&(op.key_scope(), op.idempotency_key.clone()))
+                    .map(|&i| &s.ops[i]),
                 KeySource::Derived => s
                     .by_call
                     .get(&(

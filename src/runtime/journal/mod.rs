@@ -96,13 +96,23 @@ pub fn check_client_key(key: &str) -> Result<(), String> {
     Ok(())
 }
 
+/// The scope of a client idempotency key: `principal:ID` for an authenticated caller, else
+/// `session:ID` (see [`OperationStart::key_scope`]).
+pub fn client_key_scope(session_id: &str, principal: Option<&str>) -> String {
+    match principal {
+        Some(p) => format!("principal:{p}"),
+        None => format!("session:{session_id}"),
+    }
+}
+
 /// Where an operation's idempotency key came from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum KeySource {
     /// The spec's `idempotency.key` expression (the far side deduplicates on it).
     Spec,
-    /// Sent by the client with the call (MCP `_meta`): it names one request, project-wide.
+    /// Sent by the client with the call (MCP `_meta`): it names one request of one principal
+    /// (of one session, without a principal).
     Client,
     /// Derived from the session and call id.
     Derived,
@@ -165,6 +175,14 @@ pub struct OperationStart {
 }
 
 impl OperationStart {
+    /// Whose client keys this operation's key is looked up among: the principal's
+    /// (`principal:subject@issuer`) when one is authenticated, else the session's
+    /// (`session:ID`). A client key names one request of one caller, never another's (as
+    /// Stripe scopes idempotency keys to one account).
+    pub fn key_scope(&self) -> String {
+        client_key_scope(&self.session_id, self.principal.as_deref())
+    }
+
     /// The arguments hash a claim must match: for a derived key only (see [`Journal::claim`]).
     #[cfg(feature = "journal-sqlite")]
     pub(crate) fn claim_args(&self) -> Option<&str> {

@@ -294,7 +294,7 @@ impl Inner {
             stop,
             attempts: retry.attempts(),
             artifacts: &self.artifacts,
-            session_id: session.id(),
+            owner: session.artifact_owner(),
         });
         let point = if r.status() == Status::Success {
             HookPoint::AfterExecute

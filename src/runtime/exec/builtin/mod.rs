@@ -31,7 +31,7 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use crate::ir::{ErrorType, OutputPolicy};
-use crate::runtime::artifacts::{ArtifactStore, size_exact, size_text};
+use crate::runtime::artifacts::{ArtifactOwner, ArtifactStore, size_exact, size_text};
 use crate::runtime::exec::{ExecContext, ExecFailure, ExecFuture, Executor, RawOutcome};
 use crate::runtime::permission::AuthorizedCall;
 use crate::runtime::workspace::{
@@ -64,6 +64,8 @@ impl Builtin {
 pub(crate) struct BuiltinContext {
     pub(crate) workspace: Arc<Workspace>,
     pub(crate) artifacts: ArtifactStore,
+    /// Who calls: `read_artifact` reads only what this session or principal stored.
+    pub(crate) owner: ArtifactOwner,
     pub(crate) output: OutputPolicy,
     /// Fires when the call times out or is cancelled: long reads and walks stop.
     pub(crate) cancel: CancellationToken,
@@ -84,6 +86,7 @@ impl Executor for BuiltinExecutor {
             });
         };
         let cx = BuiltinContext {
+            owner: ctx.artifact_owner(),
             workspace: ctx.workspace,
             artifacts: ctx.artifacts,
             output: call.definition().output.clone(),
@@ -217,6 +220,7 @@ pub(crate) mod testing {
         BuiltinContext {
             workspace: Arc::new(Workspace::open(root).unwrap()),
             artifacts: ArtifactStore::new(state),
+            owner: ArtifactOwner::default(),
             output: OutputPolicy {
                 formatter: crate::ir::FormatterKind::Text,
                 max_bytes: 32 * 1024,

@@ -61,7 +61,7 @@ pub(super) fn run(args: &Value, cx: &BuiltinContext) -> Step<RawOutcome> {
     // the range asked for is read.
     let part = cx
         .artifacts
-        .read_part(&a.artifact_id, range, limits)
+        .read_part_as(&a.artifact_id, &cx.owner, range, limits)
         .map_err(|e| match e {
             PartError::PastEnd(m) => ExecFailure::new(ErrorType::SemanticValidationError, m),
             PartError::Artifact(e @ ArtifactError::InvalidId(_)) => {

@@ -240,7 +240,7 @@ impl Executor for HttpExecutor {
                 spill: Some(SpillTo {
                     store: ctx.artifacts.clone(),
                     threshold: output.artifact_threshold,
-                    allowance: ctx.artifacts.allowance(&ctx.session_id),
+                    allowance: ctx.artifacts.allowance_of(ctx.artifact_owner()),
                 }),
                 tool: def.name.clone(),
                 call_id: call.call_id().to_owned(),

@@ -477,7 +477,16 @@ impl Journal for PostgresJournal {
                             KeySource::Spec | KeySource::Client => None,
                             KeySource::Derived => Some(o.arguments_hash.as_str()),
                         };
-                        rows::by_key(&**c, &o.tool, &o.idempotency_key, o.key_source, args).await
+                        let scope = o.key_scope();
+                        rows::by_key(
+                            &**c,
+                            &o.tool,
+                            &o.idempotency_key,
+                            o.key_source,
+                            args,
+                            &scope,
+                        )
+                        .await
                     })
                     .await?;
                 if let Some(earlier) = earlier
@@ -539,10 +548,10 @@ impl Journal for PostgresJournal {
         Box::pin(async move {
             self.run(move |db| async move {
                 let c = db.client().await?;
-                let spec = rows::by_key(&**c, &tool, &key, KeySource::Spec, None).await?;
+                let spec = rows::by_key(&**c, &tool, &key, KeySource::Spec, None, "").await?;
                 let found = match spec {
                     Some(o) => Some(o),
-                    None => rows::by_key(&**c, &tool, &key, KeySource::Derived, None).await?,
+                    None => rows::by_key(&**c, &tool, &key, KeySource::Derived, None, "").await?,
                 };
                 Ok(found.map(|o| o.record))
             })

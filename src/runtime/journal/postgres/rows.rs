@@ -192,21 +192,23 @@ pub(crate) async fn by_id(c: &impl GenericClient, id: &str) -> Result<Option<Own
 }
 
 /// The latest operation a claim with this key could stand for (as the SQLite journal's
-/// `by_key`): for a client key, the latest with that client key whatever the tool; otherwise
-/// the latest of the tool with that key and source (and these arguments, when given).
+/// `by_key`): for a client key, the latest with that client key in `scope` whatever the tool;
+/// otherwise the latest of the tool with that key and source (and these arguments, when
+/// given), and `scope` is not used.
 pub(crate) async fn by_key(
     c: &impl GenericClient,
     tool: &str,
     key: &str,
     source: KeySource,
     arguments_hash: Option<&str>,
+    scope: &str,
 ) -> Result<Option<Owned>, JournalError> {
     if source == KeySource::Client {
         let sql = format!(
-            "SELECT {OPERATION_COLUMNS} {FROM} WHERE o.idempotency_key = $1
+            "SELECT {OPERATION_COLUMNS} {FROM} WHERE o.key_scope = $1 AND o.idempotency_key = $2
              AND o.key_source = 'client' ORDER BY o.seq DESC LIMIT 1"
         );
-        return query_opt(c, &sql, &[&key]).await;
+        return query_opt(c, &sql, &[&scope, &key]).await;
     }
     let sql = format!(
         "SELECT {OPERATION_COLUMNS} {FROM} WHERE o.tool = $1 AND o.idempotency_key = $2

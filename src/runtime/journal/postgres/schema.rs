@@ -12,7 +12,7 @@ use super::Db;
 use crate::runtime::journal::JournalError;
 
 /// The schema version this build writes and reads.
-pub(crate) const SCHEMA_VERSION: i64 = 2;
+pub(crate) const SCHEMA_VERSION: i64 = 3;
 
 /// The comment on `schema_migrations` that marks a toolgate journal.
 const MARKER: &str = "toolgate journal";
@@ -144,8 +144,23 @@ CREATE TABLE grants (
 );
 ";
 
+/// Version 3: client idempotency keys are scoped to one caller: each operation records its
+/// key's scope (`principal:ID`, else `session:ID`), and a client key is looked up only in the
+/// scope of the call that sends it. Operations written before take their principal's scope,
+/// else their session's.
+const V3: &str = "
+ALTER TABLE operations ADD COLUMN IF NOT EXISTS key_scope text;
+UPDATE operations SET key_scope = CASE
+    WHEN principal IS NOT NULL THEN 'principal:' || principal
+    ELSE 'session:' || session_id
+END;
+DROP INDEX IF EXISTS operations_by_client_key;
+CREATE INDEX operations_by_client_key ON operations (key_scope, idempotency_key, seq)
+    WHERE key_source = 'client';
+";
+
 /// Every migration, by the version it brings the schema to.
-const MIGRATIONS: &[(i64, &str)] = &[(1, V1), (2, V2)];
+const MIGRATIONS: &[(i64, &str)] = &[(1, V1), (2, V2), (3, V3)];
 
 /// The schema version of the database (`None`: none of a journal's tables yet); an error when
 /// it is not a toolgate journal or is newer than this build.

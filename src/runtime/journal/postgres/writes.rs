@@ -60,7 +60,7 @@ fn lock_of(words: &[&str]) -> i32 {
 /// The locks a claim of `op` takes, in one order (so two claims never wait for each other).
 fn claim_locks(op: &OperationStart) -> Vec<i32> {
     let key = match op.key_source {
-        KeySource::Client => lock_of(&["client", &op.idempotency_key]),
+        KeySource::Client => lock_of(&["client", &op.key_scope(), &op.idempotency_key]),
         s => lock_of(&[s.as_str(), &op.tool, &op.idempotency_key]),
     };
     let mut locks = vec![key];
@@ -100,9 +100,9 @@ pub(crate) async fn insert(
         "INSERT INTO operations (operation_id, session_id, call_id, tool, tool_version,
             schema_version, effect, idempotency, idempotency_key, key_source, arguments_hash,
             arguments, decision, permission, scheduler_batch, principal, started_at, started_us,
-            state, owner)
+            state, owner, key_scope)
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14::text::jsonb, $15,
-            $16, $17, $18, 'started', $19)",
+            $16, $17, $18, 'started', $19, $20)",
         &[
             &op.operation_id,
             &op.session_id,
@@ -123,6 +123,7 @@ pub(crate) async fn insert(
             &op.started_at,
             &micros(&op.started_at),
             &db.owner,
+            &op.key_scope(),
         ],
     )
     .await
@@ -148,8 +149,15 @@ pub(crate) async fn claim(db: &Db, op: &OperationStart) -> Result<Claim, Journal
         KeySource::Spec | KeySource::Client => None,
         KeySource::Derived => Some(op.arguments_hash.as_str()),
     };
-    let answer = if let Some(earlier) =
-        rows::by_key(&*tx, &op.tool, &op.idempotency_key, op.key_source, args).await?
+    let answer = if let Some(earlier) = rows::by_key(
+        &*tx,
+        &op.tool,
+        &op.idempotency_key,
+        op.key_source,
+        args,
+        &op.key_scope(),
+    )
+    .await?
         && claimed_by(&earlier.record, op)
     {
         Some(existing(earlier, Claim::Existing))

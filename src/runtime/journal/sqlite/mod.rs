@@ -245,6 +245,7 @@ impl Journal for SqliteJournal {
                         &op.idempotency_key,
                         op.key_source,
                         op.claim_args(),
+                        &op.key_scope(),
                     )
                 })? && claimed_by(&earlier.record, op)
                 {
@@ -301,10 +302,10 @@ impl Journal for SqliteJournal {
         key: &'a str,
     ) -> JournalFuture<'a, Option<OperationRecord>> {
         let r = self.read(|c| {
-            let spec = rows::by_key(c, tool, key, super::KeySource::Spec, None)?;
+            let spec = rows::by_key(c, tool, key, super::KeySource::Spec, None, "")?;
             match spec {
                 Some(o) => Ok(Some(o)),
-                None => rows::by_key(c, tool, key, super::KeySource::Derived, None),
+                None => rows::by_key(c, tool, key, super::KeySource::Derived, None, ""),
             }
         });
         let r = r.map(|o| o.map(|o| self.owned(o).0));

@@ -32,7 +32,7 @@ const OPERATION_COLUMNS: &str = "operation_id, session_id, call_id, tool, tool_v
     schema_version, effect, idempotency, idempotency_key, key_source, arguments_hash, arguments, \
     permission, scheduler_batch, started_at, finished_at, status, error_type, exit_code, \
     output_size, result_digest, external_reference, artifact_ids, retry_count, result, trace, \
-    owner, (SELECT pid FROM owners WHERE owners.owner_id = operations.owner)";
+    owner, (SELECT pid FROM owners WHERE owners.owner_id = operations.owner), principal";
 
 /// An operation with the owner that started it (`None` for operations written before shared
 /// journals) and that owner's pid, while its row is kept.
@@ -72,7 +72,7 @@ fn operation_row(r: &Row<'_>) -> rusqlite::Result<OperationRecord> {
             .get::<_, Option<i64>>(13)?
             .and_then(|b| usize::try_from(b).ok()),
         started_at: text(14)?,
-        principal: None,
+        principal: r.get(28)?,
     };
     let finish = match r.get::<_, Option<String>>(15)? {
         None => None,
@@ -166,19 +166,21 @@ pub(crate) fn by_id(conn: &Connection, id: &str) -> rusqlite::Result<Option<Owne
 }
 
 /// The latest operation a claim with this key could stand for: for a client key, the latest
-/// with that client key, whatever the tool (a client key names one request, project-wide);
-/// otherwise the latest of the tool with that key and source (and these arguments, when
-/// given).
+/// with that client key in `scope` ([`OperationStart::key_scope`]), whatever the tool (a
+/// client key names one request of one principal, or of one session without one); otherwise
+/// the latest of the tool with that key and source (and these arguments, when given), and
+/// `scope` is not used.
 pub(crate) fn by_key(
     conn: &Connection,
     tool: &str,
     key: &str,
     source: KeySource,
     arguments_hash: Option<&str>,
+    scope: &str,
 ) -> rusqlite::Result<Option<Owned>> {
     let op = if source == KeySource::Client {
         conn.prepare_cached(&by_client_key_sql())?
-            .query_row(params![key], owned_row)
+            .query_row(params![scope, key], owned_row)
             .optional()?
     } else {
         conn.prepare_cached(&by_key_sql())?
@@ -193,8 +195,8 @@ pub(crate) fn by_key(
 
 fn by_client_key_sql() -> String {
     format!(
-        "SELECT {OPERATION_COLUMNS} FROM operations WHERE idempotency_key = ?1
-         AND key_source = 'client' ORDER BY seq DESC LIMIT 1"
+        "SELECT {OPERATION_COLUMNS} FROM operations WHERE key_scope = ?1
+         AND idempotency_key = ?2 AND key_source = 'client' ORDER BY seq DESC LIMIT 1"
     )
 }
 
@@ -265,8 +267,8 @@ mod tests {
             for source in [KeySource::Client, KeySource::Spec, KeySource::Derived] {
                 for i in 0..4 {
                     let (key, hash) = (format!("k{i}"), format!("h{i}"));
-                    by_key(conn, "t", &key, source, Some(&hash)).unwrap();
-                    by_key(conn, "t", &key, source, None).unwrap();
+                    by_key(conn, "t", &key, source, Some(&hash), "session:s").unwrap();
+                    by_key(conn, "t", &key, source, None, "session:s").unwrap();
                 }
             }
             for sql in [by_client_key_sql(), by_key_sql()] {

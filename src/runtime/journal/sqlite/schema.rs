@@ -17,7 +17,7 @@ use super::SqliteOptions;
 use crate::runtime::journal::JournalError;
 
 /// The schema version this build writes and reads.
-pub(crate) const SCHEMA_VERSION: i64 = 3;
+pub(crate) const SCHEMA_VERSION: i64 = 4;
 
 /// `PRAGMA application_id` of a toolgate journal ("TGJ1").
 const APPLICATION_ID: i64 = 0x5447_4a31;
@@ -129,8 +129,29 @@ ALTER TABLE audit ADD COLUMN principal TEXT;
 CREATE INDEX audit_by_principal ON audit (principal, at_us) WHERE principal IS NOT NULL;
 ";
 
+/// Version 4: client idempotency keys are scoped to one caller. Each operation records its
+/// principal and its key's scope (`principal:ID`, else `session:ID`); a client key is looked
+/// up only in the scope of the call that sends it. Operations written before take the
+/// principal their audit row names, else their session's scope.
+const V4: &str = "
+ALTER TABLE operations ADD COLUMN principal TEXT;
+ALTER TABLE operations ADD COLUMN key_scope TEXT;
+UPDATE operations SET principal = (
+    SELECT a.principal FROM audit a
+    WHERE a.operation_id = operations.operation_id AND a.principal IS NOT NULL
+    ORDER BY a.seq LIMIT 1
+);
+UPDATE operations SET key_scope = CASE
+    WHEN principal IS NOT NULL THEN 'principal:' || principal
+    ELSE 'session:' || session_id
+END;
+DROP INDEX operations_by_client_key;
+CREATE INDEX operations_by_client_key ON operations (key_scope, idempotency_key, seq)
+    WHERE key_source = 'client';
+";
+
 /// Every migration, by the version it brings the schema to.
-const MIGRATIONS: &[(i64, &str)] = &[(1, V1), (2, V2), (3, V3)];
+const MIGRATIONS: &[(i64, &str)] = &[(1, V1), (2, V2), (3, V3), (4, V4)];
 
 /// Turns a SQLite error into the journal error that explains it.
 pub(crate) fn sqlite_error(path: &Path, e: &rusqlite::Error, busy: Duration) -> JournalError {

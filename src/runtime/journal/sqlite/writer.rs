@@ -519,6 +519,7 @@ impl Thread {
             &op.idempotency_key,
             op.key_source,
             op.claim_args(),
+            &op.key_scope(),
         )? && claimed_by(&earlier.record, op)
         {
             if earlier.record.state() == OperationState::Started

@@ -111,9 +111,9 @@ pub(super) fn insert(conn: &Connection, op: &OperationStart, owner: &str) -> Res
         "INSERT INTO operations (operation_id, session_id, call_id, tool, tool_version,
             schema_version, effect, idempotency, idempotency_key, key_source, arguments_hash,
             arguments, decision, permission, scheduler_batch, started_at, started_us, state,
-            owner)
+            owner, principal, key_scope)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17,
-            'started', ?18)",
+            'started', ?18, ?19, ?20)",
     )?
     .execute(params![
         op.operation_id,
@@ -134,6 +134,8 @@ pub(super) fn insert(conn: &Connection, op: &OperationStart, owner: &str) -> Res
         op.started_at,
         micros(&op.started_at),
         owner,
+        op.principal,
+        op.key_scope(),
     ])?;
     Ok(())
 }
