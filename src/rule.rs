@@ -125,6 +125,8 @@ registry! {
     DeprecatedToolBesideSuccessor => ("TGN011", "deprecated-tool-beside-successor", Naming),
     // One name per concept (appended likewise).
     RenamedKey => ("TGN012", "renamed-key", Naming),
+    // Unverified principal fields (appended likewise).
+    ClientNameAllow => ("TGP013", "client-name-allow", Policy),
 }
 
 impl Rule {

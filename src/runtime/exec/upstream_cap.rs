@@ -1,5 +1,5 @@
 //! The transport of an upstream MCP server: its stdio, read through [`CappedReader`], so that an
-//! answer longer than one message may be fails the call at once instead of vanishing.
+//! answer longer than a message may be fails the call at once instead of vanishing.
 //!
 //! rmcp reads a child's stdout one line (one JSON-RPC message) at a time and drops a line past
 //! its cap ([`MESSAGE_CAP`], 16 MiB) with only a log record, leaving the connection open: the
