@@ -563,7 +563,7 @@ async fn an_answer_past_the_message_cap_fails_at_once_naming_its_size() {
         "it failed at once, not after the 60 s budget: {took:?}"
     );
     let size: u64 = text
-        .split("answered `huge` with a message of ")
+        .split("sent a message of ")
         .nth(1)
         .and_then(|rest| rest.split(' ').next())
         .and_then(|n| n.parse().ok())
@@ -571,6 +571,10 @@ async fn an_answer_past_the_message_cap_fails_at_once_naming_its_size() {
     assert!(size > 50_000_000, "{size}: {text}");
     assert!(
         text.contains("bytes, more than the 16777216 bytes (16 MiB) toolgate reads in one message"),
+        "{text}"
+    );
+    assert!(
+        text.contains("while `huge` waited for its answer"),
         "{text}"
     );
     assert!(

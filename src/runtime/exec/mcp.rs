@@ -367,7 +367,7 @@ impl Executor for McpExecutor {
                         return RawOutcome::failure(
                             ErrorType::UpstreamError,
                             format!(
-                                "the MCP server `{server}` answered `{tool}` with {o}; the answer was dropped and the server will be started again on the next call"
+                                "the MCP server `{server}` sent {o} while `{tool}` waited for its answer; the message was dropped, the connection closed, and the server will be started again on the next call"
                             ),
                         );
                     }
