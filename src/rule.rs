@@ -126,7 +126,7 @@ registry! {
     // One name per concept (appended likewise).
     RenamedKey => ("TGN012", "renamed-key", Naming),
     // Unverified principal fields (appended likewise).
-    ClientNameAllow => ("TGP013", "client-name-allow", Policy),
+    ClientNameAllow => ("TGP014", "client-name-allow", Policy),
 }
 
 impl Rule {

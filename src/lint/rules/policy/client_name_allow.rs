@@ -1,4 +1,4 @@
-//! TGP013 client-name-allow.
+//! TGP014 client-name-allow.
 
 use cel::Program;
 use cel::common::ast::{Expr, IdedExpr, LiteralValue};
