@@ -127,6 +127,8 @@ registry! {
     RenamedKey => ("TGN012", "renamed-key", Naming),
     // Policy files stay read-only (appended likewise).
     PolicyFileExempted => ("TGP013", "policy-file-exempted", Policy),
+    // Unverified principal fields (appended likewise).
+    ClientNameAllow => ("TGP014", "client-name-allow", Policy),
 }
 
 impl Rule {

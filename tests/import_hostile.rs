@@ -271,12 +271,22 @@ fn hostile_names_become_safe_distinct_files_in_a_loadable_project() {
             "# Imported from the MCP server `h` (tool `red\\u{001b}[31m\\u{202e}txt.exe`) by `toolgate import --from-mcp`.",
             "title: \"Title\\e[2J\"",
             "description: \"Looks\\u200B harmless\\r\\nthen \\u202Ereversed\"",
+            "      description: \"Where\\e[8m hidden\\rover \\u202Eit\\u200B\"",
             "    tool: \"red\\e[31m\\u202Etxt.exe\"",
         ]
     );
+    // Nor does the import's own report show a hidden character raw.
+    let said = format!("{}{}", String::from_utf8_lossy(&o.stdout), stderr(&o));
+    for c in ['\u{1b}', '\r', '\u{202e}', '\u{200b}'] {
+        assert!(!said.contains(c), "{c:?} reached the terminal: {said}");
+    }
     // The upstream's exact names come back when the YAML is read.
     let spec: serde_json::Value = serde_saphyr::from_str(&text).unwrap();
     assert_eq!(spec["exec"]["mcp"]["tool"], "red\u{1b}[31m\u{202e}txt.exe");
+    assert_eq!(
+        spec["parameters"]["properties"]["target"]["description"],
+        "Where\u{1b}[8m hidden\rover \u{202e}it\u{200b}"
+    );
     let nul = std::fs::read_to_string(dir.path().join("tool-specs/h/nul_name.yaml")).unwrap();
     let nul: serde_json::Value = serde_saphyr::from_str(&nul).unwrap();
     assert_eq!(nul["exec"]["mcp"]["tool"], "nul\u{0}name");
@@ -299,7 +309,9 @@ fn hostile_names_become_safe_distinct_files_in_a_loadable_project() {
     errors.sort();
     assert_eq!(
         errors,
+        // The parameter description added the third.
         [
+            "TGN008 tool-specs/h/red__31m_txt_exe.yaml",
             "TGN008 tool-specs/h/red__31m_txt_exe.yaml",
             "TGN008 tool-specs/h/red__31m_txt_exe.yaml",
         ],

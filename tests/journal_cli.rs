@@ -458,3 +458,37 @@ fn refusals_time_filters_and_retention() {
         .collect();
     assert_eq!(left, vec![op]);
 }
+
+/// Session ids, call ids, keys and arguments come from clients; `journal list` and `journal
+/// show` — what a person reads before settling an unknown outcome — print ESC sequences,
+/// carriage returns, bidi overrides and zero-width spaces in them as `\u{…}`, like approval
+/// prompts.
+#[test]
+fn hidden_characters_from_clients_are_shown_escaped() {
+    let p = Project::new();
+    let call = json!({
+        "name": "append_line",
+        "arguments": {"n": "9\u{202e}\u{200b}"},
+        "call_id": "c\u{1b}[2J\r\u{202e}1",
+    });
+    std::fs::write(p.path().join("hostile.jsonl"), format!("{call}\n")).unwrap();
+    let o = p.toolgate(&["run", "--calls", "hostile.jsonl", "--session", "s\u{200b}x"]);
+    assert!(
+        matches!(o.status.code(), Some(0 | 1)),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let listed = p.ok(&["journal", "list"]);
+    assert!(
+        listed.contains("s\\u{200b}x / c\\u{1b}[2J\\u{d}\\u{202e}1"),
+        "{listed}"
+    );
+    let shown = p.ok(&["journal", "show", "c\u{1b}[2J\r\u{202e}1"]);
+    assert!(shown.contains("c\\u{1b}[2J\\u{d}\\u{202e}1"), "{shown}");
+    assert!(shown.contains("\\u{202e}\\u{200b}"), "{shown}");
+    for text in [&listed, &shown] {
+        for c in ['\u{1b}', '\r', '\u{202e}', '\u{200b}'] {
+            assert!(!text.contains(c), "{c:?} reached the terminal: {text}");
+        }
+    }
+}

@@ -176,3 +176,50 @@ async fn with_a_fixed_session_id_the_caller_is_still_asked() {
     );
     client.cancel().await.unwrap();
 }
+
+/// ESC sequences, a carriage return, a bidi override and a zero-width space in an argument
+/// reach the client's elicitation escaped (`\u{…}`, `\r`), never as themselves: the person sees
+/// what will be written, the call runs once allowed, and the file gets the bytes as sent.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_elicitation_shows_hidden_characters_escaped() {
+    let ws = tempfile::tempdir().unwrap();
+    let state = tempfile::tempdir().unwrap();
+    let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_toolgate"));
+    cmd.arg("serve")
+        .arg("--config")
+        .arg(repo().join("tests/fixtures/mcp/toolgate.yaml"))
+        .arg("--workspace")
+        .arg(ws.path())
+        .arg("--state-dir")
+        .arg(state.path());
+    let handler = Approving::default();
+    let asked = handler.asked.clone();
+    let client = handler
+        .serve(TokioChildProcess::new(cmd).unwrap())
+        .await
+        .unwrap();
+    let content = "safe\u{1b}[2K\rrm -rf ~\u{202e}txt.exe\u{200b}";
+    let r = client
+        .call_tool(write_call("hostile.txt", content))
+        .await
+        .unwrap();
+    assert_eq!(error_type(&r), None, "{}", text(&r));
+    assert_eq!(
+        std::fs::read_to_string(ws.path().join("hostile.txt")).unwrap(),
+        content
+    );
+    let questions = asked.lock().unwrap().clone();
+    assert_eq!(questions.len(), 1, "{questions:?}");
+    let q = &questions[0];
+    assert!(
+        q.contains(
+            "  content = \"safe\\u{1b}[2K\\rrm -rf ~\\u{202e}txt.exe\\u{200b}\" (26 characters)\n"
+        ),
+        "the question:\n{q}"
+    );
+    assert!(q.contains("\\u{hex} a hidden character"), "{q}");
+    for c in ['\u{1b}', '\r', '\u{202e}', '\u{200b}'] {
+        assert!(!q.contains(c), "{c:?} reached the client as itself: {q}");
+    }
+    client.cancel().await.unwrap();
+}

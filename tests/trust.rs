@@ -583,3 +583,28 @@ fn a_bundle_is_obeyed_as_committed_or_when_vouched_for() {
         vec!["build/toolgate/bundle.json differs from HEAD"]
     );
 }
+
+/// A file name may hold an ESC sequence, a carriage return, a bidi override or a zero-width
+/// space; the trust report names it with each escaped (`\u{…}`, as every approval prompt
+/// does), so the file cannot hide among, or rename, the ones listed beside it.
+#[test]
+fn hidden_characters_in_a_file_name_are_shown_escaped() {
+    let p = Project::new();
+    let hostile = "tool-specs/a\u{1b}[2K\r\u{202e}lmay\u{200b}.yaml";
+    p.write(
+        hostile,
+        &ENV_DUMP.replace("name: env_dump", "name: env_dump_two"),
+    );
+    let out = p.run(READ);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    assert!(
+        listed(&out)
+            .contains(&"tool-specs/a\\u{1b}[2K\\u{d}\\u{202e}lmay\\u{200b}.yaml".to_owned()),
+        "{}",
+        text(&out.stderr)
+    );
+    let stderr = text(&out.stderr);
+    for c in ['\u{1b}', '\r', '\u{202e}', '\u{200b}'] {
+        assert!(!stderr.contains(c), "{c:?} reached the terminal: {stderr}");
+    }
+}

@@ -240,6 +240,9 @@ vocabulary! {
         RuntimeException = "RUNTIME_EXCEPTION",
         /// The call may or may not have taken effect.
         UnknownOutcome = "UNKNOWN_OUTCOME",
+        /// An upstream MCP server failed the call, or answered in a way toolgate cannot read
+        /// (its own error type, if it named one, is in the message: never toolgate's verdict).
+        UpstreamError = "UPSTREAM_ERROR",
     }
 }
 

@@ -102,6 +102,7 @@ impl Rule {
             }
             // One name per concept (appended likewise).
             Rule::RenamedKey => &rules::naming::renamed_key::META,
+            Rule::ClientNameAllow => &rules::policy::client_name_allow::META,
         }
     }
 }

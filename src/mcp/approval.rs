@@ -186,16 +186,15 @@ fn form() -> Value {
 /// What the person is asked: the tool, why, every argument in full, and what a session
 /// approval covers.
 fn question(req: &ApprovalRequest) -> String {
-    let mut q = format!("toolgate: {} ({}) needs approval", req.tool, req.effect);
+    let tool = question::shown(&req.tool);
+    let mut q = format!("toolgate: {tool} ({}) needs approval", req.effect);
     if let Some(r) = &req.reason {
-        q.push_str(&format!(": {r}"));
+        q.push_str(&format!(": {}", question::shown(r)));
     }
-    q.push_str(
-        "\narguments, each in full (strings JSON-escaped, ⟪N spaces⟫ is a run of spaces):\n",
-    );
+    q.push_str(&format!("\n{}\n", question::ARGUMENTS_HEADING));
     q.push_str(&question::arguments(&req.arguments));
     if let Some(card) = &req.proposed_scope {
-        let keys: Vec<&str> = card.writes.iter().map(String::as_str).collect();
+        let keys: Vec<String> = card.writes.iter().map(|k| question::shown(k)).collect();
         q.push_str(&format!(
             "for the session, this approves changes to: {}",
             keys.join(", ")
@@ -306,7 +305,7 @@ mod tests {
             format!(
                 concat!(
                     "toolgate: bash (process_execution) needs approval\n",
-                    "arguments, each in full (strings JSON-escaped, ⟪N spaces⟫ is a run of spaces):\n",
+                    "arguments, each in full (strings quoted, \\u{{hex}} a hidden character, ⟪N spaces⟫ a run of spaces):\n",
                     "  command = string of 5000 characters in 2 lines:\n",
                     "    1 │ \"ls⟪2500 spaces⟫\"\n",
                     "    2 │ \"rm -rf ~/x {}\"",
@@ -315,6 +314,27 @@ mod tests {
             )
         );
         assert_eq!(ElicitationApprover::new().cannot_ask(&req), None);
+    }
+
+    /// The tool name, the reason and a card's keys are escaped like the arguments.
+    #[test]
+    fn hidden_characters_in_the_reason_and_card_are_escaped() {
+        let mut req = request();
+        req.reason = Some("policy\u{1b}[8m hidden\r\u{202e}\u{200b}".into());
+        req.proposed_scope = Some(crate::runtime::approval::ApprovalScope {
+            writes: std::collections::BTreeSet::from(["file:a\u{202e}b".to_owned()]),
+        });
+        let q = question(&req);
+        assert!(
+            q.starts_with(
+                "toolgate: write_file (local_write) needs approval: policy\\u{1b}[8m hidden\\u{d}\\u{202e}\\u{200b}\n"
+            ),
+            "{q}"
+        );
+        assert!(
+            q.ends_with("this approves changes to: file:a\\u{202e}b"),
+            "{q}"
+        );
     }
 
     #[test]

@@ -1,14 +1,21 @@
 //! What an approver shows of a call: every argument in full, escaped so that nothing in a value
-//! can hide part of it ([`arguments`]), and the bound past which a question is not shown at all
-//! ([`too_large`]).
+//! can hide part of it ([`arguments`]), any other text a person reads before approving — a tool
+//! name, a reason, a file name, a witness call — escaped the same way ([`shown`]), and the bound
+//! past which a question is not shown at all ([`too_large`]).
+//!
+//! Every place a person approves uses these: the terminal prompt of `toolgate call`, the MCP
+//! elicitation of `toolgate serve`, and the trust prompt (`toolgate trust`, the gate of `call`
+//! and `serve`).
 //!
 //! A person approves what they read, so the text must be all of the call and must look like
 //! what it is:
 //!
 //! - every leaf value on its own line, named by its path (`edits[0].old_text`);
-//! - strings JSON-escaped between quotes — control characters, carriage returns and ANSI escape
-//!   sequences become `\r`, `\u001b`, …; so do invisible and bidirectional characters and
-//!   spaces other than U+0020, which could otherwise reorder or hide text;
+//! - strings between quotes, `"`, `\`, line feeds, carriage returns and tabs escaped as `\"`,
+//!   `\\`, `\n`, `\r`, `\t`; every other character that would not show as itself — control
+//!   characters (so ANSI escape sequences), invisible and bidirectional formatting characters,
+//!   spaces other than U+0020 — written as `\u{…}` (`\u{1b}`, `\u{202e}`), so it can neither
+//!   reorder nor hide text;
 //! - a string with line breaks shown one numbered line per row, so a second line cannot hide
 //!   behind the first;
 //! - a run of [`SPACE_RUN`] or more spaces shown as `⟪N spaces⟫` (the marker characters are
@@ -31,6 +38,9 @@ pub const MAX_QUESTION_BYTES: usize = 64 * 1024;
 /// stays readable; padding does not).
 pub const SPACE_RUN: usize = 16;
 
+/// The line that introduces the arguments in every question.
+pub const ARGUMENTS_HEADING: &str = "arguments, each in full (strings quoted, \\u{hex} a hidden character, ⟪N spaces⟫ a run of spaces):";
+
 /// The arguments of a call, one leaf per line (indented by two spaces), from their canonical
 /// JSON.
 pub fn arguments(canonical_json: &str) -> String {
@@ -49,6 +59,29 @@ pub fn arguments(canonical_json: &str) -> String {
             &Value::String(canonical_json.to_owned()),
         ),
     }
+    out
+}
+
+/// Free text as it is safe to show a person (outside quotes): every character that would not
+/// show as itself, carriage returns and line feeds included, written as `\u{…}`, and a run of
+/// [`SPACE_RUN`] or more spaces as `⟪N spaces⟫`. A tool name, a reason, a file name or a
+/// witness call goes through this before it reaches a prompt.
+pub fn shown(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut spaces = 0usize;
+    for c in text.chars() {
+        if c == ' ' {
+            spaces += 1;
+            continue;
+        }
+        flush_spaces(&mut out, &mut spaces);
+        if must_escape(c) {
+            escape(&mut out, c);
+        } else {
+            out.push(c);
+        }
+    }
+    flush_spaces(&mut out, &mut spaces);
     out
 }
 
@@ -122,38 +155,40 @@ fn quoted(s: &str) -> String {
     let mut out = String::with_capacity(s.len() + 2);
     out.push('"');
     let mut spaces = 0usize;
-    let flush = |out: &mut String, spaces: &mut usize| {
-        if *spaces >= SPACE_RUN {
-            let _ = write!(out, "⟪{spaces} spaces⟫");
-        } else {
-            out.extend(std::iter::repeat_n(' ', *spaces));
-        }
-        *spaces = 0;
-    };
     for c in s.chars() {
         if c == ' ' {
             spaces += 1;
             continue;
         }
-        flush(&mut out, &mut spaces);
+        flush_spaces(&mut out, &mut spaces);
         match c {
             '"' => out.push_str("\\\""),
             '\\' => out.push_str("\\\\"),
             '\n' => out.push_str("\\n"),
             '\r' => out.push_str("\\r"),
             '\t' => out.push_str("\\t"),
-            c if must_escape(c) => {
-                let mut units = [0u16; 2];
-                for u in c.encode_utf16(&mut units) {
-                    let _ = write!(out, "\\u{u:04x}");
-                }
-            }
+            c if must_escape(c) => escape(&mut out, c),
             c => out.push(c),
         }
     }
-    flush(&mut out, &mut spaces);
+    flush_spaces(&mut out, &mut spaces);
     out.push('"');
     out
+}
+
+/// Writes a run of spaces: as themselves when short, as `⟪N spaces⟫` from [`SPACE_RUN`] on.
+fn flush_spaces(out: &mut String, spaces: &mut usize) {
+    if *spaces >= SPACE_RUN {
+        let _ = write!(out, "⟪{spaces} spaces⟫");
+    } else {
+        out.extend(std::iter::repeat_n(' ', *spaces));
+    }
+    *spaces = 0;
+}
+
+/// The one way a hidden character is written: `\u{…}`, its code point in lowercase hex.
+fn escape(out: &mut String, c: char) {
+    let _ = write!(out, "\\u{{{:x}}}", c as u32);
 }
 
 /// Characters that would not show as themselves: controls, invisible and bidirectional
@@ -200,7 +235,7 @@ mod tests {
             concat!(
                 "  command = string of 3016 characters in 3 lines:\n",
                 "    1 │ \"ls⟪3000 spaces⟫\"\n",
-                "    2 │ \"touch x\\r\\u001b[2K\"\n",
+                "    2 │ \"touch x\\r\\u{1b}[2K\"\n",
                 "    3 │ \"\"\n",
             )
         );
@@ -212,8 +247,21 @@ mod tests {
             .to_string();
         assert_eq!(
             arguments(&args),
-            "  p = \"a\\u202eb\\u200bc\\u00a0\\u27ea1 spaces\\u27eb\\udb40\\udc41  d\" (20 characters)\n"
+            "  p = \"a\\u{202e}b\\u{200b}c\\u{a0}\\u{27ea}1 spaces\\u{27eb}\\u{e0041}  d\" (20 characters)\n"
         );
+    }
+
+    #[test]
+    fn free_text_is_escaped_the_same_way() {
+        assert_eq!(
+            shown("a\u{1b}[2Jb\u{202e}c\u{200b}\r\nd"),
+            "a\\u{1b}[2Jb\\u{202e}c\\u{200b}\\u{d}\\u{a}d"
+        );
+        assert_eq!(
+            shown(&format!("x{}y ⟪z⟫", " ".repeat(20))),
+            "x⟪20 spaces⟫y \\u{27ea}z\\u{27eb}"
+        );
+        assert_eq!(shown("tool-specs/bash.yaml"), "tool-specs/bash.yaml");
     }
 
     #[test]

@@ -206,7 +206,8 @@ pub fn status_for(error: ErrorType) -> Status {
         | ErrorType::PreconditionFailed
         | ErrorType::OutputLimit
         | ErrorType::SchedulingConflict
-        | ErrorType::RuntimeException => Status::Error,
+        | ErrorType::RuntimeException
+        | ErrorType::UpstreamError => Status::Error,
     }
 }
 
@@ -262,6 +263,9 @@ pub fn default_hint(error: ErrorType) -> &'static str {
         }
         ErrorType::UnknownOutcome => {
             "It is unknown whether the action took effect. Check the current state before doing it again."
+        }
+        ErrorType::UpstreamError => {
+            "The upstream MCP server failed the call; read its message for the cause. If the tool changes things, check the current state before doing it again."
         }
     }
 }

@@ -132,28 +132,25 @@ impl Drop for Waiting<'_> {
 /// The prompt: what is asked, and what each answer grants — `s` grants the proposed card where
 /// the call has one, and otherwise only this exact call.
 pub(crate) fn prompt(req: &ApprovalRequest) -> String {
-    let mut p = format!("\ntoolgate: {} ({}) needs approval", req.tool, req.effect);
+    let tool = question::shown(&req.tool);
+    let mut p = format!("\ntoolgate: {tool} ({}) needs approval", req.effect);
     if let Some(r) = &req.reason {
-        p.push_str(&format!(": {r}"));
+        p.push_str(&format!(": {}", question::shown(r)));
     }
-    p.push_str(
-        "\n  arguments, each in full (strings JSON-escaped, ⟪N spaces⟫ is a run of spaces):\n",
-    );
+    p.push_str(&format!("\n  {}\n", question::ARGUMENTS_HEADING));
     for line in question::arguments(&req.arguments).lines() {
         p.push_str(&format!("  {line}\n"));
     }
     match &req.proposed_scope {
         Some(card) => {
-            let keys: Vec<&str> = card.writes.iter().map(String::as_str).collect();
+            let keys: Vec<String> = card.writes.iter().map(|k| question::shown(k)).collect();
             p.push_str(&format!(
-                "  for the session: {} may change {} without asking again\n",
-                req.tool,
+                "  for the session: {tool} may change {} without asking again\n",
                 keys.join(", ")
             ));
         }
         None => p.push_str(&format!(
-            "  for the session: this exact {} call (same arguments) runs without asking again\n",
-            req.tool
+            "  for the session: this exact {tool} call (same arguments) runs without asking again\n"
         )),
     }
     p.push_str("Allow? [o]nce, for the [s]ession, [d]eny, [c]ancel: ");
@@ -364,7 +361,7 @@ mod tests {
         assert!(
             p.contains(concat!(
                 "    command = string of 4023 characters in 2 lines:\n",
-                "      1 │ \"ls⟪4000 spaces⟫\\r\\u001b[1Aecho ok\"\n",
+                "      1 │ \"ls⟪4000 spaces⟫\\r\\u{1b}[1Aecho ok\"\n",
                 "      2 │ \"rm -rf x\"\n",
             )),
             "{p}"
@@ -372,6 +369,37 @@ mod tests {
         assert_eq!(TerminalApprover::stdio().cannot_ask(&req), None);
         req.arguments = serde_json::json!({ "command": "q".repeat(70_000) }).to_string();
         assert!(TerminalApprover::stdio().cannot_ask(&req).is_some());
+    }
+
+    /// ESC sequences, carriage returns, a bidi override and a zero-width space show as `\u{…}`
+    /// wherever they are: in an argument, in the reason, in a card's key.
+    #[test]
+    fn hidden_characters_are_escaped_everywhere_in_the_prompt() {
+        let hostile = "ok\u{1b}[2K\r\u{202e}txt\u{200b}";
+        let mut req = request(
+            "write_file",
+            Effect::LocalWrite,
+            Some(&format!("file:{hostile}")),
+        );
+        req.reason = Some(format!("rule says {hostile}"));
+        req.arguments = serde_json::json!({ "path": hostile }).to_string();
+        let p = prompt(&req);
+        let escaped = "ok\\u{1b}[2K\\u{d}\\u{202e}txt\\u{200b}";
+        assert!(
+            p.contains(&format!("needs approval: rule says {escaped}\n")),
+            "{p}"
+        );
+        assert!(
+            p.contains("    path = \"ok\\u{1b}[2K\\r\\u{202e}txt\\u{200b}\" (12 characters)\n"),
+            "{p}"
+        );
+        assert!(
+            p.contains(&format!("may change file:{escaped} without")),
+            "{p}"
+        );
+        for c in ['\u{1b}', '\r', '\u{202e}', '\u{200b}'] {
+            assert!(!p.contains(c), "{c:?} reached the terminal: {p}");
+        }
     }
 
     /// What `s` grants is what the prompt says: the card for a local write, else this exact call.

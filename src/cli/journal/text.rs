@@ -5,6 +5,7 @@ use serde_json::Value;
 use crate::runtime::journal::OperationRecord;
 use crate::runtime::journal::sqlite::{AuditRecord, CallSummary, Refusals, ToolStats};
 use crate::runtime::permission::PermissionRecord;
+use crate::runtime::question::shown;
 
 /// A duration in µs, ms or s.
 pub(super) fn micros(us: Option<u64>) -> String {
@@ -110,6 +111,7 @@ pub(super) fn list(rows: &[CallSummary]) -> String {
                 format!("{} / {}", o.session_id, o.call_id),
                 permission,
             ]
+            .map(|cell| shown(&cell))
         })
         .collect();
     let header = [
@@ -136,8 +138,15 @@ fn source(p: &PermissionRecord) -> String {
 /// `journal show` of one operation.
 pub(super) fn operation(op: &OperationRecord) -> String {
     let s = &op.start;
-    let mut out = format!("operation {}: {}\n", s.operation_id, op.state().as_str());
-    let mut field = |name: &str, value: String| out.push_str(&format!("  {name:<12} {value}\n"));
+    let mut out = format!(
+        "operation {}: {}\n",
+        shown(&s.operation_id),
+        op.state().as_str()
+    );
+    // Ids, keys and arguments came from clients: escaped as approval prompts are (a person
+    // settles unknown outcomes from this text).
+    let mut field =
+        |name: &str, value: String| out.push_str(&format!("  {name:<12} {}\n", shown(&value)));
     field("session", s.session_id.clone());
     field("call", s.call_id.clone());
     field(
@@ -220,12 +229,11 @@ pub(super) fn operation(op: &OperationRecord) -> String {
     }
     if let Some(f) = &op.finish {
         let text = |k: &str| f.result.get(k).and_then(Value::as_str).unwrap_or("");
-        out.push_str(&format!("  result\n    {}\n", text("summary")));
-        for l in text("output").lines() {
-            out.push_str(&format!("    {l}\n"));
-        }
+        out.push_str("  result\n");
+        indented(&mut out, text("summary"));
+        indented(&mut out, text("output"));
         if !text("hint").is_empty() {
-            out.push_str(&format!("    Hint: {}\n", text("hint")));
+            indented(&mut out, &format!("Hint: {}", text("hint")));
         }
     }
     out
@@ -239,8 +247,11 @@ pub(super) fn call(a: &AuditRecord) -> String {
         None if t.replayed => format!("{} (replayed)", t.status),
         None => t.status.to_string(),
     };
-    let mut out = format!("call {}: {status}\n", t.call_id);
-    let mut field = |name: &str, value: String| out.push_str(&format!("  {name:<12} {value}\n"));
+    let mut out = format!("call {}: {status}\n", shown(&t.call_id));
+    // Ids, keys and arguments came from clients: escaped as approval prompts are (a person
+    // settles unknown outcomes from this text).
+    let mut field =
+        |name: &str, value: String| out.push_str(&format!("  {name:<12} {}\n", shown(&value)));
     field(
         "session",
         format!("{} ({} context)", t.session_id, t.context),
@@ -271,8 +282,17 @@ pub(super) fn call(a: &AuditRecord) -> String {
     }
     field("started", t.start_time.clone());
     field("time", micros(Some(t.duration_us)));
-    out.push_str(&format!("  result\n    {}\n", a.summary));
+    out.push_str("  result\n");
+    indented(&mut out, &a.summary);
     out
+}
+
+/// A tool's text (a summary, an output) under a field, each line indented and escaped as
+/// approval prompts escape (a tool's output may hold anything).
+fn indented(out: &mut String, text: &str) {
+    for l in text.lines() {
+        out.push_str(&format!("    {}\n", shown(l)));
+    }
 }
 
 /// `journal stats` as a table, with the refusals under it.

@@ -375,19 +375,10 @@ impl Drop for ScratchDir {
 }
 
 /// A name or message as it is safe to show on a terminal: control characters, bidi overrides
-/// and zero-width characters are written as `\u{…}` (a file name may hold any of them).
+/// and zero-width characters are written as `\u{…}` (a file name may hold any of them) — the
+/// escaping of every approval prompt, [`crate::runtime::question::shown`].
 pub(crate) fn shown(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        let hidden = c.is_control()
-            || matches!(c, '\u{200B}'..='\u{200F}' | '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}' | '\u{FEFF}');
-        if hidden {
-            out.push_str(&format!("\\u{{{:x}}}", c as u32));
-        } else {
-            out.push(c);
-        }
-    }
-    out
+    crate::runtime::question::shown(text)
 }
 
 /// The snapshot of the policy as it stands (for `toolgate trust` and `init`).

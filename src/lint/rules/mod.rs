@@ -123,6 +123,7 @@ pub(crate) const TOOL_CHECKS: &[(Rule, ToolCheck)] = &[
         Rule::UnguardedReaderAllow,
         effect::unguarded_reader_allow::check,
     ),
+    (Rule::ClientNameAllow, policy::client_name_allow::check),
 ];
 
 /// Rules run on every schema node.

@@ -9,8 +9,15 @@
 //!
 //! - the arguments go out as `tools/call` arguments, the call's idempotency key as
 //!   `_meta["io.toolgate/idempotency-key"]`, so an upstream that deduplicates can;
-//! - an `isError: true` result is a tool failure (RUNTIME_EXCEPTION, or the error type an
-//!   upstream names in `_meta["io.toolgate/error_type"]`), with the upstream's text;
+//! - an `isError: true` result is a tool failure with the upstream's text: RUNTIME_EXCEPTION, or
+//!   UPSTREAM_ERROR when the upstream names an error type in `_meta["io.toolgate/error_type"]` —
+//!   the name kept in the message (`the MCP server `s` reported POLICY_DENIED: …`), never taken
+//!   as toolgate's own verdict: an upstream cannot make its failure read as a toolgate policy
+//!   denial or an unknown outcome, to the model or to the journal;
+//! - an answer longer than the transport reads in one message (rmcp's line cap, 16 MiB) fails
+//!   the call at once as UPSTREAM_ERROR naming its size and the cap (see
+//!   [`crate::runtime::exec::upstream`]); the connection is closed and the server is started
+//!   again on the next call;
 //! - a JSON-RPC error is INVALID_ARGUMENTS (`-32602`) or RUNTIME_EXCEPTION (anything else);
 //! - a server that cannot start is PROCESS_ERROR; one that dies during a call is
 //!   PROCESS_ERROR for a read-only tool and UNKNOWN_OUTCOME for any other (it may have acted);
@@ -41,6 +48,7 @@ use crate::ir::{ErrorType, ExecSpec, McpServer};
 use crate::runtime::exec::sandbox::cgroup::ExecCgroups;
 use crate::runtime::exec::spawn::default_shim;
 pub use crate::runtime::exec::upstream::{UpstreamSandbox, connect};
+use crate::runtime::exec::upstream_cap::{OversizeRecord, Oversized};
 use crate::runtime::exec::{ExecContext, ExecFailure, ExecFuture, Executor, RawOutcome};
 use crate::runtime::permission::AuthorizedCall;
 
@@ -93,6 +101,14 @@ pub enum UpstreamError {
         "the MCP server `{0}` did not answer `initialize` within {UPSTREAM_START_TIMEOUT_MS} ms"
     )]
     StartTimeout(String),
+    /// An answer was longer than one message may be.
+    #[error("the MCP server `{server}` answered with {message}")]
+    Oversized {
+        /// The server.
+        server: String,
+        /// Its size and the cap.
+        message: String,
+    },
     /// A request failed.
     #[error("the MCP server `{server}`: {source}")]
     Request {
@@ -108,6 +124,7 @@ pub enum UpstreamError {
 struct Connection {
     service: RunningService<RoleClient, ClientConfig>,
     pid: Option<u32>,
+    oversize: OversizeRecord,
     cgroups: Option<ExecCgroups>,
 }
 
@@ -209,6 +226,7 @@ impl McpUpstreams {
         *conn = Some(Connection {
             service: started.service,
             pid: started.pid,
+            oversize: started.oversize,
             cgroups: started.cgroups,
         });
         Ok(peer)
@@ -224,12 +242,19 @@ impl McpUpstreams {
     /// Every tool a server lists (all pages).
     pub async fn list_tools(&self, server: &str) -> Result<Vec<Tool>, UpstreamError> {
         let peer = self.peer(server).await?;
-        peer.list_all_tools()
-            .await
-            .map_err(|source| UpstreamError::Request {
-                server: server.to_owned(),
-                source,
-            })
+        match peer.list_all_tools().await {
+            Ok(tools) => Ok(tools),
+            Err(source) => Err(match self.oversized(server).await {
+                Some(o) => UpstreamError::Oversized {
+                    server: server.to_owned(),
+                    message: o.to_string(),
+                },
+                None => UpstreamError::Request {
+                    server: server.to_owned(),
+                    source,
+                },
+            }),
+        }
     }
 
     /// Closes every connection; the servers see their stdin close and exit (or are killed).
@@ -239,6 +264,13 @@ impl McpUpstreams {
                 let _ = c.service.close().await;
             }
         }
+    }
+
+    /// The oversized message that ended a server's current connection, if one did.
+    async fn oversized(&self, server: &str) -> Option<Oversized> {
+        let slot = self.slots.get(server)?;
+        let conn = slot.conn.lock().await;
+        conn.as_ref().and_then(|c| c.oversize.get())
     }
 
     /// Forgets a connection that failed mid-call, so the next call starts the server again.
@@ -307,7 +339,7 @@ impl Executor for McpExecutor {
             params.meta = Some(meta);
             let outcome = call_upstream(&peer, params, &ctx.cancel).await;
             match outcome {
-                Ok(r) => from_result(r, def.result.is_some()),
+                Ok(r) => from_result(r, def.result.is_some(), server),
                 Err(CallError::Stopped) => RawOutcome::failure(
                     ErrorType::Cancelled,
                     format!(
@@ -327,7 +359,18 @@ impl Executor for McpExecutor {
                     )
                 }
                 Err(CallError::Failed(e)) => {
+                    let oversized = self.upstreams.oversized(server).await;
                     self.upstreams.discard(server).await;
+                    if let Some(o) = oversized {
+                        // It answered, in a message nobody can read: not an unknown outcome
+                        // of toolgate's making, and nothing a smaller budget would change.
+                        return RawOutcome::failure(
+                            ErrorType::UpstreamError,
+                            format!(
+                                "the MCP server `{server}` sent {o} while `{tool}` waited for its answer; the message was dropped, the connection closed, and the server will be started again on the next call"
+                            ),
+                        );
+                    }
                     let (t, what) = if read_only {
                         (ErrorType::ProcessError, "")
                     } else {
@@ -388,22 +431,29 @@ async fn call_upstream(
 /// An upstream result as the facts of an attempt. The structured content is kept only when the
 /// contract declares a `result` (it is then checked against it); otherwise the model reads the
 /// text, bounded by the output policy, and nothing unbounded rides along.
-fn from_result(r: CallToolResult, declares_result: bool) -> RawOutcome {
+fn from_result(r: CallToolResult, declares_result: bool, server: &str) -> RawOutcome {
     let text = content_text(&r.content);
     if r.is_error == Some(true) {
-        let t = r
-            .meta
-            .as_ref()
-            .and_then(|m| m.get(ERROR_TYPE_META_KEY))
-            .and_then(Value::as_str)
-            .and_then(ErrorType::parse)
-            .unwrap_or(ErrorType::RuntimeException);
         let message = if text.trim().is_empty() {
             "the upstream tool reported an error without a message".to_owned()
         } else {
             text
         };
-        return RawOutcome::failure(t, message);
+        let named = r
+            .meta
+            .as_ref()
+            .and_then(|m| m.get(ERROR_TYPE_META_KEY))
+            .filter(|v| !v.is_null());
+        return match named {
+            None => RawOutcome::failure(ErrorType::RuntimeException, message),
+            Some(v) => RawOutcome::failure(
+                ErrorType::UpstreamError,
+                format!(
+                    "the MCP server `{server}` reported {}: {message}",
+                    upstream_type(v)
+                ),
+            ),
+        };
     }
     let structured = if declares_result {
         r.structured_content
@@ -415,6 +465,24 @@ fn from_result(r: CallToolResult, declares_result: bool) -> RawOutcome {
         structured,
         text: Some(text),
         ..RawOutcome::default()
+    }
+}
+
+/// The error type an upstream named, as it may be shown: a short name of letters, digits, `_`,
+/// `.` and `-` as it is (`POLICY_DENIED`), anything else said to be unreadable — it is the
+/// upstream's word, quoted beside toolgate's own verdict, never in its place.
+fn upstream_type(v: &Value) -> String {
+    const LONGEST: usize = 64;
+    match v.as_str() {
+        Some(s)
+            if !s.is_empty()
+                && s.len() <= LONGEST
+                && s.chars()
+                    .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '-')) =>
+        {
+            s.to_owned()
+        }
+        _ => "an error type toolgate does not show (not a short name)".to_owned(),
     }
 }
 
@@ -461,38 +529,52 @@ mod tests {
     use super::*;
 
     #[test]
-    fn error_results_keep_their_text_and_named_type() {
+    fn error_results_keep_their_text_and_the_upstreams_type_is_only_quoted() {
         let mut r = CallToolResult::error(vec![ContentBlock::text("no such repo")]);
-        let got = from_result(r.clone(), true);
+        let got = from_result(r.clone(), true, "git");
         assert_eq!(
             got.failure,
             Some((ErrorType::RuntimeException, "no such repo".to_owned()))
         );
-        let mut meta = rmcp::model::MetaObject::new();
-        meta.insert(
-            ERROR_TYPE_META_KEY.into(),
-            Value::String("POLICY_DENIED".into()),
-        );
-        r.meta = Some(meta);
-        assert_eq!(
-            from_result(r, true).failure.map(|f| f.0),
-            Some(ErrorType::PolicyDenied)
-        );
+        // An upstream naming toolgate's own verdicts gets UPSTREAM_ERROR, its word quoted.
+        for (named, shown) in [
+            (Value::String("POLICY_DENIED".into()), "POLICY_DENIED"),
+            (Value::String("UNKNOWN_OUTCOME".into()), "UNKNOWN_OUTCOME"),
+            (
+                Value::String("X\u{1b}[2J\u{202e}".into()),
+                "an error type toolgate does not show (not a short name)",
+            ),
+            (
+                serde_json::json!({"a": 1}),
+                "an error type toolgate does not show (not a short name)",
+            ),
+        ] {
+            let mut meta = rmcp::model::MetaObject::new();
+            meta.insert(ERROR_TYPE_META_KEY.into(), named);
+            r.meta = Some(meta);
+            assert_eq!(
+                from_result(r.clone(), true, "git").failure,
+                Some((
+                    ErrorType::UpstreamError,
+                    format!("the MCP server `git` reported {shown}: no such repo")
+                ))
+            );
+        }
     }
 
     #[test]
     fn success_prefers_structured_content_then_json_text() {
         let mut r = CallToolResult::success(vec![ContentBlock::text("{\"a\": 1}")]);
         assert_eq!(
-            from_result(r.clone(), true).structured,
+            from_result(r.clone(), true, "s").structured,
             Some(serde_json::json!({"a": 1}))
         );
         r.structured_content = Some(serde_json::json!({"b": 2}));
         assert_eq!(
-            from_result(r.clone(), true).structured,
+            from_result(r.clone(), true, "s").structured,
             Some(serde_json::json!({"b": 2}))
         );
         // Without a declared result, only the (bounded) text reaches the model.
-        assert_eq!(from_result(r, false).structured, None);
+        assert_eq!(from_result(r, false, "s").structured, None);
     }
 }

@@ -26,6 +26,8 @@ pub mod sandbox;
 pub mod spawn;
 #[cfg(feature = "mcp")]
 mod upstream;
+#[cfg(feature = "mcp")]
+pub mod upstream_cap;
 
 use std::future::Future;
 use std::pin::Pin;

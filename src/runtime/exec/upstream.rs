@@ -1,6 +1,7 @@
 //! Starting one upstream MCP server: under the exec shim, in the sandbox its profile describes,
-//! with its standard input and output handed to rmcp's child-process transport, up to the end
-//! of the MCP handshake. [`McpUpstreams`](super::mcp::McpUpstreams) keeps the connections.
+//! with its standard input and output handed to rmcp's stdio transport through
+//! [`CappedChild`](super::upstream_cap::CappedChild) (an answer past the message cap fails the
+//! call at once), up to the end of the MCP handshake. [`McpUpstreams`](super::mcp::McpUpstreams) keeps the connections.
 
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
@@ -10,7 +11,6 @@ use std::time::Duration;
 use indexmap::IndexMap;
 use rmcp::model::{ClientCapabilities, ClientConfig, Implementation};
 use rmcp::service::RunningService;
-use rmcp::transport::TokioChildProcess;
 use rmcp::{RoleClient, ServiceExt};
 
 use crate::ir::{McpServer, SandboxProfile};
@@ -20,6 +20,7 @@ use crate::runtime::exec::sandbox::cgroup::ExecCgroups;
 use crate::runtime::exec::sandbox::shim::shim_args;
 use crate::runtime::exec::sandbox::{self, PlanContext, Protection, report, toolchain};
 use crate::runtime::exec::spawn::shim_plan;
+use crate::runtime::exec::upstream_cap::{CappedChild, OversizeRecord};
 
 /// Where and how upstream servers are sandboxed.
 #[derive(Clone, Debug)]
@@ -44,6 +45,8 @@ pub struct Started {
     pub pid: Option<u32>,
     /// The protections planned around it (what its profile puts in force here).
     pub protections: Vec<Protection>,
+    /// Where the connection's reader notes the oversized message that ended it.
+    pub oversize: OversizeRecord,
     pub(crate) cgroups: Option<ExecCgroups>,
 }
 
@@ -164,10 +167,16 @@ pub async fn connect(
         command: config.command.join(" "),
         source,
     };
-    let (transport, _stderr) = TokioChildProcess::builder(cmd)
-        .stderr(Stdio::inherit())
-        .spawn()
-        .map_err(spawn_error)?;
+    cmd.stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit());
+    let child = cmd.spawn().map_err(spawn_error)?;
+    let oversize = OversizeRecord::default();
+    let transport = CappedChild::new(child, oversize.clone()).ok_or_else(|| {
+        spawn_error(std::io::Error::other(
+            "the server's stdin or stdout was not piped",
+        ))
+    })?;
     // The shim's report tells what it put in force once it ends; nobody waits for it (the
     // shim's write then fails quietly), the plan's list stands for the server.
     drop(report_reader);
@@ -195,6 +204,7 @@ pub async fn connect(
         service,
         pid,
         protections: plan.protections,
+        oversize,
         cgroups: Some(cgroups),
     })
 }

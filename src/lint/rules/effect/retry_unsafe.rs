@@ -71,7 +71,8 @@ fn proves_nothing_ran(e: ErrorType) -> bool {
         | ErrorType::NetworkError
         | ErrorType::OutputLimit
         | ErrorType::RuntimeException
-        | ErrorType::UnknownOutcome => false,
+        | ErrorType::UnknownOutcome
+        | ErrorType::UpstreamError => false,
     }
 }
 

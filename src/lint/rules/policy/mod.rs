@@ -1,5 +1,6 @@
 //! `TGP`: runtime policy completeness.
 
+pub mod client_name_allow;
 pub mod default_protection_exempted;
 pub(crate) mod globs;
 pub mod missing_error_hints;
