@@ -356,3 +356,44 @@ async fn bash_never_runs_a_protected_path_or_a_compound_line_unasked() {
     );
     ws.assert_result_clean("bash cat src/app.py", &rt, &r);
 }
+
+/// A command line nested as deep as bash's 4,000-character `command` allows (each opener the
+/// shell reader recurses into, up to ~2,000 levels) is refused by the rule that cannot read it — the reader's depth bound, not a stack overflow
+/// that would take the whole runtime down — and the runtime keeps serving.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bash_refuses_a_line_nested_too_deep_to_read() {
+    let ws = workspace();
+    let rt = ws.runtime();
+    let ci = Session::new("s", "ci");
+    for (open, close) in [
+        ("(", ")"),
+        ("$(", ")"),
+        ("$((", "))"),
+        ("`$(", ")`"),
+        ("\"$(", ")\""),
+    ] {
+        let n = (4000 - "cat .env".len()) / (open.len() + close.len());
+        let command = format!("{}cat .env{}", open.repeat(n), close.repeat(n));
+        let route = format!("bash {open}×{n}");
+        let r = run1(&rt, &ci, call("c", "bash", json!({ "command": command }))).await;
+        ws.assert_result_clean(&route, &rt, &r);
+        assert_eq!(
+            r.error_type(),
+            Some(ErrorType::PolicyDenied),
+            "{route}: {}",
+            r.summary()
+        );
+        let summary = r.summary();
+        assert!(
+            summary.contains("could not be evaluated") && summary.contains("levels deep"),
+            "{route}: {summary}"
+        );
+    }
+    let r = run1(
+        &rt,
+        &ci,
+        call("c", "bash", json!({"command": "cat src/app.py"})),
+    )
+    .await;
+    assert_eq!(r.status(), Status::Success, "{}", r.summary());
+}

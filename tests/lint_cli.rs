@@ -318,3 +318,57 @@ fn serve_toolset_names_a_defined_toolset() {
         "{found:?}"
     );
 }
+
+/// A one-line list of more than 64 KB whose error is on its last tool: every format reports it
+/// (exit 1, not a panic's 101) at the right line and column, past the 65,535th.
+#[test]
+fn a_finding_on_a_very_long_line_renders_in_every_format() {
+    let last = r#"{"name": "get_the_last_status", "inputSchema": {"type": "object", "properties": {}, "additionalProperties": false}}"#;
+    // Blanks are JSON whitespace: the line grows without adding findings.
+    let text = format!(r#"{{"tools": [{}{last}]}}"#, " ".repeat(70_000));
+    assert!(text.len() > 64 * 1024 && !text.contains('\n'));
+    let last_at = text.find(last).unwrap() + 1;
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "tools.json", &text);
+    let run = |format: &str| {
+        let (code, stdout, stderr) = toolgate(
+            dir.path(),
+            &["lint", "--from", "mcp", "tools.json", "--format", format],
+        );
+        assert_eq!(code, 1, "{format}: {stderr}");
+        stdout
+    };
+    let doc: Value = serde_json::from_str(&run("json")).unwrap();
+    let error = doc["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|d| d["code"] == "TGN003")
+        .unwrap_or_else(|| panic!("{doc}"));
+    let (line, column) = (
+        error["location"]["line"].as_u64().unwrap(),
+        error["location"]["column"].as_u64().unwrap() as usize,
+    );
+    assert_eq!(line, 1);
+    assert!(
+        column > 65_535 && (last_at..last_at + last.len()).contains(&column),
+        "{column} not in the last tool at {last_at}"
+    );
+    let human = run("human");
+    assert!(
+        human.contains(&format!("tools.json:1:{column}")) && human.contains("TGN003"),
+        "{}",
+        &human[..human.len().min(2000)]
+    );
+    assert!(human.contains("…"), "the excerpt is cut: {human}");
+    assert!(human.len() < 10_000, "the long line is not printed whole");
+    let github = run("github");
+    assert!(github.contains(&format!("line=1,col={column}")), "{github}");
+    let sarif: Value = serde_json::from_str(&run("sarif")).unwrap();
+    assert!(
+        sarif
+            .to_string()
+            .contains(&format!("\"startColumn\":{column}")),
+        "{sarif}"
+    );
+}

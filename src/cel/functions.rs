@@ -61,15 +61,32 @@ pub fn register(ctx: &mut Context<'_, '_>) -> Result<(), cel::DeclarationError> 
         },
     )?;
     ctx.add_function("path.in_git_dir", |p: Arc<String>| in_git_dir(&p))?;
-    ctx.add_function("shell.words", |s: Arc<String>| -> Value {
-        strings(shell_words(&s))
-    })?;
-    ctx.add_function("shell.commands", |s: Arc<String>| -> Value {
-        strings(CommandLine::parse(&s).programs())
-    })?;
-    ctx.add_function("shell.is_simple", |s: Arc<String>| {
-        CommandLine::parse(&s).is_simple()
-    })?;
+    // A line the reader refuses (nested too deep) fails the call: a rule over it cannot
+    // be evaluated, and the permission stage refuses a call whose rule fails.
+    ctx.add_function(
+        "shell.words",
+        |s: Arc<String>| -> Result<Value, ExecutionError> {
+            shell_words(&s)
+                .map(strings)
+                .map_err(|e| ExecutionError::function_error("shell.words", e.to_string()))
+        },
+    )?;
+    ctx.add_function(
+        "shell.commands",
+        |s: Arc<String>| -> Result<Value, ExecutionError> {
+            CommandLine::parse(&s)
+                .map(|c| strings(c.programs()))
+                .map_err(|e| ExecutionError::function_error("shell.commands", e.to_string()))
+        },
+    )?;
+    ctx.add_function(
+        "shell.is_simple",
+        |s: Arc<String>| -> Result<bool, ExecutionError> {
+            CommandLine::parse(&s)
+                .map(|c| c.is_simple())
+                .map_err(|e| ExecutionError::function_error("shell.is_simple", e.to_string()))
+        },
+    )?;
     Ok(())
 }
 
@@ -172,8 +189,9 @@ pub fn matches_glob(p: &str, globs: &[&str]) -> Result<bool, String> {
 
 /// The words of a command line, as bash would split them, every command's (substitutions'
 /// included): quotes removed, no expansion, every separator a separator ([`crate::cel::shell`]).
-pub fn shell_words(s: &str) -> Vec<String> {
-    CommandLine::parse(s).words()
+/// [`crate::cel::shell::ShellError`] for a line nested too deep.
+pub fn shell_words(s: &str) -> Result<Vec<String>, crate::cel::shell::ShellError> {
+    CommandLine::parse(s).map(|c| c.words())
 }
 
 /// How a function may be called and what it returns.
@@ -300,9 +318,9 @@ mod tests {
     #[test]
     fn shell_words_split_like_sh() {
         assert_eq!(
-            shell_words(r#"git commit -m "a b" 'c d' e\ f"#),
+            shell_words(r#"git commit -m "a b" 'c d' e\ f"#).unwrap(),
             ["git", "commit", "-m", "a b", "c d", "e f"]
         );
-        assert_eq!(shell_words("  "), Vec::<String>::new());
+        assert_eq!(shell_words("  ").unwrap(), Vec::<String>::new());
     }
 }

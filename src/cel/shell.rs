@@ -10,6 +10,33 @@
 //! parameter, arithmetic, tilde, brace and pathname expansions are *not* performed, only noted
 //! (a line with any of them is not [simple](CommandLine::is_simple)). Here-document bodies are
 //! read as command lines too, which can only add programs to what a rule sees.
+//!
+//! Nesting is bounded: a line whose subshells and substitutions (`(`, `$(`, `$((`, `<(`, `>(`,
+//! backticks, and those inside `${…}` or double quotes) open more than [`MAX_NESTING`] levels
+//! deep is not read at all but refused with [`ShellError::TooDeep`], so hostile input cannot
+//! exhaust the stack. A CEL call on such a line fails, and a permission rule that fails refuses
+//! the call.
+
+/// How many subshells and substitutions may be open at once. Real command lines nest a few
+/// levels; the bound keeps the recursive reading far from the end of any thread's stack.
+pub const MAX_NESTING: usize = 64;
+
+/// A command line that cannot be read.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum ShellError {
+    /// Subshells and substitutions open more than [`MAX_NESTING`] levels deep.
+    #[error(
+        "the command line nests subshells or substitutions (`(`, `$(`, `$((`, backticks) more \
+         than {limit} levels deep (at character {offset}); it is refused unread — split it or \
+         nest less"
+    )]
+    TooDeep {
+        /// The bound, [`MAX_NESTING`].
+        limit: usize,
+        /// Where (in characters from the start) the level past the bound opens.
+        offset: usize,
+    },
+}
 
 /// One word after quote removal, and what bash would still do to it.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -63,18 +90,26 @@ pub struct CommandLine {
 }
 
 impl CommandLine {
-    /// Reads a command line.
-    pub fn parse(line: &str) -> CommandLine {
+    /// Reads a command line; [`ShellError::TooDeep`] past [`MAX_NESTING`] open levels.
+    pub fn parse(line: &str) -> Result<CommandLine, ShellError> {
         let chars: Vec<char> = line.chars().collect();
         let mut out = CommandLine::default();
         let mut p = Parser {
             chars: &chars,
             pos: 0,
+            depth: 0,
+            too_deep: None,
             out: &mut out,
         };
         p.list(None);
+        if let Some(offset) = p.too_deep {
+            return Err(ShellError::TooDeep {
+                limit: MAX_NESTING,
+                offset,
+            });
+        }
         out.commands.retain(|c| !c.words.is_empty());
-        out
+        Ok(out)
     }
 
     /// Every word of every command, in order.
@@ -143,6 +178,10 @@ enum Close {
 struct Parser<'a> {
     chars: &'a [char],
     pos: usize,
+    /// Nested lists open now (the top level is 0).
+    depth: usize,
+    /// Where the list past [`MAX_NESTING`] opened; once set, the reading stops.
+    too_deep: Option<usize>,
     out: &'a mut CommandLine,
 }
 
@@ -157,6 +196,24 @@ impl Parser<'_> {
 
     /// Reads commands until `close` (consumed) or the end of input.
     fn list(&mut self, close: Option<Close>) {
+        if close.is_some() {
+            if self.depth >= MAX_NESTING {
+                // Every loop of the reading ends at the end of input, so jumping there unwinds
+                // the recursion without another level.
+                self.too_deep.get_or_insert(self.pos);
+                self.pos = self.chars.len();
+                return;
+            }
+            self.depth += 1;
+        }
+        self.list_inner(close);
+        if close.is_some() {
+            self.depth -= 1;
+        }
+    }
+
+    /// [`Parser::list`] once the level is counted.
+    fn list_inner(&mut self, close: Option<Close>) {
         let mut current = SimpleCommand::default();
         // Where `current` goes, so that commands are listed in the order they start even when
         // a substitution inside one of its words adds commands first.
@@ -433,15 +490,18 @@ impl Parser<'_> {
                     return;
                 }
                 Some('}') => {
+                    // Inner braces stay in the text: dropping them could join a `$` before
+                    // one with a `(` after the reading stops, a word that looks like `$(`.
                     self.pos += 1;
+                    w.text.push('}');
                     depth -= 1;
                     if depth == 0 {
-                        w.text.push('}');
                         return;
                     }
                 }
                 Some('{') => {
                     depth += 1;
+                    w.text.push('{');
                     self.pos += 1;
                 }
                 Some('`') => {
@@ -454,7 +514,11 @@ impl Parser<'_> {
                     self.pos += 2;
                     self.list(Some(Close::Paren));
                 }
-                Some('\\') => self.pos += 2,
+                Some('\\') => {
+                    // Kept as written (`\(` stays two characters), for the reason above.
+                    w.text.extend(self.chars[self.pos..].iter().take(2));
+                    self.pos += 2;
+                }
                 Some(c) if is_operator_char(c) => {
                     // bash refuses the line ("bad substitution"); a separator still separates.
                     self.out.malformed = true;

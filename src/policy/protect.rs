@@ -44,6 +44,22 @@ pub trait ProtectedPaths: Send + Sync {
     }
 }
 
+/// The longest path judged by its globs, in bytes: Linux's `PATH_MAX`. The operating system
+/// refuses to open a longer path anyway, and matching every folder of one costs the folders
+/// times the length, so a longer path is protected outright (refused, fail-closed) by
+/// [`TOO_LONG`] instead of matched.
+pub const PATH_MAX: usize = 4096;
+
+/// What protects a path longer than [`PATH_MAX`].
+pub static TOO_LONG: LazyLock<ProtectedPath> = LazyLock::new(|| ProtectedPath {
+    glob: format!("(longer than {PATH_MAX} bytes)"),
+    reason: format!(
+        "a path longer than {PATH_MAX} bytes (PATH_MAX) is refused unjudged: no file system \
+         opens it; shorten it"
+    ),
+    default: true,
+});
+
 /// The default set alone, compiled once: what `path.protected` consults where nobody gave it
 /// the project's set.
 pub fn default_set() -> Arc<ProtectedSet> {
@@ -65,7 +81,13 @@ impl ProtectedPaths for ProtectedSet {
         self.protects(&judged).map(|p| Protection {
             glob: p.glob.clone(),
             reason: p.reason.clone(),
-            path: judged,
+            // A refusal quotes the path: not all of a megabyte of it.
+            path: if judged.len() > PATH_MAX {
+                let head: String = judged.chars().take(64).collect();
+                format!("{head}… ({} bytes)", judged.len())
+            } else {
+                judged
+            },
         })
     }
 }
@@ -148,11 +170,15 @@ impl ProtectedSet {
     }
 
     /// Why a workspace-relative path is protected, or `None` when it is not. `.` (the root)
-    /// is never protected; a path that climbs out with `..` is judged as written.
+    /// is never protected; a path that climbs out with `..` is judged as written. A path longer
+    /// than [`PATH_MAX`] is protected by [`TOO_LONG`].
     pub fn protects(&self, rel: &str) -> Option<&ProtectedPath> {
         let rel = rel.trim_start_matches("./");
         if rel.is_empty() || rel == "." {
             return None;
+        }
+        if rel.len() > PATH_MAX {
+            return Some(&TOO_LONG);
         }
         // The path and every folder above it, shortest first: `.ssh` protects `.ssh/id_rsa`.
         let mut hit = None;
@@ -336,5 +362,24 @@ mod tests {
         };
         let e = ProtectedSet::new(&policy).unwrap_err();
         assert_eq!(e.glob, "[unclosed");
+    }
+
+    #[test]
+    fn a_path_past_path_max_is_refused_unjudged_and_fast() {
+        let s = set(&[], &["**/ok"]);
+        // 4 MB of folders: matching each prefix took minutes; the bound answers at once.
+        let huge = "a/".repeat(2 * 1024 * 1024);
+        let started = std::time::Instant::now();
+        assert_eq!(s.protects(&huge).map(|p| &p.glob), Some(&TOO_LONG.glob));
+        let p = s.protection(&huge).unwrap();
+        assert!(p.path.len() < 200 && p.path.contains("bytes"), "{}", p.path);
+        assert!(p.reason.contains("PATH_MAX"), "{}", p.reason);
+        assert!(started.elapsed() < std::time::Duration::from_secs(5));
+        // At the bound, the globs judge as before.
+        let at = format!("{}.env", "a/".repeat((PATH_MAX - 4) / 2));
+        assert_eq!(at.len(), PATH_MAX);
+        assert_eq!(s.protects(&at).map(|p| p.glob.as_str()), Some(".env"));
+        let plain = format!("{}x", "a/".repeat((PATH_MAX - 1) / 2));
+        assert!(plain.len() <= PATH_MAX && s.protects(&plain).is_none());
     }
 }

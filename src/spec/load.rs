@@ -163,11 +163,13 @@ pub fn load(opts: &LoadOptions) -> Result<LoadedSpecs, LoadError> {
     }
 
     let files_to_read = if opts.paths.is_empty() {
-        let globs: Vec<String> = project
-            .as_ref()
-            .and_then(|(_, p)| p.specs.as_ref())
-            .map(|s| s.value.iter().map(|g| g.value.clone()).collect())
-            .unwrap_or_else(|| vec![DEFAULT_SPEC_GLOB.to_owned()]);
+        let globs: Vec<String> = match project.as_ref() {
+            Some((id, p)) => match p.specs.as_ref() {
+                Some(s) => inside_globs(*id, &s.value, &mut errors),
+                None => vec![DEFAULT_SPEC_GLOB.to_owned()],
+            },
+            None => vec![DEFAULT_SPEC_GLOB.to_owned()],
+        };
         expand_globs(&root, &globs)?
     } else {
         let mut out = Vec::new();
@@ -233,6 +235,46 @@ pub fn load(opts: &LoadOptions) -> Result<LoadedSpecs, LoadError> {
         errors,
         import: None,
     })
+}
+
+/// The `specs:` globs that stay inside the project folder; an absolute glob, or one with a
+/// `..` folder, would read files outside the project (`/**` reads the whole file system), so it
+/// is refused with an error at its entry and not expanded.
+fn inside_globs(
+    project: SourceId,
+    globs: &[Spanned<String>],
+    errors: &mut Vec<Diagnostic>,
+) -> Vec<String> {
+    let mut kept = Vec::new();
+    for g in globs {
+        let absolute = g.value.starts_with(['/', '\\']) || Path::new(&g.value).is_absolute();
+        let climbs = g.value.split(['/', '\\']).any(|part| part == "..");
+        if absolute || climbs {
+            let what = if absolute {
+                "is absolute"
+            } else {
+                "climbs out with `..`"
+            };
+            errors.push(
+                Diagnostic::new(
+                    None,
+                    Severity::Error,
+                    g.range.in_file(project),
+                    format!(
+                        "the `specs` glob `{}` {what}: it would read files outside the project folder",
+                        g.value
+                    ),
+                )
+                .with_help(
+                    "write globs relative to the folder of toolgate.yaml, without `..` \
+                     (e.g. `tool-specs/**/*.yaml`); move or link the specs into the project",
+                ),
+            );
+        } else {
+            kept.push(g.value.clone());
+        }
+    }
+    kept
 }
 
 /// Whether a file is named like a project file (`toolgate.yaml` or `toolgate.yml`).
@@ -563,5 +605,49 @@ mod tests {
         // Named explicitly, a file is read as a spec whatever its name (and fails as one).
         let named = load(&opts(vec![PathBuf::from("nested/toolgate.yaml")])).unwrap();
         assert_eq!(named.errors.len(), 1);
+    }
+
+    #[test]
+    fn specs_globs_outside_the_project_are_refused_at_their_entry() {
+        let outer = tempfile::tempdir().unwrap();
+        let root = outer.path().join("project");
+        std::fs::create_dir_all(root.join("specs")).unwrap();
+        std::fs::write(
+            outer.path().join("outside.yaml"),
+            SPEC.replace("echo", "outside"),
+        )
+        .unwrap();
+        std::fs::write(root.join("specs/echo.yaml"), SPEC).unwrap();
+        let project = "specs:\n  - \"specs/*.yaml\"\n  - \"/**\"\n  - \"../*.yaml\"\n  - \"specs/../../*.yaml\"\n";
+        std::fs::write(root.join("toolgate.yaml"), project).unwrap();
+        let loaded = load(&LoadOptions {
+            paths: vec![],
+            config: None,
+            cwd: root.clone(),
+        })
+        .unwrap();
+        // Only the glob inside the project was expanded.
+        assert_eq!(loaded.tool_count(), 1);
+        let at: Vec<(usize, usize, String)> = loaded
+            .errors
+            .iter()
+            .map(|d| {
+                let f = loaded.sources.get(d.span.source).unwrap();
+                let lc = f.line_column(d.span.start);
+                (lc.line, lc.column, d.message.clone())
+            })
+            .collect();
+        assert_eq!(at.len(), 3, "{at:?}");
+        assert_eq!((at[0].0, at[0].1), (3, 5), "{at:?}");
+        assert!(at[0].2.contains("`/**` is absolute"), "{at:?}");
+        assert_eq!((at[1].0, at[1].1), (4, 5), "{at:?}");
+        assert!(at[1].2.contains("climbs out"), "{at:?}");
+        assert_eq!((at[2].0, at[2].1), (5, 5), "{at:?}");
+        assert!(
+            loaded
+                .errors
+                .iter()
+                .all(|d| d.help.as_deref().is_some_and(|h| h.contains("relative")))
+        );
     }
 }

@@ -4,15 +4,15 @@ use super::*;
 use proptest::prelude::*;
 
 fn words(s: &str) -> Vec<String> {
-    CommandLine::parse(s).words()
+    CommandLine::parse(s).expect("shallow line").words()
 }
 
 fn programs(s: &str) -> Vec<String> {
-    CommandLine::parse(s).programs()
+    CommandLine::parse(s).expect("shallow line").programs()
 }
 
 fn simple(s: &str) -> bool {
-    CommandLine::parse(s).is_simple()
+    CommandLine::parse(s).expect("shallow line").is_simple()
 }
 
 #[test]
@@ -131,6 +131,62 @@ fn comments_end_at_the_line_break() {
     assert_eq!(words("echo a#b"), ["echo", "a#b"]);
 }
 
+#[test]
+fn a_bad_substitution_in_quotes_hides_no_substitution() {
+    // Found by `quotes_do_not_hide_substitutions`: the inner `{` was dropped from the text, so
+    // `$` and the `(` read after the bad substitution stopped made a word holding `$(`.
+    for line in ["\"${${(\"", " \"${${(\"", "\"${$\\(\"", "echo ${a{b}"] {
+        for w in words(line) {
+            assert!(!w.contains("$("), "{line:?} gave {w:?}");
+        }
+    }
+    assert_eq!(words("echo ${a{b}c}"), ["echo", "${a{b}c}"]);
+}
+
+/// Every opener of a nested list, and what closes it.
+const OPENERS: &[(&str, &str)] = &[
+    ("(", ")"),
+    ("$(", ")"),
+    ("$((", "))"),
+    // Backticks do not nest in themselves (the second closes the first); inside `$(` they do.
+    ("`$(", ")`"),
+    ("<(", ")"),
+    ("${a:-$(", ")}"),
+    ("\"$(", ")\""),
+];
+
+#[test]
+fn deep_nesting_is_refused_not_a_stack_overflow() {
+    // 50,000 levels: far past the bound, and far past what the default 2 MiB test thread's
+    // stack held before the bound.
+    for (open, close) in OPENERS {
+        let line = format!("{}ls{}", open.repeat(50_000), close.repeat(50_000));
+        let err = CommandLine::parse(&line).expect_err(open);
+        let ShellError::TooDeep { limit, offset } = err.clone();
+        assert_eq!(limit, MAX_NESTING, "{open}");
+        assert!(offset > 0 && offset < line.len(), "{open}: {offset}");
+        assert!(err.to_string().contains("levels deep"), "{err}");
+        // Unclosed, too.
+        assert!(CommandLine::parse(&open.repeat(50_000)).is_err(), "{open}");
+    }
+    // `${` alone and plain backticks nest no list: read without recursion, and accepted.
+    let braces = format!("{}x{}", "${".repeat(50_000), "}".repeat(50_000));
+    assert!(CommandLine::parse(&braces).is_ok());
+    assert!(CommandLine::parse(&"`".repeat(100_001)).is_ok());
+}
+
+#[test]
+fn nesting_up_to_the_bound_is_read() {
+    let depth = |open: &str, close: &str, n: usize| {
+        CommandLine::parse(&format!("{}rm x{}", open.repeat(n), close.repeat(n)))
+    };
+    for (open, close) in [("(", ")"), ("$(", ")"), ("\"$(", ")\"")] {
+        let ok = depth(open, close, MAX_NESTING).expect(open);
+        assert!(ok.programs().contains(&"rm".to_owned()), "{open}");
+        assert!(depth(open, close, MAX_NESTING + 1).is_err(), "{open}");
+    }
+}
+
 /// Pieces of command lines, separators included.
 fn piece() -> impl Strategy<Value = String> {
     prop_oneof![
@@ -190,7 +246,8 @@ proptest! {
     /// Arbitrary input never panics.
     #[test]
     fn arbitrary_input_is_read(s in "\\PC{0,64}") {
-        let c = CommandLine::parse(&s);
-        let _ = (c.words(), c.programs(), c.is_simple());
+        if let Ok(c) = CommandLine::parse(&s) {
+            let _ = (c.words(), c.programs(), c.is_simple());
+        }
     }
 }

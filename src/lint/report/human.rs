@@ -187,6 +187,20 @@ pub fn render_findings(diags: &[Diagnostic], sources: &SourceMap, style: Style) 
             (Some(h), Some(f)) => Some(format!("{h}\n{f}")),
             (h, f) => h.clone().or(f),
         };
+        // miette's boxes break on very long lines (a one-line JSON list: its column counter
+        // overflows past 65,535 and panics); past a column nobody reads in a box, the finding
+        // is drawn as a located line with an excerpt instead.
+        let long = std::iter::once(d.span)
+            .chain(
+                d.labels
+                    .iter()
+                    .map(|l| l.span)
+                    .filter(|sp| sp.source == d.span.source),
+            )
+            .any(|sp| {
+                file.line_column(sp.start).column > LONG_LINE_COLUMN
+                    || file.line_column(sp.end.max(sp.start)).column > LONG_LINE_COLUMN
+            });
         let report = Report {
             d,
             source,
@@ -196,6 +210,10 @@ pub fn render_findings(diags: &[Diagnostic], sources: &SourceMap, style: Style) 
         };
         let mut s = String::new();
         let rendered = match style {
+            _ if long => {
+                s = located_line(d, file, report.help.as_deref());
+                Ok(())
+            }
             Style::Narrated => NarratableReportHandler::new().render_report(&mut s, &report),
             Style::Plain => GraphicalReportHandler::new_themed(GraphicalTheme::unicode_nocolor())
                 .with_width(100)
@@ -221,6 +239,72 @@ pub fn render_findings(diags: &[Diagnostic], sources: &SourceMap, style: Style) 
         out.push('\n');
     }
     out
+}
+
+/// The column past which a finding is drawn by [`located_line`] instead of in a miette box.
+const LONG_LINE_COLUMN: usize = 1000;
+
+/// Characters of the line shown on each side of a long line's span.
+const EXCERPT_CHARS: usize = 60;
+
+/// A finding on a very long line: severity, code and message, `path:line:column`, an excerpt
+/// of the line around the span with `…` where it is cut, a caret under the span's start, the
+/// labels' positions and the help.
+fn located_line(d: &Diagnostic, file: &crate::source::SourceFile, help: Option<&str>) -> String {
+    let severity = match d.severity {
+        Severity::Error => "error",
+        Severity::Warning => "warning",
+        Severity::Info => "advice",
+    };
+    let code = d
+        .code
+        .map(|c| {
+            let name = Rule::find(c).map(|r| r.meta().name()).unwrap_or("");
+            format!("[{c} {name}] ")
+        })
+        .unwrap_or_default();
+    let at = file.line_column(d.span.start);
+    let path = file.display_path();
+    let mut s = format!(
+        "  {severity}: {code}{}\n  at {path}:{}:{}\n",
+        d.message, at.line, at.column
+    );
+    // The span's line, cut to a window around the span's start.
+    let text = &file.text;
+    let start = (d.span.start as usize).min(text.len());
+    let line_start = text[..start].rfind('\n').map_or(0, |i| i + 1);
+    let line_end = text[start..].find('\n').map_or(text.len(), |i| start + i);
+    let before: Vec<char> = text[line_start..start].chars().collect();
+    let after: String = text[start..line_end].chars().take(EXCERPT_CHARS).collect();
+    let shown_before: String = before[before.len().saturating_sub(EXCERPT_CHARS)..]
+        .iter()
+        .collect();
+    let head = if before.len() > EXCERPT_CHARS {
+        "…"
+    } else {
+        ""
+    };
+    let tail = if text[start..line_end].chars().count() > EXCERPT_CHARS {
+        "…"
+    } else {
+        ""
+    };
+    let excerpt = format!("{head}{shown_before}{after}{tail}");
+    let caret = " ".repeat(head.chars().count() + shown_before.chars().count());
+    s.push_str(&format!("   | {excerpt}\n   | {caret}^\n"));
+    for l in &d.labels {
+        if l.span.source == d.span.source {
+            let lc = file.line_column(l.span.start);
+            s.push_str(&format!(
+                "  note: {} at {path}:{}:{}\n",
+                l.message, lc.line, lc.column
+            ));
+        }
+    }
+    if let Some(h) = help {
+        s.push_str(&format!("  help: {h}\n"));
+    }
+    s
 }
 
 /// "2 errors, 1 warning in 3 files (12 tools)".
