@@ -360,8 +360,10 @@ const OPPOSITES: &[(&str, &str)] = &[
 pub(crate) fn restriction_pairs(descriptions: &[&str]) -> Vec<(usize, usize)> {
     use std::collections::HashMap;
     let is_opposite = |w: &str| OPPOSITES.iter().any(|(p, q)| *p == w || *q == w);
-    // (position, the other words) → the descriptions with an opposite word there, by that word.
-    let mut buckets: HashMap<(usize, Vec<String>), Vec<(usize, String)>> = HashMap::new();
+    /// A description's words with the one at a position left out, and that position.
+    type Frame = (usize, Vec<String>);
+    // Each frame → the descriptions with an opposite word in its gap, and that word.
+    let mut buckets: HashMap<Frame, Vec<(usize, String)>> = HashMap::new();
     for (i, d) in descriptions.iter().enumerate() {
         let words = crate::lint::rules::naming::words::tokens(d);
         if !words.iter().any(|w| w == "only") {
