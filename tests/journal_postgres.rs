@@ -1014,3 +1014,53 @@ async fn client_keys_are_scoped_per_principal_in_postgres_and_sqlite() {
     };
     client_keys_are_scoped_per_principal(&host(&db, 5_000)).await;
 }
+
+/// A spec key (`idempotency_key:` of the contract) is the same wall: the principal who made
+/// the call gets its recorded result from any session; another principal with the same key
+/// and arguments gets a run of its own; sessions without a principal (the local user) share
+/// theirs with each other and with nobody else.
+async fn spec_keys_are_scoped_per_principal(j: &impl Journal) {
+    let by = |id: &str, session: &str, principal: Option<&str>| {
+        let mut o = write(id, "order-7", "x");
+        o.key_source = KeySource::Spec;
+        o.session_id = session.into();
+        o.principal = principal.map(str::to_owned);
+        o
+    };
+    let alice = Some("alice@https://issuer.example");
+    let first = by("op-a", "alice-1", alice);
+    assert_eq!(kind(&j.claim(&first).await.unwrap()), "started");
+    j.finish(&finish_of(&first)).await.unwrap();
+    match j.claim(&by("op-a2", "alice-2", alice)).await.unwrap() {
+        Claim::Existing(e) => assert_eq!(e.start.operation_id, "op-a"),
+        c => panic!("alice's own retry: {c:?}"),
+    }
+    for (id, session, principal) in [
+        ("op-b", "bob-1", Some("bob@https://issuer.example")),
+        ("op-l", "local-1", None),
+    ] {
+        let o = by(id, session, principal);
+        let claimed = j.claim(&o).await.unwrap();
+        assert_eq!(kind(&claimed), "started", "{id}: {claimed:?}");
+        j.finish(&finish_of(&o)).await.unwrap();
+    }
+    match j.claim(&by("op-l2", "local-2", None)).await.unwrap() {
+        Claim::Existing(e) => assert_eq!(e.start.operation_id, "op-l"),
+        c => panic!("the local user's retry from another session: {c:?}"),
+    }
+    // The person's own lookup sees every principal's (the latest).
+    let seen = j.by_idempotency_key("x", "order-7").await.unwrap().unwrap();
+    assert_eq!(seen.start.operation_id, "op-l");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn spec_keys_are_scoped_per_principal_in_every_journal() {
+    spec_keys_are_scoped_per_principal(&toolgate::runtime::MemoryJournal::default()).await;
+    let dir = tempfile::tempdir().unwrap();
+    let sqlite = SqliteJournal::open(dir.path().join("journal.db")).unwrap();
+    spec_keys_are_scoped_per_principal(&sqlite).await;
+    let Some(db) = postgres::database() else {
+        return;
+    };
+    spec_keys_are_scoped_per_principal(&host(&db, 5_000)).await;
+}

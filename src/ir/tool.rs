@@ -245,6 +245,11 @@ pub enum OutputKeep {
     HeadTail,
 }
 
+/// Bytes of output the model sees by default.
+pub const DEFAULT_MAX_BYTES: u64 = 32 * 1024;
+/// Lines of output the model sees by default.
+pub const DEFAULT_MAX_LINES: u64 = 400;
+
 /// The output policy of a tool.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct OutputPolicy {

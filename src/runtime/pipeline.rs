@@ -632,8 +632,8 @@ impl Inner {
         r.set_duration(meta.started.elapsed());
         let (max_bytes, max_lines) = self.registry.get(r.tool()).map_or(
             (
-                crate::spec::project::DEFAULT_MAX_BYTES,
-                crate::spec::project::DEFAULT_MAX_LINES,
+                crate::ir::tool::DEFAULT_MAX_BYTES,
+                crate::ir::tool::DEFAULT_MAX_LINES,
             ),
             |t| (t.definition.output.max_bytes, t.definition.output.max_lines),
         );

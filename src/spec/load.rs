@@ -165,7 +165,7 @@ pub fn load(opts: &LoadOptions) -> Result<LoadedSpecs, LoadError> {
     let files_to_read = if opts.paths.is_empty() {
         let globs: Vec<String> = match project.as_ref() {
             Some((id, p)) => match p.specs.as_ref() {
-                Some(s) => inside_globs(*id, &s.value, &mut errors),
+                Some(s) => inside_globs(*id, &root, &s.value, &mut errors),
                 None => vec![DEFAULT_SPEC_GLOB.to_owned()],
             },
             None => vec![DEFAULT_SPEC_GLOB.to_owned()],
@@ -237,23 +237,28 @@ pub fn load(opts: &LoadOptions) -> Result<LoadedSpecs, LoadError> {
     })
 }
 
-/// The `specs:` globs that stay inside the project folder; an absolute glob, or one with a
-/// `..` folder, would read files outside the project (`/**` reads the whole file system), so it
-/// is refused with an error at its entry and not expanded.
+/// The `specs:` globs that stay inside the project: the project folder, or the repository it
+/// is in (the nearest folder above it holding `.git`), so that a shared spec library of the
+/// same repository (`../../tool-specs/*.yaml`) can be read. An absolute glob, a `..` after a
+/// wildcard, or one that climbs past that root would read files outside the project (`/**`,
+/// `../../../**` the whole file system), so it is refused with an error at its entry and not
+/// expanded.
 fn inside_globs(
     project: SourceId,
+    root: &Path,
     globs: &[Spanned<String>],
     errors: &mut Vec<Diagnostic>,
 ) -> Vec<String> {
     let mut kept = Vec::new();
+    let boundary = repository_root(root);
     for g in globs {
         let absolute = g.value.starts_with(['/', '\\']) || Path::new(&g.value).is_absolute();
-        let climbs = g.value.split(['/', '\\']).any(|part| part == "..");
-        if absolute || climbs {
+        let outside = !absolute && !stays_within(root, &boundary, &g.value);
+        if absolute || outside {
             let what = if absolute {
-                "is absolute"
+                "is absolute".to_owned()
             } else {
-                "climbs out with `..`"
+                format!("climbs out of `{}` with `..`", boundary.display())
             };
             errors.push(
                 Diagnostic::new(
@@ -261,13 +266,14 @@ fn inside_globs(
                     Severity::Error,
                     g.range.in_file(project),
                     format!(
-                        "the `specs` glob `{}` {what}: it would read files outside the project folder",
+                        "the `specs` glob `{}` {what}: it would read files outside the project",
                         g.value
                     ),
                 )
                 .with_help(
-                    "write globs relative to the folder of toolgate.yaml, without `..` \
-                     (e.g. `tool-specs/**/*.yaml`); move or link the specs into the project",
+                    "write globs relative to the folder of toolgate.yaml (e.g. \
+                     `tool-specs/**/*.yaml`); `..` may reach only folders of the same \
+                     repository, and never after a wildcard",
                 ),
             );
         } else {
@@ -275,6 +281,38 @@ fn inside_globs(
         }
     }
     kept
+}
+
+/// The folder a project's globs may reach: the nearest folder at or above `root` holding
+/// `.git` (the repository), else `root` itself.
+fn repository_root(root: &Path) -> PathBuf {
+    let start = std::fs::canonicalize(root).unwrap_or_else(|_| root.to_path_buf());
+    start
+        .ancestors()
+        .find(|a| a.join(".git").exists())
+        .map_or(start.clone(), Path::to_path_buf)
+}
+
+/// Whether a relative glob's `..` folders, all before its first wildcard, keep it at or below
+/// `boundary` (resolved lexically from `root`).
+fn stays_within(root: &Path, boundary: &Path, glob: &str) -> bool {
+    let mut at = std::fs::canonicalize(root).unwrap_or_else(|_| root.to_path_buf());
+    let mut wild = false;
+    for part in glob.split(['/', '\\']) {
+        wild |= part.contains(['*', '?', '[', '{']);
+        match part {
+            ".." if wild => return false,
+            ".." => {
+                if !at.pop() {
+                    return false;
+                }
+            }
+            "" | "." => {}
+            _ if wild => {}
+            p => at.push(p),
+        }
+    }
+    at.starts_with(boundary)
 }
 
 /// Whether a file is named like a project file (`toolgate.yaml` or `toolgate.yml`).
@@ -649,5 +687,43 @@ mod tests {
                 .iter()
                 .all(|d| d.help.as_deref().is_some_and(|h| h.contains("relative")))
         );
+    }
+
+    #[test]
+    fn specs_globs_may_reach_the_rest_of_their_repository() {
+        let outer = tempfile::tempdir().unwrap();
+        let repo = outer.path().join("repo");
+        let root = repo.join("projects/a");
+        std::fs::create_dir_all(repo.join(".git")).unwrap();
+        std::fs::create_dir_all(repo.join("lib")).unwrap();
+        std::fs::create_dir_all(&root).unwrap();
+        std::fs::write(repo.join("lib/echo.yaml"), SPEC).unwrap();
+        std::fs::write(
+            outer.path().join("outside.yaml"),
+            SPEC.replace("echo", "outside"),
+        )
+        .unwrap();
+        let project = "specs:\n  - \"../../lib/*.yaml\"\n  - \"../../../*.yaml\"\n  - \"../*/../../../*.yaml\"\n";
+        std::fs::write(root.join("toolgate.yaml"), project).unwrap();
+        let loaded = load(&LoadOptions {
+            paths: vec![],
+            config: None,
+            cwd: root.clone(),
+        })
+        .unwrap();
+        assert_eq!(loaded.tool_count(), 1, "{:?}", loaded.errors);
+        let lines: Vec<usize> = loaded
+            .errors
+            .iter()
+            .map(|d| {
+                loaded
+                    .sources
+                    .get(d.span.source)
+                    .unwrap()
+                    .line_column(d.span.start)
+                    .line
+            })
+            .collect();
+        assert_eq!(lines, vec![3, 4], "{:?}", loaded.errors);
     }
 }

@@ -32,10 +32,7 @@ pub struct ToolDefaults {
     pub artifact_threshold: u64,
 }
 
-/// Bytes of output the model sees by default.
-pub const DEFAULT_MAX_BYTES: u64 = 32 * 1024;
-/// Lines of output the model sees by default.
-pub const DEFAULT_MAX_LINES: u64 = 400;
+pub use crate::ir::tool::{DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES};
 /// Output above this is kept as an artifact by default, even when shown in full.
 pub const DEFAULT_ARTIFACT_THRESHOLD: u64 = 64 * 1024;
 /// How long an interactive approval waits by default.

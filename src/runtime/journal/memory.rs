@@ -24,6 +24,9 @@ struct MemoryState {
     by_id: HashMap<String, usize>,
     /// (tool, key) → the latest operation with it.
     by_key: HashMap<(String, String), usize>,
+    /// (tool, key, principal) → the latest operation with them: a claim of a spec key looks
+    /// among its own principal's operations (or those without one) only.
+    by_owned_key: HashMap<(String, String, Option<String>), usize>,
     /// (tool, key, arguments hash) → the latest operation with them.
     by_call: HashMap<(String, String, String), usize>,
     /// A client's key in its scope ([`OperationStart::key_scope`]) → the latest operation
@@ -48,6 +51,14 @@ impl MemoryState {
         self.by_id.insert(op.operation_id.clone(), i);
         self.by_key
             .insert((op.tool.clone(), op.idempotency_key.clone()), i);
+        self.by_owned_key.insert(
+            (
+                op.tool.clone(),
+                op.idempotency_key.clone(),
+                op.principal.clone(),
+            ),
+            i,
+        );
         self.by_call.insert(
             (
                 op.tool.clone(),
@@ -125,7 +136,14 @@ impl Journal for MemoryJournal {
     fn claim<'a>(&'a self, op: &'a OperationStart) -> JournalFuture<'a, Claim> {
         let r = self.with(|s| {
             let earlier = match op.key_source {
-                KeySource::Spec => s.latest(&op.tool, &op.idempotency_key),
+                KeySource::Spec => s
+                    .by_owned_key
+                    .get(&(
+                        op.tool.clone(),
+                        op.idempotency_key.clone(),
+                        op.principal.clone(),
+                    ))
+                    .map(|&i| &s.ops[i]),
                 KeySource::Client => s
                     .by_client_key
                     .get(&(op.key_scope(), op.idempotency_key.clone()))
@@ -137,7 +155,8 @@ impl Journal for MemoryJournal {
                         op.idempotency_key.clone(),
                         op.arguments_hash.clone(),
                     ))
-                    .map(|&i| &s.ops[i]),
+                    .map(|&i| &s.ops[i])
+                    .filter(|e| e.start.principal == op.principal),
             };
             if let Some(earlier) = earlier
                 && claimed_by(earlier, op)

@@ -105,6 +105,18 @@ pub fn client_key_scope(session_id: &str, principal: Option<&str>) -> String {
     }
 }
 
+/// Whose operations a spec or derived key is looked up among, from a claim's scope
+/// ([`OperationStart::key_scope`]): an authenticated principal's own (`Some(Some(id))`), those
+/// of sessions without one — the local user's (`Some(None)`) —, or everyone's for the person's
+/// own lookups (`None`, scope `""`). One principal's key never replays another's result.
+pub(crate) fn spec_key_owner(scope: &str) -> Option<Option<&str>> {
+    if scope.is_empty() {
+        None
+    } else {
+        Some(scope.strip_prefix("principal:"))
+    }
+}
+
 /// Where an operation's idempotency key came from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]

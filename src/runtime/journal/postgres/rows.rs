@@ -194,7 +194,7 @@ pub(crate) async fn by_id(c: &impl GenericClient, id: &str) -> Result<Option<Own
 /// The latest operation a claim with this key could stand for (as the SQLite journal's
 /// `by_key`): for a client key, the latest with that client key in `scope` whatever the tool;
 /// otherwise the latest of the tool with that key and source (and these arguments, when
-/// given), and `scope` is not used.
+/// given) of the same principal, or of sessions without one (scope `""`: anyone's).
 pub(crate) async fn by_key(
     c: &impl GenericClient,
     tool: &str,
@@ -210,12 +210,31 @@ pub(crate) async fn by_key(
         );
         return query_opt(c, &sql, &[&scope, &key]).await;
     }
+    // 0: everyone's (the person's lookups), 1: sessions without a principal, 2: this one.
+    let (whose, principal): (i32, Option<&str>) = match super::super::spec_key_owner(scope) {
+        None => (0, None),
+        Some(None) => (1, None),
+        Some(Some(p)) => (2, Some(p)),
+    };
     let sql = format!(
         "SELECT {OPERATION_COLUMNS} {FROM} WHERE o.tool = $1 AND o.idempotency_key = $2
          AND o.key_source = $3 AND ($4::text IS NULL OR o.arguments_hash = $4)
+         AND ($5 = 0 OR ($5 = 1 AND o.principal IS NULL) OR ($5 = 2 AND o.principal = $6::text))
          ORDER BY o.seq DESC LIMIT 1"
     );
-    query_opt(c, &sql, &[&tool, &key, &source.as_str(), &arguments_hash]).await
+    query_opt(
+        c,
+        &sql,
+        &[
+            &tool,
+            &key,
+            &source.as_str(),
+            &arguments_hash,
+            &whose,
+            &principal,
+        ],
+    )
+    .await
 }
 
 /// The latest operation of a tool with these arguments whose outcome is unknown.

@@ -168,8 +168,9 @@ pub(crate) fn by_id(conn: &Connection, id: &str) -> rusqlite::Result<Option<Owne
 /// The latest operation a claim with this key could stand for: for a client key, the latest
 /// with that client key in `scope` ([`OperationStart::key_scope`]), whatever the tool (a
 /// client key names one request of one principal, or of one session without one); otherwise
-/// the latest of the tool with that key and source (and these arguments, when given), and
-/// `scope` is not used.
+/// the latest of the tool with that key and source (and these arguments, when given) of the
+/// same principal, or of sessions without one ([`super::super::spec_key_owner`]; scope `""`:
+/// anyone's).
 pub(crate) fn by_key(
     conn: &Connection,
     tool: &str,
@@ -183,9 +184,15 @@ pub(crate) fn by_key(
             .query_row(params![scope, key], owned_row)
             .optional()?
     } else {
+        // 0: everyone's (the person's lookups), 1: sessions without a principal, 2: this one.
+        let (whose, principal) = match super::super::spec_key_owner(scope) {
+            None => (0, None),
+            Some(None) => (1, None),
+            Some(Some(p)) => (2, Some(p)),
+        };
         conn.prepare_cached(&by_key_sql())?
             .query_row(
-                params![tool, key, source.as_str(), arguments_hash],
+                params![tool, key, source.as_str(), arguments_hash, whose, principal],
                 owned_row,
             )
             .optional()?
@@ -203,7 +210,9 @@ fn by_client_key_sql() -> String {
 fn by_key_sql() -> String {
     format!(
         "SELECT {OPERATION_COLUMNS} FROM operations WHERE tool = ?1 AND idempotency_key = ?2
-         AND key_source = ?3 AND (?4 IS NULL OR arguments_hash = ?4) ORDER BY seq DESC LIMIT 1"
+         AND key_source = ?3 AND (?4 IS NULL OR arguments_hash = ?4)
+         AND (?5 = 0 OR (?5 = 1 AND principal IS NULL) OR (?5 = 2 AND principal = ?6))
+         ORDER BY seq DESC LIMIT 1"
     )
 }
 
