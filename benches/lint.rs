@@ -1,7 +1,9 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 #![allow(missing_docs)]
 //! `toolgate lint` over 1,000 generated specs, against just parsing the same YAML files, in
-//! one run. Run with `cargo bench --bench lint`.
+//! one run; and lint of one spec with 20,000 parameters, with and without the human report
+//! (the rules and the renderer must stay near-linear in parameters: the goal is under 2 s).
+//! Run with `cargo bench --bench lint`.
 //!
 //! Each spec is distinct (names, parameters, descriptions and rules vary, drawn from a fixed
 //! seed) and uses what real contracts use: validation and permission rules with examples,
@@ -322,5 +324,63 @@ fn bench(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, bench);
+/// Parameters of the one wide spec.
+const WIDE: usize = 20_000;
+
+/// One spec with `n` optional string parameters, each described, some with cue words the
+/// prose rules read ("only the first", "instead of").
+fn wide_spec(n: usize) -> String {
+    let mut s = String::from(
+        "name: wide\ndescription: Look up records by many optional filters; returns the matching records.\n\
+         effect: read_only\nidempotency: pure\nparameters:\n  type: object\n  properties:\n",
+    );
+    for i in 0..n {
+        let w = WORDS[i % WORDS.len()];
+        let other = WORDS[(i * 7) % WORDS.len()];
+        let extra = match i % 50 {
+            0 => " Returns only the first N records.",
+            25 => " Returns only the last N records.",
+            10 => " Use it instead of the query filter.",
+            _ => "",
+        };
+        s.push_str(&format!(
+            "    p{i}_{w}: {{type: string, maxLength: 100, description: \"The {w} filter number {i}, matched exactly against the {other} field.{extra}\"}}\n"
+        ));
+    }
+    s.push_str("  additionalProperties: false\nexec: {builtin: read_file}\n");
+    s
+}
+
+fn bench_wide(c: &mut Criterion) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    std::fs::create_dir_all(dir.path().join("tool-specs")).expect("mkdir");
+    std::fs::write(dir.path().join("tool-specs/wide.yaml"), wide_spec(WIDE)).expect("write");
+    let opts = LoadOptions {
+        paths: vec![PathBuf::from("tool-specs")],
+        config: None,
+        cwd: dir.path().to_path_buf(),
+    };
+    let mut g = c.benchmark_group("20000-parameters");
+    g.sample_size(10);
+    g.bench_function("lint", |b| {
+        b.iter(|| {
+            let checked = check::check_specs(&opts).expect("check");
+            assert_eq!(checked.loaded.tool_count(), 1);
+            checked
+        })
+    });
+    g.bench_function("lint+human", |b| {
+        b.iter(|| {
+            let checked = check::check_specs(&opts).expect("check");
+            toolgate::lint::report::human::render_findings(
+                &checked.diagnostics,
+                &checked.loaded.sources,
+                toolgate::lint::report::human::Style::Plain,
+            )
+        })
+    });
+    g.finish();
+}
+
+criterion_group!(benches, bench, bench_wide);
 criterion_main!(benches);

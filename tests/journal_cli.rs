@@ -351,9 +351,11 @@ fn the_default_state_folder_is_outside_the_project() {
         String::from_utf8_lossy(&o.stderr)
     );
     assert!(!p.path().join(".toolgate").exists());
+    // The trust store lives beside the projects' state folders (`toolgate/trust`).
     let projects: Vec<_> = std::fs::read_dir(state_home.path().join("toolgate"))
         .unwrap()
         .map(|e| e.unwrap().path())
+        .filter(|p| !p.ends_with("trust"))
         .collect();
     assert_eq!(projects.len(), 1, "{projects:?}");
     let name = projects[0]

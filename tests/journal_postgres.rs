@@ -1049,7 +1049,11 @@ async fn spec_keys_are_scoped_per_principal(j: &impl Journal) {
         c => panic!("the local user's retry from another session: {c:?}"),
     }
     // The person's own lookup sees every principal's (the latest).
-    let seen = j.by_idempotency_key("x", "order-7").await.unwrap().unwrap();
+    let seen = j
+        .by_idempotency_key("mark_once", "order-7")
+        .await
+        .unwrap()
+        .unwrap();
     assert_eq!(seen.start.operation_id, "op-l");
 }
 
