@@ -480,7 +480,13 @@ fn jwks_from_a_url_is_fetched_again_for_a_rotated_key() {
         });
     }
     let project = tempfile::tempdir().unwrap();
-    let read_file = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tool-specs/read_file.yaml");
+    // `specs:` globs stay inside the project: the spec is copied in.
+    std::fs::copy(
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tool-specs/read_file.yaml"),
+        project.path().join("read_file.yaml"),
+    )
+    .unwrap();
+    let read_file = "read_file.yaml";
     std::fs::write(
         project.path().join("toolgate.yaml"),
         format!(
@@ -557,7 +563,12 @@ fn initialize_from(s: &Server, origin: Option<&str>) -> u16 {
 #[test]
 fn foreign_origins_are_refused_with_403() {
     let ws = tempfile::tempdir().unwrap();
-    let specs = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tool-specs/read_file.yaml");
+    std::fs::copy(
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tool-specs/read_file.yaml"),
+        ws.path().join("read_file.yaml"),
+    )
+    .unwrap();
+    let specs = PathBuf::from("read_file.yaml");
     let config = ws.path().join("toolgate.yaml");
     std::fs::write(
         &config,
@@ -593,7 +604,12 @@ fn foreign_origins_are_refused_with_403() {
 #[test]
 fn a_malformed_allowed_origin_is_a_located_error() {
     let ws = tempfile::tempdir().unwrap();
-    let specs = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tool-specs/read_file.yaml");
+    std::fs::copy(
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tool-specs/read_file.yaml"),
+        ws.path().join("read_file.yaml"),
+    )
+    .unwrap();
+    let specs = PathBuf::from("read_file.yaml");
     let config = ws.path().join("toolgate.yaml");
     std::fs::write(
         &config,

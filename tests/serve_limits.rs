@@ -64,7 +64,13 @@ fn token(sub: &str) -> String {
 /// A project serving read_file to tokens of the test issuer, with these `serve.limits` and
 /// this issuer key source (YAML flow mapping entries).
 fn project(dir: &Path, limits: &str, keys: &str) -> PathBuf {
-    let read_file = repo().join("tool-specs/read_file.yaml");
+    // `specs:` globs stay inside the project: the spec is copied in.
+    std::fs::copy(
+        repo().join("tool-specs/read_file.yaml"),
+        dir.join("read_file.yaml"),
+    )
+    .unwrap();
+    let read_file = "read_file.yaml";
     let path = dir.join("toolgate.yaml");
     std::fs::write(
         &path,
