@@ -180,6 +180,9 @@ pub fn run(a: ImportArgs) -> miette::Result<u8> {
         protected: crate::policy::ProtectedSet::new(&project.protect)
             .ok()
             .map(std::sync::Arc::new),
+        policy: Some(std::sync::Arc::new(crate::policy::PolicyFiles::at_root(
+            &root,
+        ))),
         shim: crate::runtime::exec::spawn::default_shim(),
     };
     let tools = match list_tools(&from_mcp, &server, &root, &sandbox, &limits) {

@@ -373,6 +373,7 @@ impl RuntimeBuilder {
                     workspace: workspace.root().to_path_buf(),
                     state_dir: state_dir.clone(),
                     protected: workspace.protected().clone(),
+                    policy: workspace.policy_files().cloned(),
                     shim: self
                         .shim
                         .clone()

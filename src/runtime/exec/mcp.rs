@@ -180,6 +180,7 @@ impl McpUpstreams {
                 workspace: root.as_ref().to_path_buf(),
                 state_dir: None,
                 protected: None,
+                policy: None,
                 shim: default_shim(),
             },
             root: root.as_ref().to_path_buf(),

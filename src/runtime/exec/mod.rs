@@ -312,6 +312,8 @@ pub(crate) struct UpstreamContext {
     pub(crate) workspace: std::path::PathBuf,
     pub(crate) state_dir: std::path::PathBuf,
     pub(crate) protected: Arc<crate::policy::ProtectedSet>,
+    /// The policy files, bound read-only in every server's view as in a command tool's.
+    pub(crate) policy: Option<Arc<crate::policy::PolicyFiles>>,
     pub(crate) shim: std::path::PathBuf,
 }
 
@@ -329,6 +331,7 @@ pub(crate) fn default_mcp_executor(
             workspace: context.workspace,
             state_dir: Some(context.state_dir),
             protected: Some(context.protected),
+            policy: context.policy,
             shim: context.shim,
         });
     Arc::new(mcp::McpExecutor::new(Arc::new(upstreams)))

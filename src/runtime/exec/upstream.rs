@@ -33,6 +33,8 @@ pub struct UpstreamSandbox {
     pub state_dir: Option<PathBuf>,
     /// The protected set (`None`: the default set).
     pub protected: Option<Arc<ProtectedSet>>,
+    /// The policy files, bound read-only (and the trust store masked) as for command tools.
+    pub policy: Option<Arc<crate::policy::PolicyFiles>>,
     /// The exec shim.
     pub shim: PathBuf,
 }
@@ -132,7 +134,7 @@ pub async fn connect(
             state_dir: sandbox.state_dir.as_deref(),
             toolchains: &toolchains,
             protected: sandbox.protected.as_deref(),
-            policy: None,
+            policy: sandbox.policy.as_deref(),
         },
         sandbox::probe(),
     )
