@@ -149,11 +149,17 @@ pub(crate) fn check(ctx: &mut LintContext, tool: &ToolView, node: &SchemaNode) {
         return;
     }
     let desc = node.description();
-    let siblings = tool
-        .parameters()
-        .map(|p| shape::sibling_names(p, &node.pointer))
-        .unwrap_or_default();
-    let values = prose::listed_values(desc, &siblings);
+    // Siblings only ever take values away, so they are gathered (a scan of every parameter)
+    // only for a description that lists two values without them: a tool with thousands of
+    // parameters stays linear.
+    let mut values = prose::listed_values(desc, &[]);
+    if values.len() >= 2 {
+        let siblings = tool
+            .parameters()
+            .map(|p| shape::sibling_names(p, &node.pointer))
+            .unwrap_or_default();
+        values = prose::listed_values(desc, &siblings);
+    }
     let span = tool.span(key.range);
     if values.len() >= 2 {
         let shown: Vec<String> = values.iter().map(|v| format!("`{v}`")).collect();
