@@ -12,6 +12,7 @@ use globset::{GlobBuilder, GlobSetBuilder};
 use rayon::prelude::*;
 
 use crate::diagnostic::{Diagnostic, Severity};
+use crate::policy::spec_reach::{GlobRefusal, SpecReach};
 use crate::spec::ast::ToolSpec;
 use crate::spec::project_file::ProjectFile;
 use crate::spec::source::{SourceId, SourceMap, Span, TextRange};
@@ -163,14 +164,17 @@ pub fn load(opts: &LoadOptions) -> Result<LoadedSpecs, LoadError> {
     }
 
     let files_to_read = if opts.paths.is_empty() {
-        let globs: Vec<String> = match project.as_ref() {
-            Some((id, p)) => match p.specs.as_ref() {
-                Some(s) => inside_globs(*id, &root, &s.value, &mut errors),
-                None => vec![DEFAULT_SPEC_GLOB.to_owned()],
-            },
-            None => vec![DEFAULT_SPEC_GLOB.to_owned()],
-        };
-        expand_globs(&root, &globs)?
+        match project
+            .as_ref()
+            .and_then(|(id, p)| Some((*id, p.specs.as_ref()?)))
+        {
+            Some((id, specs)) => {
+                let reach = SpecReach::new(&root);
+                let globs = inside_globs(id, &reach, &specs.value, &mut errors);
+                inside_files(id, &reach, &root, &globs, &mut errors)?
+            }
+            None => expand_globs(&root, &[DEFAULT_SPEC_GLOB.to_owned()])?,
+        }
     } else {
         let mut out = Vec::new();
         for p in &opts.paths {
@@ -237,82 +241,83 @@ pub fn load(opts: &LoadOptions) -> Result<LoadedSpecs, LoadError> {
     })
 }
 
-/// The `specs:` globs that stay inside the project: the project folder, or the repository it
-/// is in (the nearest folder above it holding `.git`), so that a shared spec library of the
-/// same repository (`../../tool-specs/*.yaml`) can be read. An absolute glob, a `..` after a
-/// wildcard, or one that climbs past that root would read files outside the project (`/**`,
-/// `../../../**` the whole file system), so it is refused with an error at its entry and not
-/// expanded.
-fn inside_globs(
+/// The `specs:` globs that stay inside the project ([`SpecReach`]); each refused one (absolute,
+/// or climbing out with `..`) gets an error at its entry and is not expanded.
+fn inside_globs<'g>(
     project: SourceId,
-    root: &Path,
-    globs: &[Spanned<String>],
+    reach: &SpecReach,
+    globs: &'g [Spanned<String>],
     errors: &mut Vec<Diagnostic>,
-) -> Vec<String> {
+) -> Vec<&'g Spanned<String>> {
     let mut kept = Vec::new();
-    let boundary = repository_root(root);
     for g in globs {
-        let absolute = g.value.starts_with(['/', '\\']) || Path::new(&g.value).is_absolute();
-        let outside = !absolute && !stays_within(root, &boundary, &g.value);
-        if absolute || outside {
-            let what = if absolute {
-                "is absolute".to_owned()
-            } else {
-                format!("climbs out of `{}` with `..`", boundary.display())
-            };
-            errors.push(
-                Diagnostic::new(
-                    None,
-                    Severity::Error,
-                    g.range.in_file(project),
-                    format!(
-                        "the `specs` glob `{}` {what}: it would read files outside the project",
-                        g.value
-                    ),
-                )
-                .with_help(
-                    "write globs relative to the folder of toolgate.yaml (e.g. \
-                     `tool-specs/**/*.yaml`); `..` may reach only folders of the same \
-                     repository, and never after a wildcard",
+        let what = match reach.check_glob(&g.value) {
+            Ok(()) => {
+                kept.push(g);
+                continue;
+            }
+            Err(GlobRefusal::Absolute) => "is absolute".to_owned(),
+            Err(GlobRefusal::ClimbsOut) => {
+                format!("climbs out of `{}` with `..`", reach.boundary().display())
+            }
+        };
+        errors.push(
+            Diagnostic::new(
+                None,
+                Severity::Error,
+                g.range.in_file(project),
+                format!(
+                    "the `specs` glob `{}` {what}: it would read files outside the project",
+                    g.value
                 ),
-            );
-        } else {
-            kept.push(g.value.clone());
-        }
+            )
+            .with_help(
+                "write globs relative to the folder of toolgate.yaml (e.g. \
+                 `tool-specs/**/*.yaml`); `..` may reach only folders of the same \
+                 repository, and never after a wildcard",
+            ),
+        );
     }
     kept
 }
 
-/// The folder a project's globs may reach: the nearest folder at or above `root` holding
-/// `.git` (the repository), else `root` itself.
-fn repository_root(root: &Path) -> PathBuf {
-    let start = std::fs::canonicalize(root).unwrap_or_else(|_| root.to_path_buf());
-    start
-        .ancestors()
-        .find(|a| a.join(".git").exists())
-        .map_or(start.clone(), Path::to_path_buf)
-}
-
-/// Whether a relative glob's `..` folders, all before its first wildcard, keep it at or below
-/// `boundary` (resolved lexically from `root`).
-fn stays_within(root: &Path, boundary: &Path, glob: &str) -> bool {
-    let mut at = std::fs::canonicalize(root).unwrap_or_else(|_| root.to_path_buf());
-    let mut wild = false;
-    for part in glob.split(['/', '\\']) {
-        wild |= part.contains(['*', '?', '[', '{']);
-        match part {
-            ".." if wild => return false,
-            ".." => {
-                if !at.pop() {
-                    return false;
-                }
+/// The files the kept `specs:` globs match that resolve inside the project; a file that a
+/// symbolic link leads outside gets an error at the entry of the glob that matched it, and is
+/// not read.
+fn inside_files(
+    project: SourceId,
+    reach: &SpecReach,
+    root: &Path,
+    globs: &[&Spanned<String>],
+    errors: &mut Vec<Diagnostic>,
+) -> Result<Vec<PathBuf>, LoadError> {
+    let mut out = Vec::new();
+    for g in globs {
+        for file in expand_globs(root, std::slice::from_ref(&g.value))? {
+            match reach.check_file(&file) {
+                Ok(()) => out.push(file),
+                Err(real) => errors.push(
+                    Diagnostic::new(
+                        None,
+                        Severity::Error,
+                        g.range.in_file(project),
+                        format!(
+                            "the file `{}` the `specs` glob `{}` matches resolves outside the \
+                             project, to `{}`: it is not read",
+                            file.strip_prefix(root).unwrap_or(&file).display(),
+                            g.value,
+                            real.display()
+                        ),
+                    )
+                    .with_help(format!(
+                        "a spec must be a file under `{}`: copy it in instead of linking to it",
+                        reach.boundary().display()
+                    )),
+                ),
             }
-            "" | "." => {}
-            _ if wild => {}
-            p => at.push(p),
         }
     }
-    at.starts_with(boundary)
+    Ok(out)
 }
 
 /// Whether a file is named like a project file (`toolgate.yaml` or `toolgate.yml`).
@@ -687,6 +692,60 @@ mod tests {
                 .iter()
                 .all(|d| d.help.as_deref().is_some_and(|h| h.contains("relative")))
         );
+    }
+
+    #[test]
+    fn spec_files_linked_outside_the_repository_are_refused_at_their_glob() {
+        let outer = tempfile::tempdir().unwrap();
+        let repo = outer.path().join("repo");
+        let root = repo.join("project");
+        std::fs::create_dir_all(repo.join(".git")).unwrap();
+        std::fs::create_dir_all(repo.join("lib")).unwrap();
+        std::fs::create_dir_all(root.join("specs")).unwrap();
+        std::fs::create_dir_all(outer.path().join("away")).unwrap();
+        let outside = outer.path().join("away/outside.yaml");
+        std::fs::write(&outside, SPEC.replace("echo", "outside")).unwrap();
+        std::fs::write(repo.join("lib/lib.yaml"), SPEC.replace("echo", "lib")).unwrap();
+        std::fs::write(root.join("specs/echo.yaml"), SPEC).unwrap();
+        let link = |from: &Path, to: PathBuf| std::os::unix::fs::symlink(from, to);
+        link(&outside, root.join("linked.yaml")).unwrap();
+        // A glob's walk does not follow links: this one is not even seen.
+        link(&outside, root.join("specs/linked.yaml")).unwrap();
+        link(&outer.path().join("away"), root.join("away")).unwrap();
+        // A link named literally that stays in the repository is read through.
+        link(&repo.join("lib/lib.yaml"), root.join("lib.yaml")).unwrap();
+        let project =
+            "specs:\n  - \"specs/*.yaml\"\n  - linked.yaml\n  - \"away/*.yaml\"\n  - lib.yaml\n";
+        std::fs::write(root.join("toolgate.yaml"), project).unwrap();
+        let loaded = load(&LoadOptions {
+            paths: vec![],
+            config: None,
+            cwd: root.clone(),
+        })
+        .unwrap();
+        assert_eq!(loaded.tool_count(), 2, "{:?}", loaded.errors);
+        let real = std::fs::canonicalize(&outside).unwrap();
+        let at: Vec<(usize, String)> = loaded
+            .errors
+            .iter()
+            .map(|d| {
+                let f = loaded.sources.get(d.span.source).unwrap();
+                (f.line_column(d.span.start).line, d.message.clone())
+            })
+            .collect();
+        assert_eq!(
+            at.iter().map(|(l, _)| *l).collect::<Vec<_>>(),
+            [3, 4],
+            "{at:?}"
+        );
+        for (file, (_, message)) in ["linked.yaml", "away/outside.yaml"].iter().zip(&at) {
+            assert!(
+                message.contains(&format!("`{file}`"))
+                    && message.contains("resolves outside the project")
+                    && message.contains(&real.display().to_string()),
+                "{message}"
+            );
+        }
     }
 
     #[test]
