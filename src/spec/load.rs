@@ -164,16 +164,28 @@ pub fn load(opts: &LoadOptions) -> Result<LoadedSpecs, LoadError> {
     }
 
     let files_to_read = if opts.paths.is_empty() {
-        match project
-            .as_ref()
-            .and_then(|(id, p)| Some((*id, p.specs.as_ref()?)))
-        {
-            Some((id, specs)) => {
-                let reach = SpecReach::new(&root);
-                let globs = inside_globs(id, &reach, &specs.value, &mut errors);
-                inside_files(id, &reach, &root, &globs, &mut errors)?
+        let reach = SpecReach::new(&root);
+        match project.as_ref() {
+            Some((id, p)) => match p.specs.as_ref() {
+                Some(specs) => {
+                    let globs = inside_globs(*id, &reach, &specs.value, &mut errors);
+                    let at = globs
+                        .iter()
+                        .map(|g| (g.value.as_str(), Some(g.range.in_file(*id))));
+                    inside_files(&reach, &root, at, &mut sources, &cwd, &mut errors)?
+                }
+                // The default glob has no entry: a file it reaches outside is reported at the
+                // start of toolgate.yaml.
+                None => {
+                    let at = Some(file_start().in_file(*id));
+                    let globs = std::iter::once((DEFAULT_SPEC_GLOB, at));
+                    inside_files(&reach, &root, globs, &mut sources, &cwd, &mut errors)?
+                }
+            },
+            None => {
+                let globs = std::iter::once((DEFAULT_SPEC_GLOB, None));
+                inside_files(&reach, &root, globs, &mut sources, &cwd, &mut errors)?
             }
-            None => expand_globs(&root, &[DEFAULT_SPEC_GLOB.to_owned()])?,
         }
     } else {
         let mut out = Vec::new();
@@ -282,30 +294,35 @@ fn inside_globs<'g>(
 }
 
 /// The files the kept `specs:` globs match that resolve inside the project; a file that a
-/// symbolic link leads outside gets an error at the entry of the glob that matched it, and is
-/// not read.
-fn inside_files(
-    project: SourceId,
+/// symbolic link leads outside gets an error at the entry of the glob that matched it (each
+/// glob comes with where it is written; one written nowhere, at the file itself), and is not
+/// read.
+fn inside_files<'g>(
     reach: &SpecReach,
     root: &Path,
-    globs: &[&Spanned<String>],
+    globs: impl IntoIterator<Item = (&'g str, Option<Span>)>,
+    sources: &mut SourceMap,
+    cwd: &Path,
     errors: &mut Vec<Diagnostic>,
 ) -> Result<Vec<PathBuf>, LoadError> {
     let mut out = Vec::new();
-    for g in globs {
-        for file in expand_globs(root, std::slice::from_ref(&g.value))? {
+    for (glob, at) in globs {
+        for file in expand_globs(root, &[glob.to_owned()])? {
             match reach.check_file(&file) {
                 Ok(()) => out.push(file),
                 Err(real) => errors.push(
                     Diagnostic::new(
                         None,
                         Severity::Error,
-                        g.range.in_file(project),
+                        at.unwrap_or_else(|| {
+                            let id = sources.add(display_path(&file, cwd), "");
+                            Span::new(id, 0, 0)
+                        }),
                         format!(
                             "the file `{}` the `specs` glob `{}` matches resolves outside the \
                              project, to `{}`: it is not read",
                             file.strip_prefix(root).unwrap_or(&file).display(),
-                            g.value,
+                            glob,
                             real.display()
                         ),
                     )
@@ -746,6 +763,50 @@ mod tests {
                 "{message}"
             );
         }
+    }
+
+    #[test]
+    fn the_default_glob_does_not_read_through_a_folder_linked_outside() {
+        let outer = tempfile::tempdir().unwrap();
+        let root = outer.path().join("project");
+        std::fs::create_dir_all(outer.path().join("away")).unwrap();
+        std::fs::create_dir_all(&root).unwrap();
+        std::fs::write(outer.path().join("away/outside.yaml"), SPEC).unwrap();
+        std::os::unix::fs::symlink(outer.path().join("away"), root.join("tool-specs")).unwrap();
+        let load_here = || {
+            load(&LoadOptions {
+                paths: vec![],
+                config: None,
+                cwd: root.clone(),
+            })
+            .unwrap()
+        };
+        // Without toolgate.yaml: at the file itself.
+        let loaded = load_here();
+        assert_eq!(loaded.tool_count(), 0);
+        assert_eq!(loaded.errors.len(), 1, "{:?}", loaded.errors);
+        let at = loaded.sources.get(loaded.errors[0].span.source).unwrap();
+        assert!(
+            at.path.ends_with("tool-specs/outside.yaml"),
+            "{:?}",
+            at.path
+        );
+        assert!(
+            loaded.errors[0]
+                .message
+                .contains("resolves outside the project")
+        );
+        // With a toolgate.yaml that names no `specs`: at its start.
+        std::fs::write(root.join("toolgate.yaml"), "version: 1.0.0\n").unwrap();
+        let loaded = load_here();
+        assert_eq!(loaded.tool_count(), 0);
+        assert_eq!(loaded.errors.len(), 1, "{:?}", loaded.errors);
+        let d = &loaded.errors[0];
+        assert_eq!(
+            Some(d.span.source),
+            loaded.project.as_ref().map(|(id, _)| *id)
+        );
+        assert_eq!((d.span.start, d.span.end), (0, 0));
     }
 
     #[test]
