@@ -65,6 +65,15 @@ pub static TOO_LONG: LazyLock<ProtectedPath> = LazyLock::new(|| ProtectedPath {
     default: true,
 });
 
+/// What protects a path the globs' automaton could not judge: refused, not let by. The
+/// automaton is built never to give up, so nothing is protected by this in practice.
+static UNJUDGED: LazyLock<ProtectedPath> = LazyLock::new(|| ProtectedPath {
+    glob: "(not judged)".to_owned(),
+    reason: "the protected globs could not be matched against this path, so it is refused"
+        .to_owned(),
+    default: true,
+});
+
 /// The default set alone, compiled once: what `path.protected` consults where nobody gave it
 /// the project's set.
 pub fn default_set() -> Arc<ProtectedSet> {
@@ -194,7 +203,9 @@ impl ProtectedSet {
             return Some(&TOO_LONG);
         }
         // The path and every folder above it, shortest first: `.ssh` protects `.ssh/id_rsa`.
-        let found = self.prefixes.judge(rel);
+        let Some(found) = self.prefixes.judge(rel) else {
+            return Some(&UNJUDGED);
+        };
         match found.protected {
             Some(i) if !found.excepted => self.paths.get(i),
             _ => None,
