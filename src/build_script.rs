@@ -23,6 +23,7 @@ use std::path::{Path, PathBuf};
 use crate::check::{self, CheckedProject};
 use crate::emit::{self, EmitError, output};
 use crate::lint::report::{Summary, human};
+use crate::policy::spec_reach::SpecReach;
 use crate::spec::load::{DEFAULT_SPEC_GLOB, LoadError, LoadOptions};
 
 /// Configures and runs the compilation.
@@ -219,8 +220,12 @@ fn spec_folders(specs: &[PathBuf], checked: &CheckedProject, cwd: &Path) -> Vec<
         .and_then(|(_, p)| p.specs.as_ref())
         .map(|s| s.value.iter().map(|g| g.value.clone()).collect())
         .unwrap_or_else(|| vec![DEFAULT_SPEC_GLOB.to_owned()]);
+    // A glob the loader refused (absolute, or climbing out) names no folder: the loader
+    // reported it, and `cargo:rerun-if-changed=/` would watch the whole file system.
+    let reach = SpecReach::new(&checked.loaded.root);
     globs
         .iter()
+        .filter(|g| reach.check_glob(g).is_ok())
         .map(|g| checked.loaded.root.join(literal_prefix(Path::new(g))))
         .collect()
 }
@@ -276,6 +281,31 @@ mod tests {
                 root.join("contracts/people/greet.yaml"),
                 root.join("toolgate.yaml"),
             ]
+        );
+    }
+
+    /// A glob the loader refuses names no folder to watch (`/**` would watch everything).
+    #[test]
+    fn reruns_skip_the_globs_the_loader_refuses() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("p");
+        std::fs::create_dir_all(root.join("contracts")).unwrap();
+        std::fs::write(
+            root.join("toolgate.yaml"),
+            "specs: [\"contracts/*.yaml\", \"/**\", \"../*.yaml\"]\n",
+        )
+        .unwrap();
+        std::fs::write(root.join("contracts/greet.yaml"), SPEC).unwrap();
+        let checked = check::check_specs(&LoadOptions {
+            paths: vec![],
+            config: Some(root.join("toolgate.yaml")),
+            cwd: root.clone(),
+        })
+        .unwrap();
+        assert!(checked.has_load_errors());
+        assert_eq!(
+            spec_folders(&[], &checked, &root),
+            vec![root.join("contracts")]
         );
     }
 

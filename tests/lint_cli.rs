@@ -372,3 +372,38 @@ fn a_finding_on_a_very_long_line_renders_in_every_format() {
         "{sarif}"
     );
 }
+
+/// A spec that is a symbolic link to a file outside the repository is not read: `lint` reports
+/// it at its `specs:` entry and exits non-zero.
+#[test]
+fn a_spec_linked_outside_the_repository_is_refused() {
+    let outer = tempfile::tempdir().unwrap();
+    let repo = outer.path().join("repo");
+    std::fs::create_dir_all(repo.join(".git")).unwrap();
+    write(
+        outer.path(),
+        "outside/secret.yaml",
+        &thin_spec("outside_tool"),
+    );
+    write(&repo, "tool-specs/inside.yaml", &thin_spec("inside_tool"));
+    std::os::unix::fs::symlink(
+        outer.path().join("outside/secret.yaml"),
+        repo.join("linked.yaml"),
+    )
+    .unwrap();
+    write(
+        &repo,
+        "toolgate.yaml",
+        "specs:\n  - \"tool-specs/*.yaml\"\n  - linked.yaml\n",
+    );
+    let (code, stdout, stderr) = toolgate(&repo, &["lint"]);
+    assert_eq!(code, 2, "{stdout}{stderr}");
+    let report = format!("{stdout}{stderr}");
+    assert!(
+        report.contains("toolgate.yaml:3:5")
+            && report.contains("`linked.yaml`")
+            && report.contains("resolves outside the project"),
+        "{report}"
+    );
+    assert!(!report.contains("outside_tool"), "{report}");
+}

@@ -14,6 +14,8 @@ use std::path::{Component, Path, PathBuf};
 
 use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
 
+use crate::policy::spec_reach::SpecReach;
+
 /// The spec globs of a project whose `toolgate.yaml` names none (as `spec::load` uses).
 pub const DEFAULT_SPEC_GLOBS: &[&str] = &["tool-specs/**/*.{yaml,yml}"];
 
@@ -114,10 +116,17 @@ impl PolicyFiles {
         key_files: &[String],
     ) -> Result<PolicyFiles, SpecGlobError> {
         let root = std::fs::canonicalize(root).unwrap_or_else(|_| absolute(root));
+        let reach = SpecReach::new(&root);
+        // A glob the loader refuses (absolute, or climbing out) is not expanded: the loader
+        // reports it, and what it would reach is not the project's to protect.
         let spec_globs: Vec<String> = if spec_globs.is_empty() {
             DEFAULT_SPEC_GLOBS.iter().map(|g| (*g).to_owned()).collect()
         } else {
-            spec_globs.to_vec()
+            spec_globs
+                .iter()
+                .filter(|g| reach.check_glob(g).is_ok())
+                .cloned()
+                .collect()
         };
         let spec_set = compile(&spec_globs)?;
         let mut files: Vec<(PathBuf, PolicyFileReason)> = Vec::new();
@@ -132,7 +141,11 @@ impl PolicyFiles {
             ),
         }
         for glob in &spec_globs {
-            for f in expand(&root, glob)? {
+            // As the loader: a file linked outside the project is not read, so not a spec.
+            for f in expand(&root, glob)?
+                .into_iter()
+                .filter(|f| reach.check_file(f).is_ok())
+            {
                 files.push((f, PolicyFileReason::SpecFile));
             }
         }
@@ -430,8 +443,8 @@ fn absolute(p: &Path) -> PathBuf {
     std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf())
 }
 
-/// `.` and `..` removed without touching the file system.
-fn lexical(p: &Path) -> PathBuf {
+/// A path with `.` and `..` removed, without touching the file system.
+pub(crate) fn lexical(p: &Path) -> PathBuf {
     let mut out = PathBuf::new();
     for c in p.components() {
         match c {
@@ -592,6 +605,25 @@ mod tests {
         assert_eq!(f.spec_globs(), DEFAULT_SPEC_GLOBS);
         assert!(f.files().contains(&root.join("toolgate.yaml")));
         assert!(f.files().contains(&root.join("tool-specs/bash.yaml")));
+    }
+
+    #[test]
+    fn globs_and_files_the_loader_refuses_are_skipped() {
+        let (d, root) = project();
+        let outside = tempfile::tempdir().unwrap();
+        std::fs::write(outside.path().join("x.yaml"), "name: x\n").unwrap();
+        std::os::unix::fs::symlink(
+            outside.path().join("x.yaml"),
+            root.join("tool-specs/linked.yaml"),
+        )
+        .unwrap();
+        let globs = ["tool-specs/*.yaml", "/**", "../*.yaml"].map(str::to_owned);
+        let f = PolicyFiles::new(&root, None, &globs, &[]).unwrap();
+        assert_eq!(f.spec_globs(), ["tool-specs/*.yaml"]);
+        assert_eq!(f.spec_folders(), [root.join("tool-specs")]);
+        assert!(f.files().contains(&root.join("tool-specs/bash.yaml")));
+        assert!(!f.files().contains(&root.join("tool-specs/linked.yaml")));
+        assert!(f.protects(&d.path().join("elsewhere.yaml")).is_none());
     }
 
     #[cfg(feature = "compiler")]

@@ -10,6 +10,7 @@ pub mod arguments;
 pub mod examples;
 pub mod files;
 pub mod protect;
+pub(crate) mod spec_reach;
 pub mod trust;
 
 use std::sync::Arc;

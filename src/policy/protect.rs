@@ -18,6 +18,12 @@ use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
 
 use crate::ir::{ProtectPolicy, ProtectedPath};
 
+#[cfg(test)]
+mod agree;
+mod prefix;
+
+use prefix::PrefixMatcher;
+
 /// Why a path is protected: the path as judged and the entry that protects it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Protection {
@@ -45,9 +51,8 @@ pub trait ProtectedPaths: Send + Sync {
 }
 
 /// The longest path judged by its globs, in bytes: Linux's `PATH_MAX`. The operating system
-/// refuses to open a longer path anyway, and matching every folder of one costs the folders
-/// times the length, so a longer path is protected outright (refused, fail-closed) by
-/// [`TOO_LONG`] instead of matched.
+/// refuses to open a longer path anyway, so a longer path is protected outright (refused,
+/// fail-closed) by [`TOO_LONG`] instead of matched; a path up to it is judged in one pass.
 pub const PATH_MAX: usize = 4096;
 
 /// What protects a path longer than [`PATH_MAX`].
@@ -57,6 +62,15 @@ pub static TOO_LONG: LazyLock<ProtectedPath> = LazyLock::new(|| ProtectedPath {
         "a path longer than {PATH_MAX} bytes (PATH_MAX) is refused unjudged: no file system \
          opens it; shorten it"
     ),
+    default: true,
+});
+
+/// What protects a path the globs' automaton could not judge: refused, not let by. The
+/// automaton is built never to give up, so nothing is protected by this in practice.
+static UNJUDGED: LazyLock<ProtectedPath> = LazyLock::new(|| ProtectedPath {
+    glob: "(not judged)".to_owned(),
+    reason: "the protected globs could not be matched against this path, so it is refused"
+        .to_owned(),
     default: true,
 });
 
@@ -99,6 +113,8 @@ pub struct ProtectedSet {
     exceptions: Vec<ProtectedPath>,
     protect: GlobSet,
     except: GlobSet,
+    /// Both as one DFA, for [`ProtectedSet::protects`]: every folder of a path in one pass.
+    prefixes: Arc<PrefixMatcher>,
 }
 
 /// A glob in `protect` that does not compile.
@@ -124,9 +140,12 @@ impl ProtectedSet {
         paths: Vec<ProtectedPath>,
         exceptions: Vec<ProtectedPath>,
     ) -> Result<ProtectedSet, ProtectError> {
+        let (protect, protect_regexes) = compile(&paths)?;
+        let (except, except_regexes) = compile(&exceptions)?;
         Ok(ProtectedSet {
-            protect: compile(&paths)?,
-            except: compile(&exceptions)?,
+            protect,
+            except,
+            prefixes: prefix_matcher(&protect_regexes, &except_regexes)?,
             paths,
             exceptions,
         })
@@ -155,7 +174,10 @@ impl ProtectedSet {
             reason: reason.to_owned(),
             default: false,
         });
-        self.protect = compile(&self.paths)?;
+        let (protect, protect_regexes) = compile(&self.paths)?;
+        let (_, except_regexes) = compile(&self.exceptions)?;
+        self.prefixes = prefix_matcher(&protect_regexes, &except_regexes)?;
+        self.protect = protect;
         Ok(self)
     }
 
@@ -181,23 +203,11 @@ impl ProtectedSet {
             return Some(&TOO_LONG);
         }
         // The path and every folder above it, shortest first: `.ssh` protects `.ssh/id_rsa`.
-        let mut hit = None;
-        let mut excepted = false;
-        for (i, _) in rel
-            .match_indices('/')
-            .chain(std::iter::once((rel.len(), "")))
-        {
-            let prefix = &rel[..i];
-            if prefix.is_empty() {
-                continue;
-            }
-            if hit.is_none() {
-                hit = self.protect.matches(prefix).first().copied();
-            }
-            excepted = excepted || self.except.is_match(prefix);
-        }
-        match hit {
-            Some(i) if !excepted => self.paths.get(i),
+        let Some(found) = self.prefixes.judge(rel) else {
+            return Some(&UNJUDGED);
+        };
+        match found.protected {
+            Some(i) if !found.excepted => self.paths.get(i),
             _ => None,
         }
     }
@@ -215,9 +225,10 @@ impl ProtectedSet {
 }
 
 /// Compiles globs as the module describes: any depth unless anchored, case-insensitive,
-/// `*` within one folder.
-fn compile(paths: &[ProtectedPath]) -> Result<GlobSet, ProtectError> {
+/// `*` within one folder. Also returns each glob's regex, for [`PrefixMatcher`].
+fn compile(paths: &[ProtectedPath]) -> Result<(GlobSet, Vec<String>), ProtectError> {
     let mut b = GlobSetBuilder::new();
+    let mut regexes = Vec::with_capacity(paths.len());
     for p in paths {
         let pattern = anchored(&p.glob);
         let glob = GlobBuilder::new(&pattern)
@@ -228,12 +239,27 @@ fn compile(paths: &[ProtectedPath]) -> Result<GlobSet, ProtectError> {
                 glob: p.glob.clone(),
                 message: e.kind().to_string(),
             })?;
+        regexes.push(glob.regex().to_owned());
         b.add(glob);
     }
-    b.build().map_err(|e| ProtectError {
+    let set = b.build().map_err(|e| ProtectError {
         glob: String::new(),
         message: e.to_string(),
-    })
+    })?;
+    Ok((set, regexes))
+}
+
+/// The one-pass matcher of compiled globs' regexes.
+fn prefix_matcher(
+    protected: &[String],
+    exceptions: &[String],
+) -> Result<Arc<PrefixMatcher>, ProtectError> {
+    PrefixMatcher::new(protected, exceptions)
+        .map(Arc::new)
+        .map_err(|message| ProtectError {
+            glob: String::new(),
+            message,
+        })
 }
 
 /// `/x` → `x` (at the root); `**/x` stays; anything else → `**/x` (at any depth). A trailing

@@ -12,6 +12,7 @@ use globset::{GlobBuilder, GlobSetBuilder};
 use rayon::prelude::*;
 
 use crate::diagnostic::{Diagnostic, Severity};
+use crate::policy::spec_reach::{GlobRefusal, SpecReach};
 use crate::spec::ast::ToolSpec;
 use crate::spec::project_file::ProjectFile;
 use crate::spec::source::{SourceId, SourceMap, Span, TextRange};
@@ -163,14 +164,29 @@ pub fn load(opts: &LoadOptions) -> Result<LoadedSpecs, LoadError> {
     }
 
     let files_to_read = if opts.paths.is_empty() {
-        let globs: Vec<String> = match project.as_ref() {
+        let reach = SpecReach::new(&root);
+        match project.as_ref() {
             Some((id, p)) => match p.specs.as_ref() {
-                Some(s) => inside_globs(*id, &root, &s.value, &mut errors),
-                None => vec![DEFAULT_SPEC_GLOB.to_owned()],
+                Some(specs) => {
+                    let globs = inside_globs(*id, &reach, &specs.value, &mut errors);
+                    let at = globs
+                        .iter()
+                        .map(|g| (g.value.as_str(), Some(g.range.in_file(*id))));
+                    inside_files(&reach, &root, at, &mut sources, &cwd, &mut errors)?
+                }
+                // The default glob has no entry: a file it reaches outside is reported at the
+                // start of toolgate.yaml.
+                None => {
+                    let at = Some(file_start().in_file(*id));
+                    let globs = std::iter::once((DEFAULT_SPEC_GLOB, at));
+                    inside_files(&reach, &root, globs, &mut sources, &cwd, &mut errors)?
+                }
             },
-            None => vec![DEFAULT_SPEC_GLOB.to_owned()],
-        };
-        expand_globs(&root, &globs)?
+            None => {
+                let globs = std::iter::once((DEFAULT_SPEC_GLOB, None));
+                inside_files(&reach, &root, globs, &mut sources, &cwd, &mut errors)?
+            }
+        }
     } else {
         let mut out = Vec::new();
         for p in &opts.paths {
@@ -237,82 +253,88 @@ pub fn load(opts: &LoadOptions) -> Result<LoadedSpecs, LoadError> {
     })
 }
 
-/// The `specs:` globs that stay inside the project: the project folder, or the repository it
-/// is in (the nearest folder above it holding `.git`), so that a shared spec library of the
-/// same repository (`../../tool-specs/*.yaml`) can be read. An absolute glob, a `..` after a
-/// wildcard, or one that climbs past that root would read files outside the project (`/**`,
-/// `../../../**` the whole file system), so it is refused with an error at its entry and not
-/// expanded.
-fn inside_globs(
+/// The `specs:` globs that stay inside the project ([`SpecReach`]); each refused one (absolute,
+/// or climbing out with `..`) gets an error at its entry and is not expanded.
+fn inside_globs<'g>(
     project: SourceId,
-    root: &Path,
-    globs: &[Spanned<String>],
+    reach: &SpecReach,
+    globs: &'g [Spanned<String>],
     errors: &mut Vec<Diagnostic>,
-) -> Vec<String> {
+) -> Vec<&'g Spanned<String>> {
     let mut kept = Vec::new();
-    let boundary = repository_root(root);
     for g in globs {
-        let absolute = g.value.starts_with(['/', '\\']) || Path::new(&g.value).is_absolute();
-        let outside = !absolute && !stays_within(root, &boundary, &g.value);
-        if absolute || outside {
-            let what = if absolute {
-                "is absolute".to_owned()
-            } else {
-                format!("climbs out of `{}` with `..`", boundary.display())
-            };
-            errors.push(
-                Diagnostic::new(
-                    None,
-                    Severity::Error,
-                    g.range.in_file(project),
-                    format!(
-                        "the `specs` glob `{}` {what}: it would read files outside the project",
-                        g.value
-                    ),
-                )
-                .with_help(
-                    "write globs relative to the folder of toolgate.yaml (e.g. \
-                     `tool-specs/**/*.yaml`); `..` may reach only folders of the same \
-                     repository, and never after a wildcard",
+        let what = match reach.check_glob(&g.value) {
+            Ok(()) => {
+                kept.push(g);
+                continue;
+            }
+            Err(GlobRefusal::Absolute) => "is absolute".to_owned(),
+            Err(GlobRefusal::ClimbsOut) => {
+                format!("climbs out of `{}` with `..`", reach.boundary().display())
+            }
+        };
+        errors.push(
+            Diagnostic::new(
+                None,
+                Severity::Error,
+                g.range.in_file(project),
+                format!(
+                    "the `specs` glob `{}` {what}: it would read files outside the project",
+                    g.value
                 ),
-            );
-        } else {
-            kept.push(g.value.clone());
-        }
+            )
+            .with_help(
+                "write globs relative to the folder of toolgate.yaml (e.g. \
+                 `tool-specs/**/*.yaml`); `..` may reach only folders of the same \
+                 repository, and never after a wildcard",
+            ),
+        );
     }
     kept
 }
 
-/// The folder a project's globs may reach: the nearest folder at or above `root` holding
-/// `.git` (the repository), else `root` itself.
-fn repository_root(root: &Path) -> PathBuf {
-    let start = std::fs::canonicalize(root).unwrap_or_else(|_| root.to_path_buf());
-    start
-        .ancestors()
-        .find(|a| a.join(".git").exists())
-        .map_or(start.clone(), Path::to_path_buf)
-}
-
-/// Whether a relative glob's `..` folders, all before its first wildcard, keep it at or below
-/// `boundary` (resolved lexically from `root`).
-fn stays_within(root: &Path, boundary: &Path, glob: &str) -> bool {
-    let mut at = std::fs::canonicalize(root).unwrap_or_else(|_| root.to_path_buf());
-    let mut wild = false;
-    for part in glob.split(['/', '\\']) {
-        wild |= part.contains(['*', '?', '[', '{']);
-        match part {
-            ".." if wild => return false,
-            ".." => {
-                if !at.pop() {
-                    return false;
-                }
+/// The files the kept `specs:` globs match that resolve inside the project; a file that a
+/// symbolic link leads outside gets an error at the entry of the glob that matched it (each
+/// glob comes with where it is written; one written nowhere, at the file itself), and is not
+/// read.
+fn inside_files<'g>(
+    reach: &SpecReach,
+    root: &Path,
+    globs: impl IntoIterator<Item = (&'g str, Option<Span>)>,
+    sources: &mut SourceMap,
+    cwd: &Path,
+    errors: &mut Vec<Diagnostic>,
+) -> Result<Vec<PathBuf>, LoadError> {
+    let mut out = Vec::new();
+    for (glob, at) in globs {
+        for file in expand_globs(root, &[glob.to_owned()])? {
+            match reach.check_file(&file) {
+                Ok(()) => out.push(file),
+                Err(real) => errors.push(
+                    Diagnostic::new(
+                        None,
+                        Severity::Error,
+                        at.unwrap_or_else(|| {
+                            let id = sources.add(display_path(&file, cwd), "");
+                            Span::new(id, 0, 0)
+                        }),
+                        format!(
+                            "the file `{}` the `specs` glob `{}` matches resolves outside the \
+                             project, to `{}`: it is not read",
+                            file.strip_prefix(root).unwrap_or(&file).display(),
+                            glob,
+                            real.display()
+                        ),
+                    )
+                    .with_help(format!(
+                        "a spec must be a file under `{}`: copy it in instead of linking to it",
+                        reach.boundary().display()
+                    )),
+                ),
             }
-            "" | "." => {}
-            _ if wild => {}
-            p => at.push(p),
         }
     }
-    at.starts_with(boundary)
+    Ok(out)
 }
 
 /// Whether a file is named like a project file (`toolgate.yaml` or `toolgate.yml`).
@@ -606,124 +628,4 @@ pub fn file_start() -> TextRange {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    const SPEC: &str = "name: echo\ndescription: Echo the text back.\neffect: pure\n";
-
-    #[test]
-    fn a_folder_of_specs_skips_project_files_but_a_named_one_is_read() {
-        let dir = tempfile::tempdir().unwrap();
-        let nested = dir.path().join("nested");
-        std::fs::create_dir_all(&nested).unwrap();
-        std::fs::write(dir.path().join("echo.yaml"), SPEC).unwrap();
-        std::fs::write(nested.join("toolgate.yaml"), "specs: [\"*.yaml\"]\n").unwrap();
-        std::fs::write(nested.join("toolgate.yml"), "specs: [\"*.yaml\"]\n").unwrap();
-        let opts = |paths: Vec<PathBuf>| LoadOptions {
-            paths,
-            config: None,
-            cwd: dir.path().to_path_buf(),
-        };
-
-        let loaded = load(&opts(vec![PathBuf::from(".")])).unwrap();
-        assert!(loaded.errors.is_empty(), "{:?}", loaded.errors);
-        assert_eq!(loaded.tool_count(), 1);
-
-        // `*` stays in its folder: the nested spec is not matched, and neither are the
-        // nested project files under `**`.
-        std::fs::write(nested.join("inner.yaml"), SPEC.replace("echo", "inner")).unwrap();
-        let flat = expand_globs(dir.path(), &["*.yaml".to_owned()]).unwrap();
-        assert_eq!(flat, vec![dir.path().join("echo.yaml")]);
-        let deep = expand_globs(dir.path(), &["**/*.{yaml,yml}".to_owned()]).unwrap();
-        assert_eq!(
-            deep,
-            vec![dir.path().join("echo.yaml"), nested.join("inner.yaml")]
-        );
-
-        // Named explicitly, a file is read as a spec whatever its name (and fails as one).
-        let named = load(&opts(vec![PathBuf::from("nested/toolgate.yaml")])).unwrap();
-        assert_eq!(named.errors.len(), 1);
-    }
-
-    #[test]
-    fn specs_globs_outside_the_project_are_refused_at_their_entry() {
-        let outer = tempfile::tempdir().unwrap();
-        let root = outer.path().join("project");
-        std::fs::create_dir_all(root.join("specs")).unwrap();
-        std::fs::write(
-            outer.path().join("outside.yaml"),
-            SPEC.replace("echo", "outside"),
-        )
-        .unwrap();
-        std::fs::write(root.join("specs/echo.yaml"), SPEC).unwrap();
-        let project = "specs:\n  - \"specs/*.yaml\"\n  - \"/**\"\n  - \"../*.yaml\"\n  - \"specs/../../*.yaml\"\n";
-        std::fs::write(root.join("toolgate.yaml"), project).unwrap();
-        let loaded = load(&LoadOptions {
-            paths: vec![],
-            config: None,
-            cwd: root.clone(),
-        })
-        .unwrap();
-        // Only the glob inside the project was expanded.
-        assert_eq!(loaded.tool_count(), 1);
-        let at: Vec<(usize, usize, String)> = loaded
-            .errors
-            .iter()
-            .map(|d| {
-                let f = loaded.sources.get(d.span.source).unwrap();
-                let lc = f.line_column(d.span.start);
-                (lc.line, lc.column, d.message.clone())
-            })
-            .collect();
-        assert_eq!(at.len(), 3, "{at:?}");
-        assert_eq!((at[0].0, at[0].1), (3, 5), "{at:?}");
-        assert!(at[0].2.contains("`/**` is absolute"), "{at:?}");
-        assert_eq!((at[1].0, at[1].1), (4, 5), "{at:?}");
-        assert!(at[1].2.contains("climbs out"), "{at:?}");
-        assert_eq!((at[2].0, at[2].1), (5, 5), "{at:?}");
-        assert!(
-            loaded
-                .errors
-                .iter()
-                .all(|d| d.help.as_deref().is_some_and(|h| h.contains("relative")))
-        );
-    }
-
-    #[test]
-    fn specs_globs_may_reach_the_rest_of_their_repository() {
-        let outer = tempfile::tempdir().unwrap();
-        let repo = outer.path().join("repo");
-        let root = repo.join("projects/a");
-        std::fs::create_dir_all(repo.join(".git")).unwrap();
-        std::fs::create_dir_all(repo.join("lib")).unwrap();
-        std::fs::create_dir_all(&root).unwrap();
-        std::fs::write(repo.join("lib/echo.yaml"), SPEC).unwrap();
-        std::fs::write(
-            outer.path().join("outside.yaml"),
-            SPEC.replace("echo", "outside"),
-        )
-        .unwrap();
-        let project = "specs:\n  - \"../../lib/*.yaml\"\n  - \"../../../*.yaml\"\n  - \"../*/../../../*.yaml\"\n";
-        std::fs::write(root.join("toolgate.yaml"), project).unwrap();
-        let loaded = load(&LoadOptions {
-            paths: vec![],
-            config: None,
-            cwd: root.clone(),
-        })
-        .unwrap();
-        assert_eq!(loaded.tool_count(), 1, "{:?}", loaded.errors);
-        let lines: Vec<usize> = loaded
-            .errors
-            .iter()
-            .map(|d| {
-                loaded
-                    .sources
-                    .get(d.span.source)
-                    .unwrap()
-                    .line_column(d.span.start)
-                    .line
-            })
-            .collect();
-        assert_eq!(lines, vec![3, 4], "{:?}", loaded.errors);
-    }
-}
+mod tests;

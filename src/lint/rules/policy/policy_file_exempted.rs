@@ -1,6 +1,6 @@
 //! TGP013 policy-file-exempted.
 
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
 
 use crate::diagnostic::Severity;
 use crate::ir::ProtectedPath;
@@ -8,7 +8,7 @@ use crate::lint::context::{LintContext, ToolView};
 use crate::lint::rule::{Applies, RuleMeta};
 use crate::lint::rules::policy::default_protection_exempted::sample;
 use crate::policy::ProtectedSet;
-use crate::policy::files::{DEFAULT_SPEC_GLOBS, literal_prefix};
+use crate::policy::files::{DEFAULT_SPEC_GLOBS, lexical, literal_prefix};
 use crate::rule::Rule;
 
 /// Metadata.
@@ -43,21 +43,6 @@ sandbox_profiles:
 Use instead: edit the specs yourself and run `toolgate trust`; drop the entries.
 "#,
 };
-
-/// A path with `.` and `..` removed, without touching the file system.
-fn lexical(p: &Path) -> PathBuf {
-    let mut out = PathBuf::new();
-    for c in p.components() {
-        match c {
-            Component::ParentDir => {
-                out.pop();
-            }
-            Component::CurDir => {}
-            other => out.push(other.as_os_str()),
-        }
-    }
-    out
-}
 
 /// The policy's paths as lint sees them (no file system walk): the project file, the spec files
 /// loaded, and each spec glob's folder and sample matches.
