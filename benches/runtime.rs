@@ -4,6 +4,8 @@
 //! a writing handler (which the scheduler admits and locks); eight read-only 50 ms calls in one
 //! batch; and sixteen concurrent `execute()`s of a 2 ms write, on one file and on sixteen files.
 //!
+//! And the planner alone (`plan`): `Plan::build` over 1,000 and 20,000 calls.
+//!
 //! Run with `cargo bench --bench runtime`. The per-call numbers use `iter_custom` so that
 //! entering the tokio runtime is not counted: each sample runs many calls inside one
 //! `block_on` and divides.
@@ -250,5 +252,69 @@ fn contended(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, per_call, per_call_sqlite, batch, contended);
+/// `n` calls as a turn of an agent working on a repository might hold them: each reads one of
+/// 500 files, every fourth writes it, every 50th reads the whole tree (`tree:src`), every 100th
+/// runs a command that declares no resources (it runs alone), and a tenth share a concurrency
+/// group of `max: 4`.
+fn plan_inputs(
+    n: usize,
+) -> (
+    Vec<toolgate::runtime::Footprint>,
+    toolgate::ir::ConcurrencyGroup,
+) {
+    let footprints = (0..n)
+        .map(|i| {
+            let file = format!("file:src/f{}.rs", (i * 7919) % 500);
+            let mut f = toolgate::runtime::Footprint::default();
+            if i % 50 == 0 {
+                f.reads.insert("tree:src".to_owned());
+            } else if i % 4 == 0 {
+                f.writes.insert(file);
+            } else if i % 100 != 1 {
+                f.reads.insert(file);
+            }
+            f
+        })
+        .collect();
+    let group = toolgate::ir::ConcurrencyGroup {
+        name: "index".to_owned(),
+        max: 4,
+    };
+    (footprints, group)
+}
+
+fn plan(c: &mut Criterion) {
+    use toolgate::ir::Effect;
+    use toolgate::runtime::{Plan, ScheduleInput};
+    let mut g = c.benchmark_group("plan");
+    g.sample_size(10);
+    for n in [1_000, 20_000] {
+        let (footprints, group) = plan_inputs(n);
+        let inputs: Vec<ScheduleInput<'_>> = footprints
+            .iter()
+            .enumerate()
+            .map(|(i, f)| ScheduleInput {
+                index: i,
+                call_id: "call",
+                tool: "tool",
+                effect: if !f.writes.is_empty() {
+                    Effect::LocalWrite
+                } else if i % 100 == 1 {
+                    Effect::ProcessExecution
+                } else {
+                    Effect::ReadOnly
+                },
+                declares_resources: i % 100 != 1,
+                footprint: f,
+                group: (i % 10 == 3).then_some(&group),
+            })
+            .collect();
+        g.bench_function(format!("{n}-calls"), |b| {
+            b.iter(|| black_box(Plan::build(black_box(&inputs))))
+        });
+    }
+    g.finish();
+}
+
+criterion_group!(benches, per_call, per_call_sqlite, batch, contended, plan);
 criterion_main!(benches);

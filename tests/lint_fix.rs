@@ -136,6 +136,54 @@ fn a_fix_that_would_break_the_file_is_dropped() {
     assert!(!text.contains("enum:"), "{text}");
 }
 
+/// A spec of `n` limits and folders, each with a bound in prose (a TGS015 fix each), and one
+/// sort order in the middle whose enum fix would leave out its default (a new TGS005).
+fn many_fixes_one_bad(n: usize) -> String {
+    let mut s = String::from(
+        "name: list_items\ndescription: List the items of a folder, sorted as asked. Returns their names.\n\
+         effect: read_only\nidempotency: pure\nparameters:\n  type: object\n  properties:\n",
+    );
+    for i in 0..n {
+        if i == n / 2 {
+            s.push_str(
+                "    order:\n      type: string\n      description: Sort order, either asc or desc.\n      default: random\n",
+            );
+        }
+        s.push_str(&format!(
+            "    limit_{i}:\n      type: integer\n      description: How many of kind {i} to return, at most 100.\n"
+        ));
+        s.push_str(&format!(
+            "    folder_{i}: {{type: string, description: \"Folder {i}, at most 200 characters.\"}}\n"
+        ));
+    }
+    s.push_str("  additionalProperties: false\nexec: {builtin: list_dir}\n");
+    s
+}
+
+#[test]
+fn one_bad_fix_among_many_is_isolated_and_the_others_are_kept() {
+    // The fixes are tried together; the batch fails, and bisection narrows it to the one bad
+    // fix, keeping every other.
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join("tool-specs")).unwrap();
+    let path = dir.path().join("tool-specs/list_items.yaml");
+    std::fs::write(&path, many_fixes_one_bad(20)).unwrap();
+    let (_, _, err) = toolgate(dir.path(), &["lint", "--fix"]);
+    assert!(err.contains("fixed 40 finding(s) in 1 file(s)"), "{err}");
+    assert!(
+        err.contains("1 fix(es) dropped") && err.contains("(TGS008)"),
+        "{err}"
+    );
+    let text = std::fs::read_to_string(&path).unwrap();
+    assert!(!text.contains("enum:"), "{text}");
+    assert_eq!(text.matches("      maximum: 100\n").count(), 20, "{text}");
+    assert_eq!(text.matches(", maxLength: 200}").count(), 20, "{text}");
+    // Nothing is left to fix but the one that would break the default.
+    let (_, out, err) = toolgate(dir.path(), &["lint", "--diff"]);
+    assert_eq!(out, "", "{err}");
+    assert!(err.contains("1 fix(es) dropped"), "{err}");
+}
+
 #[test]
 fn fix_refuses_imported_lists() {
     let dir = tempfile::tempdir().unwrap();

@@ -83,7 +83,7 @@ pub use principal::Principal;
 pub use projection::Projection;
 pub use provider::{Provider, ProviderAdapter, RenderedTurn, ReplyError, Turn, TurnError};
 pub use result::ToolResult;
-pub use scheduler::{LOCK_FILE, Plan, WaitedBehind};
+pub use scheduler::{Footprint, LOCK_FILE, Plan, ScheduleInput, WaitedBehind};
 #[cfg(feature = "journal-postgres")]
 pub use scheduler::{PgLocks, pg_locks::INTENT_SLOTS};
 pub use session::{Session, ToolCall};
