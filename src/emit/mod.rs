@@ -115,6 +115,16 @@ pub enum EmitError {
         /// The tools.
         tools: Vec<String>,
     },
+    /// A schema whose subschemas, `$ref`s followed, nest deeper than the Rust emitter maps.
+    #[error(
+        "rust: the schema `{scope}` nests deeper than {limit} subschemas once its `$ref`s are followed; flatten the chain of definitions"
+    )]
+    TooDeep {
+        /// The schema: the tool and `args` or `result` (`read_file/args`).
+        scope: String,
+        /// The limit ([`crate::emit::rust::types::MAX_TYPE_DEPTH`]).
+        limit: usize,
+    },
     /// Generated Rust did not parse: a toolgate bug.
     #[error("generated Rust for `{tool}` does not parse ({message}); please report this bug")]
     InvalidTokens {

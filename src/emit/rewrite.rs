@@ -116,8 +116,11 @@ pub fn objectify_booleans(schema: &mut Value) {
 /// override the referenced schema's (so a local `description` wins).
 ///
 /// A schema whose inlined form would pass [`INLINED_NODES`] JSON nodes (shared definitions
-/// referencing each other, a DAG that doubles at every level) is left as it is, `$ref`s and
-/// `$defs` and all: inlining it would take memory exponential in the document's size.
+/// referencing each other, a DAG that doubles at every level) or nest deeper than
+/// [`MAX_INLINED_DEPTH`] JSON values (definitions chained one inside the other) is left as it
+/// is, `$ref`s and `$defs` and all: inlining it would take memory exponential in the
+/// document's size, or build a value deeper than the recursive walks after it (and any JSON
+/// reader of what is written) can take.
 pub fn inline_refs(schema: &mut Value) {
     if inlined_nodes(schema, INLINED_NODES) >= INLINED_NODES {
         return;
@@ -145,70 +148,104 @@ pub fn inline_refs(schema: &mut Value) {
 /// JSON nodes past which [`inline_refs`] keeps a schema's references.
 pub const INLINED_NODES: u64 = 200_000;
 
+/// Deepest nesting, in JSON values, of a schema [`inline_refs`] inlines. The loader reads spec
+/// files 64 levels deep, but a chain of definitions each referencing the next inlines to their
+/// depths added up; past this the references stay. 100 keeps an inlined schema, inside a
+/// provider list or bundle (a few levels more), within serde_json's read limit of 128.
+pub const MAX_INLINED_DEPTH: usize = 100;
+
 /// How many JSON nodes `schema` would have with every local `$ref` inlined (a reference back
-/// into its own chain counts as one node), counted up to `cap`. Each target is counted once and
-/// remembered, so this costs the size of the schema, not of its inlined form.
+/// into its own chain counts as one node), counted up to `cap`; `cap` as well when the inlined
+/// form would nest deeper than [`MAX_INLINED_DEPTH`]. Each target is counted once and
+/// remembered with its height, so this costs the size of the schema, not of its inlined form.
 pub fn inlined_nodes(schema: &Value, cap: u64) -> u64 {
-    fn size(
-        v: &Value,
-        root: &Value,
-        memo: &mut std::collections::HashMap<String, u64>,
-        stack: &mut Vec<String>,
-        cap: u64,
-        depth: usize,
-    ) -> u64 {
-        // Deeper than any schema the loader reads: as good as too large.
-        if depth > 256 {
-            return cap;
-        }
-        let mut n: u64 = 1;
-        match v {
-            Value::Object(obj) => {
-                if let Some(reference) = obj.get("$ref").and_then(Value::as_str)
-                    && let Some(ptr) = reference.strip_prefix('#')
-                {
-                    if let Some(k) = memo.get(reference) {
-                        n = n.saturating_add(*k);
-                    } else if !stack.iter().any(|r| r == reference)
-                        && let Some(target) = root.pointer(ptr)
-                    {
-                        stack.push(reference.to_string());
-                        let k = size(target, root, memo, stack, cap, depth + 1);
-                        stack.pop();
-                        memo.insert(reference.to_string(), k);
-                        n = n.saturating_add(k);
-                    }
-                }
-                for (key, sub) in obj {
-                    if depth == 0 && (key == "$defs" || key == "definitions") {
-                        continue;
-                    }
-                    if n >= cap {
-                        return cap;
-                    }
-                    n = n.saturating_add(size(sub, root, memo, stack, cap, depth + 1));
-                }
-            }
-            Value::Array(items) => {
-                for sub in items {
-                    if n >= cap {
-                        return cap;
-                    }
-                    n = n.saturating_add(size(sub, root, memo, stack, cap, depth + 1));
-                }
-            }
-            _ => {}
-        }
-        n.min(cap)
+    /// A counted subtree: its nodes and how many levels it nests below itself.
+    #[derive(Clone, Copy)]
+    struct Extent {
+        nodes: u64,
+        height: usize,
     }
-    size(
-        schema,
-        schema,
-        &mut std::collections::HashMap::new(),
-        &mut Vec::new(),
+    /// The walk's state: the schema references resolve in, each reference's extent, the
+    /// references being counted (a reference back into them counts as one node), the cap.
+    struct Count<'a> {
+        root: &'a Value,
+        memo: std::collections::HashMap<String, Extent>,
+        stack: Vec<String>,
+        cap: u64,
+    }
+    impl Count<'_> {
+        fn full(&self) -> Extent {
+            Extent {
+                nodes: self.cap,
+                height: 0,
+            }
+        }
+        fn size(&mut self, v: &Value, depth: usize) -> Extent {
+            // Checked on the way down: the walk itself recurses no deeper than the limit.
+            if depth > MAX_INLINED_DEPTH {
+                return self.full();
+            }
+            let mut here = Extent {
+                nodes: 1,
+                height: 0,
+            };
+            let add = |here: &mut Extent, sub: Extent| {
+                here.nodes = here.nodes.saturating_add(sub.nodes);
+                here.height = here.height.max(sub.height.saturating_add(1));
+            };
+            match v {
+                Value::Object(obj) => {
+                    if let Some(reference) = obj.get("$ref").and_then(Value::as_str)
+                        && let Some(ptr) = reference.strip_prefix('#')
+                    {
+                        if let Some(k) = self.memo.get(reference).copied() {
+                            add(&mut here, k);
+                        } else if !self.stack.iter().any(|r| r == reference)
+                            && let Some(target) = self.root.pointer(ptr)
+                        {
+                            self.stack.push(reference.to_string());
+                            let k = self.size(target, depth + 1);
+                            self.stack.pop();
+                            self.memo.insert(reference.to_string(), k);
+                            add(&mut here, k);
+                        }
+                    }
+                    // The root's definitions too: `inline_in` inlines inside every one of
+                    // them, referenced or not, before dropping those no reference kept.
+                    for sub in obj.values() {
+                        if here.nodes >= self.cap {
+                            return self.full();
+                        }
+                        let k = self.size(sub, depth + 1);
+                        add(&mut here, k);
+                    }
+                }
+                Value::Array(items) => {
+                    for sub in items {
+                        if here.nodes >= self.cap {
+                            return self.full();
+                        }
+                        let k = self.size(sub, depth + 1);
+                        add(&mut here, k);
+                    }
+                }
+                _ => {}
+            }
+            // A remembered target met deeper down than where it was counted: its height says
+            // how deep it would inline here.
+            if here.nodes >= self.cap || depth.saturating_add(here.height) > MAX_INLINED_DEPTH {
+                return self.full();
+            }
+            here
+        }
+    }
+    let mut count = Count {
+        root: schema,
+        memo: std::collections::HashMap::new(),
+        stack: Vec::new(),
         cap,
-        0,
-    )
+    };
+    count.size(schema, 0).nodes.min(cap)
 }
 
 fn escape_pointer(s: &str) -> String {
@@ -456,7 +493,9 @@ mod tests {
             "properties": {"a": {"$ref": "#/$defs/N"}, "b": {"$ref": "#/$defs/N"}},
             "$defs": {"N": {"type": "integer"}}
         });
-        assert_eq!(inlined_nodes(&schema, 1000), 11);
+        // The root (1), `type` (1), `properties` (1), each property with its `$ref` and the
+        // inlined `N` (4 + 4), and the definitions as `inline_in` walks them (1 + 2).
+        assert_eq!(inlined_nodes(&schema, 1000), 14);
         inline_refs(&mut schema);
         assert_eq!(
             schema,
@@ -464,6 +503,85 @@ mod tests {
         );
     }
     use serde_json::json;
+
+    /// Definitions `d0`…`d{count}`, each `levels` properties deep around a reference to the
+    /// next, and a root that names them last first (so each is counted, and remembered, near
+    /// the root before a longer chain meets it again).
+    fn chained_definitions(count: usize, levels: usize) -> Value {
+        let mut defs = Map::new();
+        for i in 0..=count {
+            let mut body = if i < count {
+                json!({"$ref": format!("#/$defs/d{}", i + 1)})
+            } else {
+                json!({"type": "string"})
+            };
+            for _ in 0..levels {
+                body = json!({"properties": {"x": body}});
+            }
+            defs.insert(format!("d{i}"), body);
+        }
+        let props: Map<String, Value> = (0..=count)
+            .map(|j| {
+                (
+                    format!("p{j}"),
+                    json!({"$ref": format!("#/$defs/d{}", count - j)}),
+                )
+            })
+            .collect();
+        json!({"type": "object", "properties": props, "$defs": defs})
+    }
+
+    /// Nesting of a JSON value, counted in objects and arrays (a scalar is 0).
+    fn nesting(v: &Value) -> usize {
+        match v {
+            Value::Object(m) => 1 + m.values().map(nesting).max().unwrap_or(0),
+            Value::Array(a) => 1 + a.iter().map(nesting).max().unwrap_or(0),
+            _ => 0,
+        }
+    }
+
+    /// Sixty definitions of 28 levels each would inline to some 3,400 levels (and, walked by
+    /// the emitters, took minutes); remembered targets met deeper down count their height.
+    #[test]
+    fn a_chain_of_definitions_past_the_depth_limit_keeps_its_references() {
+        let mut schema = chained_definitions(60, 28);
+        assert!(nesting(&schema) < 64);
+        assert_eq!(inlined_nodes(&schema, INLINED_NODES), INLINED_NODES);
+        let before = schema.clone();
+        inline_refs(&mut schema);
+        assert_eq!(schema, before);
+    }
+
+    /// A short chain inlines, and stays within the limit.
+    #[test]
+    fn a_chain_within_the_depth_limit_is_inlined() {
+        let mut schema = chained_definitions(2, 10);
+        assert!(inlined_nodes(&schema, INLINED_NODES) < INLINED_NODES);
+        inline_refs(&mut schema);
+        assert!(schema.get("$defs").is_none(), "{schema}");
+        assert!(nesting(&schema) <= MAX_INLINED_DEPTH);
+        assert!(nesting(&schema) > 60, "{}", nesting(&schema));
+    }
+
+    /// A DAG that doubles at every level, in definitions the root never names: `inline_in`
+    /// walks every definition, so the count does too.
+    #[test]
+    fn a_dag_in_unreferenced_definitions_keeps_its_references() {
+        let mut defs = Map::new();
+        for i in 0..30 {
+            let next = json!({"$ref": format!("#/$defs/S{}", i + 1)});
+            defs.insert(
+                format!("S{i}"),
+                json!({"type": "object", "properties": {"a": next, "b": next, "c": next}}),
+            );
+        }
+        defs.insert("S30".into(), json!({"type": "string"}));
+        let mut schema = json!({"type": "object", "$defs": defs});
+        assert_eq!(inlined_nodes(&schema, INLINED_NODES), INLINED_NODES);
+        let before = schema.clone();
+        inline_refs(&mut schema);
+        assert_eq!(schema, before);
+    }
 
     #[test]
     fn inlines_refs_and_keeps_recursive_ones() {

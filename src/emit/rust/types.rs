@@ -80,7 +80,15 @@ pub struct TypeSpace {
     pub names: Namespace,
     defs: HashMap<(String, String), String>,
     in_progress: Vec<(String, String)>,
+    /// Subschemas being mapped, one inside the other (what [`MAX_TYPE_DEPTH`] bounds).
+    depth: usize,
 }
+
+/// Deepest nesting of subschemas the emitter maps, `$ref`s followed. A schema as the loader
+/// reads it (64 YAML levels) stays far within it; a chain of definitions each naming the next
+/// does not, and mapping recurses once per level: past this, `build` stops with
+/// [`EmitError::TooDeep`] instead of overflowing its thread's stack.
+pub const MAX_TYPE_DEPTH: usize = 64;
 
 impl TypeSpace {
     /// An empty space with the given names reserved.
@@ -94,6 +102,7 @@ impl TypeSpace {
             names,
             defs: HashMap::new(),
             in_progress: Vec::new(),
+            depth: 0,
         }
     }
 
@@ -330,7 +339,26 @@ impl TypeSpace {
         );
     }
 
+    /// Maps one subschema, refusing past [`MAX_TYPE_DEPTH`] levels of them.
     fn map(&mut self, cx: &ToolCx<'_>, schema: &Value, hint: &str) -> Result<Mapped, EmitError> {
+        if self.depth >= MAX_TYPE_DEPTH {
+            return Err(EmitError::TooDeep {
+                scope: cx.scope.clone(),
+                limit: MAX_TYPE_DEPTH,
+            });
+        }
+        self.depth += 1;
+        let out = self.map_node(cx, schema, hint);
+        self.depth -= 1;
+        out
+    }
+
+    fn map_node(
+        &mut self,
+        cx: &ToolCx<'_>,
+        schema: &Value,
+        hint: &str,
+    ) -> Result<Mapped, EmitError> {
         let obj = match schema {
             Value::Bool(true) => return Ok(plain(RustType::Value, Map::new())),
             Value::Object(obj) => obj,
@@ -685,6 +713,56 @@ mod tests {
         assert_eq!(singular("OrderStatus"), "OrderStatusItem");
         assert_eq!(singular("Data"), "DataItem");
         assert_eq!(derive("AItems|ABItems", singular), "AItem|ABItem");
+    }
+
+    /// Array definitions `d0`…`d{count}` (not struct-like, so each `$ref` is followed in
+    /// place), each `levels` `items` deep around a reference to the next, named from `p`.
+    fn chained_arrays(count: usize, levels: usize) -> Value {
+        let mut defs = Map::new();
+        for i in 0..=count {
+            let mut body = if i < count {
+                serde_json::json!({"$ref": format!("#/$defs/d{}", i + 1)})
+            } else {
+                serde_json::json!({"type": "string"})
+            };
+            for _ in 0..levels {
+                body = serde_json::json!({"type": "array", "items": body});
+            }
+            defs.insert(format!("d{i}"), body);
+        }
+        serde_json::json!({"type": "object", "properties": {"p": {"$ref": "#/$defs/d0"}}, "$defs": defs})
+    }
+
+    fn map_args(schema: &Value) -> Result<RustType, EmitError> {
+        let mut space = TypeSpace::new(&["DeepArgs".into()]);
+        let cx = ToolCx {
+            pascal: "Deep".into(),
+            scope: "deep/args".into(),
+            root: schema,
+        };
+        space.root_struct(&cx, "DeepArgs", "Deep", schema)
+    }
+
+    /// 100 definitions of 30 levels each, followed, would be 3,000 levels of `map`: it
+    /// overflowed the 2 MiB stack `build` maps on. It is refused at the limit, on such a stack.
+    #[test]
+    fn a_chain_of_definitions_past_the_depth_limit_is_an_error() {
+        let schema = chained_arrays(100, 30);
+        let got = std::thread::Builder::new()
+            .stack_size(2 << 20)
+            .spawn(move || map_args(&schema).map(|_| ()).map_err(|e| e.to_string()))
+            .unwrap()
+            .join()
+            .unwrap();
+        assert_eq!(
+            got,
+            Err(format!(
+                "rust: the schema `deep/args` nests deeper than {MAX_TYPE_DEPTH} subschemas once \
+                 its `$ref`s are followed; flatten the chain of definitions"
+            ))
+        );
+        // Within the limit, the same shape maps.
+        assert!(map_args(&chained_arrays(2, 10)).is_ok());
     }
 
     fn names(space: &TypeSpace) -> Vec<String> {
