@@ -21,6 +21,7 @@ use crate::policy::protect::ProtectedPaths;
 /// protected set (see [`register_protected`] for the project's).
 pub fn register(ctx: &mut Context<'_, '_>) -> Result<(), cel::DeclarationError> {
     register_protected(ctx, crate::policy::protect::default_set())?;
+    crate::cel::budget::register(ctx)?;
     ctx.add_function("path.within_workspace", |p: Arc<String>| {
         within_workspace(&p)
     })?;

@@ -321,7 +321,7 @@ mod tests {
                     context: "ci",
                     workspace: "/w",
                 };
-                let ev = crate::cel::Evaluator::new(&b).map_err(|e| e.0)?;
+                let ev = crate::cel::Evaluator::new(&b).map_err(|e| e.to_string())?;
                 // `obj.a.a` is a missing key: an evaluation error, reached without overflow.
                 Ok::<_, String>(ev.condition(&program).is_err())
             })

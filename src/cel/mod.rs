@@ -1,8 +1,10 @@
 //! CEL for tool contracts: compiling, static checking, and evaluation with toolgate's functions.
 //!
 //! Every expression in a spec is compiled once at load ([`compile`]), checked against the tool's
-//! parameter schema ([`check::check`]), and evaluated per call through an [`Evaluator`].
+//! parameter schema ([`check::check`]), and evaluated per call through an [`Evaluator`], under
+//! the runtime cost budget of [`budget`].
 
+pub mod budget;
 pub mod check;
 pub mod functions;
 pub mod guard;
@@ -13,6 +15,8 @@ pub mod value;
 use std::sync::{Arc, OnceLock};
 
 use cel::{Context, Env, Program, Value};
+
+pub use budget::{Budget, MAX_EVALUATION_BYTES, MAX_EVALUATION_STEPS, Spent};
 
 pub use check::{Analysis, CelType, Problem, ProblemKind, Slot};
 pub use guard::{MAX_CHAIN_DEPTH, MAX_EXPRESSION_BYTES, MAX_EXPRESSION_NESTING, guard};
@@ -44,10 +48,40 @@ pub struct SyntaxError {
     pub message: String,
 }
 
+/// A compiled expression: the program as written, which analysis reads (it derefs to it), and
+/// the copy that charges the runtime budget, which the [`Evaluator`] runs.
+#[derive(Debug)]
+pub struct Compiled {
+    program: Program,
+    /// `None` when the expression has no comprehension: then it runs as written.
+    budgeted: Option<cel::IdedExpr>,
+}
+
+impl Compiled {
+    /// Wraps a program compiled elsewhere, adding its budgeted copy.
+    pub fn new(program: Program) -> Self {
+        let budgeted = budget::budgeted(program.expression());
+        Compiled { program, budgeted }
+    }
+
+    /// The program as written.
+    pub fn program(&self) -> &Program {
+        &self.program
+    }
+}
+
+impl std::ops::Deref for Compiled {
+    type Target = Program;
+
+    fn deref(&self) -> &Program {
+        &self.program
+    }
+}
+
 /// Parses an expression.
-pub fn compile(source: &str) -> Result<Program, Vec<SyntaxError>> {
+pub fn compile(source: &str) -> Result<Compiled, Vec<SyntaxError>> {
     guard(source).map_err(|e| vec![e])?;
-    environment().compile(source).map_err(|e| {
+    let program = environment().compile(source).map_err(|e| {
         e.errors
             .iter()
             .map(|err| SyntaxError {
@@ -55,8 +89,9 @@ pub fn compile(source: &str) -> Result<Program, Vec<SyntaxError>> {
                 column: usize::try_from(err.pos.1).unwrap_or(1).max(1),
                 message: clean_message(&err.msg),
             })
-            .collect()
-    })
+            .collect::<Vec<_>>()
+    })?;
+    Ok(Compiled::new(program))
 }
 
 fn clean_message(msg: &str) -> String {
@@ -95,6 +130,8 @@ pub struct Bindings<'a> {
 /// Evaluates compiled expressions against one call's bindings.
 pub struct Evaluator<'a> {
     ctx: Context<'a, 'a>,
+    /// The limits of each evaluation.
+    budget: Budget,
 }
 
 /// toolgate's functions registered once, for many calls to evaluate in: a call's
@@ -118,10 +155,10 @@ impl Functions {
     ) -> Result<Self, EvalError> {
         let mut ctx = Context::with_env(environment());
         functions::register(&mut ctx)
-            .map_err(|e| EvalError(format!("registering functions: {e}")))?;
+            .map_err(|e| EvalError::Failed(format!("registering functions: {e}")))?;
         if let Some(p) = protected {
             functions::register_protected(&mut ctx, p)
-                .map_err(|e| EvalError(format!("registering path.protected: {e}")))?;
+                .map_err(|e| EvalError::Failed(format!("registering path.protected: {e}")))?;
         }
         Ok(Functions { ctx })
     }
@@ -159,24 +196,56 @@ fn bind(ctx: &mut Context<'_, '_>, b: &Bindings<'_>) {
 
 /// An expression that failed at evaluation time.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
-#[error("{0}")]
-pub struct EvalError(pub String);
+pub enum EvalError {
+    /// The expression failed (a missing key, a wrong type, a function's error).
+    #[error("{0}")]
+    Failed(String),
+    /// The evaluation was cut off by its budget ([`Budget`]): the arguments are too large for
+    /// the expression to be evaluated over them.
+    #[error("its evaluation was stopped: {0}")]
+    BudgetExceeded(Spent),
+}
+
+impl EvalError {
+    /// Whether the budget, not the expression, stopped the evaluation.
+    pub fn is_budget(&self) -> bool {
+        matches!(self, EvalError::BudgetExceeded(_))
+    }
+}
 
 impl<'a> Evaluator<'a> {
     /// Binds the variables and toolgate's functions.
     pub fn new(b: &Bindings<'_>) -> Result<Self, EvalError> {
         let mut ctx = Context::with_env(environment());
         functions::register(&mut ctx)
-            .map_err(|e| EvalError(format!("registering functions: {e}")))?;
+            .map_err(|e| EvalError::Failed(format!("registering functions: {e}")))?;
         bind(&mut ctx, b);
-        Ok(Evaluator { ctx })
+        Ok(Evaluator {
+            ctx,
+            budget: Budget::default(),
+        })
     }
 
     /// Binds the variables in a scope of their own over functions registered once.
     pub fn in_scope(functions: &'a Functions, b: &Bindings<'_>) -> Self {
         let mut ctx = functions.ctx.new_inner_scope();
         bind(&mut ctx, b);
-        Evaluator { ctx }
+        Evaluator {
+            ctx,
+            budget: Budget::default(),
+        }
+    }
+
+    /// Stops every evaluation at `deadline` (the call's timeout) as well as at the budget.
+    pub fn with_deadline(mut self, deadline: std::time::Instant) -> Self {
+        self.budget.deadline = Some(deadline);
+        self
+    }
+
+    /// Evaluates under `budget` instead of the default one.
+    pub fn with_budget(mut self, budget: Budget) -> Self {
+        self.budget = budget;
+        self
     }
 
     /// Shows the expressions who calls (`principal`) instead of the anonymous principal.
@@ -193,20 +262,31 @@ impl<'a> Evaluator<'a> {
         protected: Arc<dyn crate::policy::ProtectedPaths>,
     ) -> Result<Self, EvalError> {
         functions::register_protected(&mut self.ctx, protected)
-            .map_err(|e| EvalError(format!("registering path.protected: {e}")))?;
+            .map_err(|e| EvalError::Failed(format!("registering path.protected: {e}")))?;
         Ok(self)
     }
 
-    /// Evaluates to any value.
-    pub fn value(&self, p: &Program) -> Result<Value, EvalError> {
-        p.execute(&self.ctx).map_err(|e| EvalError(describe(&e)))
+    /// Evaluates to any value, within the budget.
+    pub fn value(&self, p: &Compiled) -> Result<Value, EvalError> {
+        let Some(budgeted) = &p.budgeted else {
+            return p
+                .execute(&self.ctx)
+                .map_err(|e| EvalError::Failed(describe(&e)));
+        };
+        let (out, spent) = budget::metered(self.budget, || Value::resolve(budgeted, &self.ctx));
+        // Checked before the result: `||` can absorb the charge's error and still answer,
+        // and an answer computed from a cut-off side is no answer.
+        if let Some(spent) = spent {
+            return Err(EvalError::BudgetExceeded(spent));
+        }
+        out.map_err(|e| EvalError::Failed(describe(&e)))
     }
 
     /// Evaluates a condition.
-    pub fn condition(&self, p: &Program) -> Result<bool, EvalError> {
+    pub fn condition(&self, p: &Compiled) -> Result<bool, EvalError> {
         match self.value(p)? {
             Value::Bool(b) => Ok(b),
-            other => Err(EvalError(format!(
+            other => Err(EvalError::Failed(format!(
                 "expected bool, got {}",
                 type_name(&other)
             ))),
@@ -214,20 +294,20 @@ impl<'a> Evaluator<'a> {
     }
 
     /// Evaluates resource keys: a string or a list of strings.
-    pub fn strings(&self, p: &Program) -> Result<Vec<String>, EvalError> {
+    pub fn strings(&self, p: &Compiled) -> Result<Vec<String>, EvalError> {
         match self.value(p)? {
             Value::String(s) => Ok(vec![s.to_string()]),
             Value::List(items) => items
                 .iter()
                 .map(|i| match i {
                     Value::String(s) => Ok(s.to_string()),
-                    other => Err(EvalError(format!(
+                    other => Err(EvalError::Failed(format!(
                         "expected a list of strings, found {}",
                         type_name(other)
                     ))),
                 })
                 .collect(),
-            other => Err(EvalError(format!(
+            other => Err(EvalError::Failed(format!(
                 "expected a string or a list of strings, got {}",
                 type_name(&other)
             ))),
@@ -235,7 +315,7 @@ impl<'a> Evaluator<'a> {
     }
 
     /// Evaluates to text (template placeholders): strings as they are, other values as JSON.
-    pub fn text(&self, p: &Program) -> Result<String, EvalError> {
+    pub fn text(&self, p: &Compiled) -> Result<String, EvalError> {
         Ok(match self.value(p)? {
             Value::String(s) => s.to_string(),
             Value::Int(i) => i.to_string(),
@@ -382,7 +462,7 @@ mod tests {
             let src2 = format!("{}('a')", f.name);
             let r1 = ev.value(&compile(&src).unwrap());
             let r2 = ev.value(&compile(&src2).unwrap());
-            let unknown = |r: &Result<Value, EvalError>| matches!(r, Err(EvalError(m)) if m.contains("Undeclared reference") || m.contains("undeclared"));
+            let unknown = |r: &Result<Value, EvalError>| matches!(r, Err(EvalError::Failed(m)) if m.contains("Undeclared reference") || m.contains("undeclared"));
             assert!(
                 !(unknown(&r1) && unknown(&r2)),
                 "{} is not provided: {r1:?} {r2:?}",

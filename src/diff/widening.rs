@@ -62,7 +62,7 @@ impl Outcome {
 struct Judge<'a> {
     def: &'a ToolDefinition,
     schema: Option<jsonschema::Validator>,
-    validate: Vec<cel::Program>,
+    validate: Vec<crate::cel::Compiled>,
     policy: Option<CompiledPolicy>,
     protected: Arc<ProtectedSet>,
 }

@@ -234,6 +234,9 @@ vocabulary! {
         PreconditionFailed = "PRECONDITION_FAILED",
         /// The output exceeded what the tool may return.
         OutputLimit = "OUTPUT_LIMIT",
+        /// The arguments were too large for the tool's CEL rules to be evaluated within their
+        /// runtime cost budget (steps, bytes built, the call's timeout).
+        CostLimit = "COST_LIMIT",
         /// The scheduler could not place the call.
         SchedulingConflict = "SCHEDULING_CONFLICT",
         /// The tool's implementation failed unexpectedly.

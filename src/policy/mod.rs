@@ -15,7 +15,7 @@ pub mod trust;
 
 use std::sync::Arc;
 
-use cel::Program;
+use crate::cel::Compiled;
 use serde::{Deserialize, Serialize};
 
 use crate::cel::{Bindings, EvalError, Evaluator};
@@ -29,7 +29,7 @@ pub use protect::{ProtectError, ProtectedPaths, ProtectedSet, Protection};
 /// A permission policy with its rules compiled.
 #[derive(Clone)]
 pub struct CompiledPolicy {
-    rules: Vec<(PermissionRule, Arc<Program>)>,
+    rules: Vec<(PermissionRule, Arc<Compiled>)>,
     default: Decision,
 }
 
@@ -137,7 +137,7 @@ impl CompiledPolicy {
     }
 
     /// Builds a compiled policy from rules already compiled.
-    pub fn from_parts(rules: Vec<(PermissionRule, Arc<Program>)>, default: Decision) -> Self {
+    pub fn from_parts(rules: Vec<(PermissionRule, Arc<Compiled>)>, default: Decision) -> Self {
         CompiledPolicy { rules, default }
     }
 

@@ -105,6 +105,9 @@ pub struct PermissionRecord {
 pub struct PolicyEvaluation {
     decision: PolicyDecision,
     restricted_by: Option<Restriction>,
+    /// Whether a rule's evaluation was cut off by its cost budget: the denial it caused is then
+    /// answered as COST_LIMIT, not as a rule that said no.
+    cut_off: bool,
 }
 
 impl PolicyEvaluation {
@@ -268,20 +271,25 @@ pub fn evaluate(
         return PolicyEvaluation {
             decision,
             restricted_by: None,
+            cut_off: false,
         };
     }
     let default = def.permissions.default;
+    let mut cut_off = false;
     let decision = match ev {
         Some(ev) if !def.permissions.rules.is_empty() => {
-            tool.policy.decide(ev).unwrap_or_else(|e| PolicyDecision {
-                decision: Decision::Deny,
-                source: DecisionSource::Rule { id: e.id.clone() },
-                reason: Some(format!(
-                    "permission rule `{}` could not be evaluated ({}), so the call is refused",
-                    e.id, e.source
-                )),
-                // The rules up to the one that failed, that one marked with its error.
-                chain: e.chain,
+            tool.policy.decide(ev).unwrap_or_else(|e| {
+                cut_off = e.source.is_budget();
+                PolicyDecision {
+                    decision: Decision::Deny,
+                    source: DecisionSource::Rule { id: e.id.clone() },
+                    reason: Some(format!(
+                        "permission rule `{}` could not be evaluated ({}), so the call is refused",
+                        e.id, e.source
+                    )),
+                    // The rules up to the one that failed, that one marked with its error.
+                    chain: e.chain,
+                }
             })
         }
         _ => PolicyDecision {
@@ -298,6 +306,7 @@ pub fn evaluate(
     PolicyEvaluation {
         decision,
         restricted_by,
+        cut_off,
     }
 }
 
@@ -333,6 +342,7 @@ pub async fn authorize(
     let PolicyEvaluation {
         decision,
         restricted_by,
+        cut_off,
     } = evaluation;
     let reason = restricted_by
         .as_ref()
@@ -354,6 +364,18 @@ pub async fn authorize(
         .unwrap_or_default();
     match effective {
         Decision::Allow => return Ok(allowed(checked, record(Resolution::Policy, true))),
+        // Denied because a rule could not be evaluated over these arguments: fail closed, but
+        // say so, since the caller can fix it by sending less.
+        Decision::Deny if cut_off => {
+            return Err(Box::new(Refusal {
+                status: crate::runtime::result::status_for(ErrorType::CostLimit),
+                error_type: ErrorType::CostLimit,
+                message: format!("{} was refused{because}.", def.name),
+                record: record(Resolution::Policy, false),
+                cancel_turn: false,
+                hint: None,
+            }));
+        }
         Decision::Deny => {
             let (message, hint) = match (&restricted_by, &decision.source) {
                 (None, DecisionSource::Protected { .. }) => (

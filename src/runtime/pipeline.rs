@@ -451,7 +451,11 @@ impl Inner {
                 };
                 match &self.cel {
                     Ok(functions) => {
-                        let ev = Evaluator::in_scope(functions, &b);
+                        // The rules are evaluated within the call's timeout too: arguments
+                        // that make them loop for longer are refused, not waited for.
+                        let deadline =
+                            Instant::now() + Duration::from_millis(def.timeout_ms.max(1));
+                        let ev = Evaluator::in_scope(functions, &b).with_deadline(deadline);
                         Some(match session.principal() {
                             Some(p) => ev.with_principal(&p.cel_value()),
                             None => ev,

@@ -9,7 +9,7 @@
 use std::collections::{BTreeSet, HashMap};
 use std::sync::Arc;
 
-use cel::Program;
+use crate::cel::Compiled;
 use indexmap::IndexMap;
 
 use crate::ir::{Bundle, ExecSpec, ToolDefinition, ValidationRule};
@@ -28,11 +28,11 @@ pub struct CompiledTool {
     pub definition: ToolDefinition,
     pub(crate) parameters: jsonschema::Validator,
     pub(crate) result: Option<jsonschema::Validator>,
-    pub(crate) validate: Vec<(ValidationRule, Program)>,
+    pub(crate) validate: Vec<(ValidationRule, Compiled)>,
     pub(crate) policy: CompiledPolicy,
-    pub(crate) reads: Vec<Program>,
-    pub(crate) writes: Vec<Program>,
-    pub(crate) idempotency_key: Option<Program>,
+    pub(crate) reads: Vec<Compiled>,
+    pub(crate) writes: Vec<Compiled>,
+    pub(crate) idempotency_key: Option<Compiled>,
     pub(crate) path_params: Vec<PathParam>,
     /// The parameters holding globs (judged against the protected paths like paths).
     pub(crate) glob_params: Vec<PathParam>,

@@ -205,6 +205,7 @@ pub fn status_for(error: ErrorType) -> Status {
         | ErrorType::ResourceNotFound
         | ErrorType::PreconditionFailed
         | ErrorType::OutputLimit
+        | ErrorType::CostLimit
         | ErrorType::SchedulingConflict
         | ErrorType::RuntimeException
         | ErrorType::UpstreamError => Status::Error,
@@ -254,6 +255,9 @@ pub fn default_hint(error: ErrorType) -> &'static str {
         }
         ErrorType::OutputLimit => {
             "It was too large to work on whole. Narrow the request (a smaller range, path or pattern), or use a tool that reads it in parts."
+        }
+        ErrorType::CostLimit => {
+            "The arguments are too large for the tool's rules to check. Call it with fewer or smaller items (split the work into several calls); the same call would be refused again."
         }
         ErrorType::SchedulingConflict => {
             "The call conflicted with another; call it again after that one finished."

@@ -86,7 +86,7 @@ pub struct CheckedCall {
 /// Why validation refused a call: what the model is told.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Rejection {
-    /// INVALID_ARGUMENTS or SEMANTIC_VALIDATION_ERROR.
+    /// INVALID_ARGUMENTS, SEMANTIC_VALIDATION_ERROR or COST_LIMIT.
     pub error_type: ErrorType,
     /// Every problem, one per line.
     pub message: String,
@@ -256,6 +256,18 @@ pub fn semantic_check(
             let failed = match ev.condition(program) {
                 Ok(true) => None,
                 Ok(false) => Some(rule.message.clone()),
+                // Not a rule that said no: the arguments are too large to judge at all, which
+                // the caller fixes differently, so it is a type of its own.
+                Err(e) if e.is_budget() => {
+                    return Err(Rejection {
+                        error_type: ErrorType::CostLimit,
+                        message: format!(
+                            "{}: validation rule `{}` could not be checked over these arguments: {e}",
+                            tool.definition.name, rule.id
+                        ),
+                        hint: None,
+                    });
+                }
                 Err(e) => Some(format!("rule `{}` could not be evaluated: {e}", rule.id)),
             };
             if let Some(m) = failed {
@@ -316,7 +328,7 @@ pub fn semantic_check(
 /// Resource keys from the spec's CEL; a failure makes the call conflict with everything.
 fn footprint(tool: &CompiledTool, ev: &Evaluator<'_>) -> Footprint {
     let mut fp = Footprint::default();
-    let eval = |programs: &[cel::Program], into: &mut BTreeSet<String>| {
+    let eval = |programs: &[crate::cel::Compiled], into: &mut BTreeSet<String>| {
         for p in programs {
             match ev.strings(p) {
                 Ok(keys) => into.extend(keys),

@@ -17,7 +17,7 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use cel::Program;
+use crate::cel::Compiled;
 use indexmap::IndexMap;
 
 use crate::cel::{Bindings, Evaluator};
@@ -49,14 +49,14 @@ struct Template(Vec<Part>);
 #[derive(Debug)]
 enum Part {
     Literal(String),
-    Expr(Program),
+    Expr(Compiled),
 }
 
 #[derive(Debug)]
 enum Arg {
     One(Template),
-    When(Program, Template),
-    Each(Program),
+    When(Compiled, Template),
+    Each(Compiled),
 }
 
 /// A command spec with its templates compiled (at load).
@@ -67,7 +67,7 @@ pub struct CompiledCommand {
     inherit: Vec<String>,
     set: Vec<(String, Template)>,
     secret: Vec<String>,
-    stdin: Option<Program>,
+    stdin: Option<Compiled>,
     shell: bool,
 }
 

@@ -5,7 +5,7 @@
 
 use std::sync::Arc;
 
-use ::cel::Program;
+use crate::cel::Compiled;
 use serde_json::Value;
 
 use crate::ir::template::{self, TemplatePart};
@@ -37,7 +37,7 @@ impl ToolResolver<'_> {
         role: CelRole,
         expr: &Spanned<String>,
         parameters: &Value,
-    ) -> Option<Arc<Program>> {
+    ) -> Option<Arc<Compiled>> {
         let span = self.span(expr.range);
         if expr.value.trim().is_empty() {
             self.diags.push(

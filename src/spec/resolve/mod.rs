@@ -29,7 +29,7 @@ mod tool;
 
 use std::sync::Arc;
 
-use ::cel::Program;
+use crate::cel::Compiled;
 use rayon::prelude::*;
 
 use crate::cel::{Analysis, Slot};
@@ -143,7 +143,7 @@ pub struct CelSite {
     /// The expression.
     pub text: String,
     /// The compiled program (None when it does not parse).
-    pub program: Option<Arc<Program>>,
+    pub program: Option<Arc<Compiled>>,
     /// The checker's analysis (None when it does not parse).
     pub analysis: Option<Analysis>,
     /// The file span of each of `analysis.problems`, in the same order.

@@ -5,7 +5,7 @@
 use std::collections::HashSet;
 use std::sync::Arc;
 
-use ::cel::Program;
+use crate::cel::Compiled;
 use serde_json::Value;
 
 use crate::ir::{
@@ -25,7 +25,7 @@ pub(super) struct Permissions<'t> {
     /// Every rule, in order.
     pub(super) rules: Vec<PermissionRule>,
     /// The rules whose expression compiled, with their programs.
-    compiled: Vec<(PermissionRule, Arc<Program>)>,
+    compiled: Vec<(PermissionRule, Arc<Compiled>)>,
     /// The decision when no rule matches.
     pub(super) default: Decision,
     /// The examples as written.

@@ -57,6 +57,7 @@ fn proves_nothing_ran(e: ErrorType) -> bool {
         ErrorType::UnknownTool
         | ErrorType::InvalidArguments
         | ErrorType::SemanticValidationError
+        | ErrorType::CostLimit
         | ErrorType::PolicyDenied
         | ErrorType::UserDenied
         | ErrorType::ApprovalUnavailable
