@@ -111,7 +111,7 @@ pub fn markdown() -> String {
                 in_code = !in_code;
             }
             if !in_code && l.starts_with('#') {
-                body.push_str("##");
+                body.push('#');
             }
             body.push_str(l);
             body.push('\n');
