@@ -202,7 +202,10 @@ fn rules_md_is_generated_from_the_rule_metadata() {
         let anchor = format!("## {}\n", m.code());
         assert!(generated.contains(&anchor), "no section for {}", m.code());
         // The documentation URL of each finding points at that section.
-        assert!(m.help_uri().ends_with(&format!("#{}", m.code().to_ascii_lowercase())));
+        assert!(
+            m.help_uri()
+                .ends_with(&format!("#{}", m.code().to_ascii_lowercase()))
+        );
     }
 }
 
@@ -227,7 +230,9 @@ fn preview_and_select_turn_preview_rules_on() {
     };
     assert!(!codes(&[]).contains(&"TGN004".to_owned()));
     assert!(codes(&["--preview"]).contains(&"TGN004".to_owned()));
-    assert!(codes(&["--select", "TGS009,parameter-description-missing"]).contains(&"TGN004".to_owned()));
+    assert!(
+        codes(&["--select", "TGS009,parameter-description-missing"]).contains(&"TGN004".to_owned())
+    );
     let (code, _, err) = toolgate(dir.path(), &["lint", "--select", "TGN999", "tools.json"]);
     assert_ne!(code, 0);
     assert!(err.contains("unknown rule `TGN999` in --select"), "{err}");

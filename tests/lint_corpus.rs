@@ -41,7 +41,8 @@ fn shows_evidence(message: &str) -> bool {
     let between = |mark: char| {
         let mut parts = message.split(mark);
         parts.next();
-        parts.next().is_some_and(|inner| !inner.trim().is_empty()) && message.matches(mark).count() >= 2
+        parts.next().is_some_and(|inner| !inner.trim().is_empty())
+            && message.matches(mark).count() >= 2
     };
     between('`') || between('"')
 }
@@ -49,7 +50,9 @@ fn shows_evidence(message: &str) -> bool {
 #[test]
 fn evidence_is_a_name_or_a_quote() {
     assert!(shows_evidence("array `paths` has no `maxItems`"));
-    assert!(shows_evidence("the description says \"at most 10\" but nothing bounds it"));
+    assert!(shows_evidence(
+        "the description says \"at most 10\" but nothing bounds it"
+    ));
     assert!(!shows_evidence("this tool does too much"));
     assert!(!shows_evidence("an `` empty name"));
 }
@@ -79,7 +82,14 @@ fn every_corpus_file_lints_without_a_crash_and_the_counts_are_pinned() {
     for f in &files {
         let stem = f.file_stem().unwrap().to_string_lossy().into_owned();
         let out = Command::new(env!("CARGO_BIN_EXE_toolgate"))
-            .args(["lint", "--from", format_of(&stem), "--format", "json", "--preview"])
+            .args([
+                "lint",
+                "--from",
+                format_of(&stem),
+                "--format",
+                "json",
+                "--preview",
+            ])
             .arg(f)
             .output()
             .unwrap();

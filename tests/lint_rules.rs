@@ -11,8 +11,8 @@ use std::path::{Path, PathBuf};
 
 use toolgate::check::{self, CheckedProject};
 use toolgate::diagnostic::Diagnostic;
-use toolgate::lint::{Rule, RuleSelection};
 use toolgate::lint::report::{Summary, human, sarif};
+use toolgate::lint::{Rule, RuleSelection};
 use toolgate::spec::import::ImportFormat;
 use toolgate::spec::load::LoadOptions;
 

@@ -159,14 +159,16 @@ pub fn run(a: LintArgs) -> miette::Result<u8> {
                 config: a.config.clone(),
                 cwd: cwd.clone(),
             };
-            let checked = check::check_specs_selecting(&options, &selection).map_err(|e| miette::miette!("{e}"))?;
+            let checked = check::check_specs_selecting(&options, &selection)
+                .map_err(|e| miette::miette!("{e}"))?;
             if a.diff {
                 return diff(&checked, a.unsafe_fixes);
             }
             if a.fix {
                 apply_fixes(&checked, &cwd, a.unsafe_fixes)?;
                 // What is left, as the files now are.
-                check::check_specs_selecting(&options, &selection).map_err(|e| miette::miette!("{e}"))?
+                check::check_specs_selecting(&options, &selection)
+                    .map_err(|e| miette::miette!("{e}"))?
             } else {
                 checked
             }

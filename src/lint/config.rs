@@ -319,10 +319,10 @@ mod tests {
             "lint:\n  select: [parameter-description-missing]\n"
         )));
         assert!(fires(Some("lint:\n  severity: {TGN004: info}\n")));
+        assert!(!fires(Some("lint:\n  preview: true\n  ignore: [TGN004]\n")));
         assert!(!fires(Some(
-            "lint:\n  preview: true\n  ignore: [TGN004]\n"
+            "lint:\n  select: [TGN004]\n  ignore: [TGN004]\n"
         )));
-        assert!(!fires(Some("lint:\n  select: [TGN004]\n  ignore: [TGN004]\n")));
     }
 
     #[test]

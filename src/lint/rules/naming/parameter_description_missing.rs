@@ -144,12 +144,18 @@ mod tests {
 
     #[test]
     fn schemas_that_say_what_the_value_is() {
-        assert!(self_describing(&schema("{type: string, enum: [asc, desc]}")));
-        assert!(self_describing(&schema("{type: string, format: date-time}")));
+        assert!(self_describing(&schema(
+            "{type: string, enum: [asc, desc]}"
+        )));
+        assert!(self_describing(&schema(
+            "{type: string, format: date-time}"
+        )));
         assert!(self_describing(&schema("{type: boolean}")));
         assert!(self_describing(&schema("{type: [boolean, \"null\"]}")));
         assert!(!self_describing(&schema("{type: string}")));
         assert!(!self_describing(&schema("{type: integer, minimum: 0}")));
-        assert!(!self_describing(&schema("{type: array, items: {type: string}}")));
+        assert!(!self_describing(&schema(
+            "{type: array, items: {type: string}}"
+        )));
     }
 }
