@@ -11,7 +11,7 @@ pub use runtime::SpecsError;
 
 use crate::diagnostic::{Diagnostic, Severity};
 use crate::ir::Bundle;
-use crate::lint::{self, LintSettings};
+use crate::lint::{self, LintSettings, RuleSelection};
 use crate::spec::import::{self, ImportFormat};
 use crate::spec::load::{self, LoadError, LoadOptions, LoadedSpecs, SpecFile};
 use crate::spec::resolve::{self, Resolution, ResolveOptions};
@@ -56,8 +56,16 @@ impl CheckedProject {
 
 /// Loads, resolves and lints toolgate specs.
 pub fn check_specs(opts: &LoadOptions) -> Result<CheckedProject, LoadError> {
+    check_specs_selecting(opts, &RuleSelection::default())
+}
+
+/// [`check_specs`] with the command line's rule opt-ins (`--preview`, `--select`).
+pub fn check_specs_selecting(
+    opts: &LoadOptions,
+    selection: &RuleSelection,
+) -> Result<CheckedProject, LoadError> {
     let loaded = load::load(opts)?;
-    Ok(finish(loaded))
+    Ok(finish(loaded, selection))
 }
 
 /// Loads, resolves and lints tool lists in a provider format.
@@ -66,10 +74,20 @@ pub fn check_imported(
     cwd: &std::path::Path,
     format: ImportFormat,
 ) -> CheckedProject {
-    finish(import::load(paths, cwd, format))
+    check_imported_selecting(paths, cwd, format, &RuleSelection::default())
 }
 
-fn finish(loaded: LoadedSpecs) -> CheckedProject {
+/// [`check_imported`] with the command line's rule opt-ins (`--preview`, `--select`).
+pub fn check_imported_selecting(
+    paths: &[std::path::PathBuf],
+    cwd: &std::path::Path,
+    format: ImportFormat,
+    selection: &RuleSelection,
+) -> CheckedProject {
+    finish(import::load(paths, cwd, format), selection)
+}
+
+fn finish(loaded: LoadedSpecs, selection: &RuleSelection) -> CheckedProject {
     let mut extra = Vec::new();
     // Settings first: the cost budget is a lint option that resolution uses; the targets come
     // from the resolved project.
@@ -78,6 +96,7 @@ fn finish(loaded: LoadedSpecs) -> CheckedProject {
         &[],
         &mut extra,
     );
+    settings.apply_selection(selection);
     let resolution = resolve::resolve(
         &loaded,
         &ResolveOptions {
@@ -101,7 +120,7 @@ pub fn check_texts(
     project: Option<&str>,
 ) -> CheckedProject {
     let loaded = load::load_texts(files, project);
-    finish(loaded)
+    finish(loaded, &RuleSelection::default())
 }
 
 /// The same project checked again with some files' text replaced (an editor's unsaved buffer,
@@ -148,5 +167,6 @@ pub fn recheck(checked: &CheckedProject, replaced: &[(SourceId, String)]) -> Che
             Err(mut e) => loaded.errors.append(&mut e),
         }
     }
-    finish(loaded)
+    // The same opt-ins as the first check: a fix is verified by the rules that found it.
+    finish(loaded, &checked.settings.selection())
 }

@@ -34,8 +34,8 @@ fn write(dir: &Path, name: &str, text: &str) {
 /// An MCP list whose only finding is an info (TGS003: no `outputSchema`).
 const INFO_ONLY: &str = r#"{"tools": [{"name": "get_build_status", "description": "Report the build status of the current branch. Returns the state of the latest build.", "inputSchema": {"type": "object", "properties": {}, "additionalProperties": false}}]}"#;
 
-/// An MCP list with a warning (TGN004: a parameter without description) beside that info.
-const WARNING: &str = r#"{"tools": [{"name": "get_build_status", "description": "Report the build status of a branch. Returns the state of the latest build.", "inputSchema": {"type": "object", "properties": {"branch": {"type": "string", "enum": ["main", "dev"]}}, "additionalProperties": false}}]}"#;
+/// An MCP list with a warning (TGS006: an array without `maxItems`) beside that info.
+const WARNING: &str = r#"{"tools": [{"name": "get_build_status", "description": "Report the build status of branches. Returns the state of the latest build of each.", "inputSchema": {"type": "object", "properties": {"branches": {"type": "array", "description": "The branches to report on.", "items": {"type": "string", "enum": ["main", "dev"]}}}, "additionalProperties": false}}]}"#;
 
 /// An MCP list with an error (TGN003: no description).
 const ERROR: &str = r#"{"tools": [{"name": "get_build_status", "inputSchema": {"type": "object", "properties": {}, "additionalProperties": false}}]}"#;
@@ -171,6 +171,74 @@ fn rules_lists_every_rule() {
 }
 
 #[test]
+fn rules_and_explain_show_the_tier() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_, json, _) = toolgate(dir.path(), &["rules", "--format", "json"]);
+    let rows: Vec<Value> = serde_json::from_str(&json).unwrap();
+    for r in &rows {
+        let rule = Rule::find(r["code"].as_str().unwrap()).unwrap();
+        assert_eq!(r["tier"].as_str(), Some(rule.meta().tier().as_str()));
+    }
+    let (_, text, _) = toolgate(dir.path(), &["explain", "TGN004"]);
+    assert!(
+        text.contains("tier: preview (off unless opted in: `--preview`, `--select TGN004`"),
+        "{text}"
+    );
+}
+
+/// docs/rules.md is generated from the rule metadata; this fails when it is out of date.
+#[test]
+fn rules_md_is_generated_from_the_rule_metadata() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let (code, generated, _) = toolgate(root, &["rules", "--format", "markdown"]);
+    assert_eq!(code, 0);
+    let committed = std::fs::read_to_string(root.join("docs/rules.md")).unwrap_or_default();
+    assert!(
+        committed == generated,
+        "docs/rules.md is out of date: regenerate it with `cargo run -- rules --format markdown > docs/rules.md`"
+    );
+    for r in Rule::ALL {
+        let m = r.meta();
+        let anchor = format!("## {}\n", m.code());
+        assert!(generated.contains(&anchor), "no section for {}", m.code());
+        // The documentation URL of each finding points at that section.
+        assert!(
+            m.help_uri()
+                .ends_with(&format!("#{}", m.code().to_ascii_lowercase()))
+        );
+    }
+}
+
+#[test]
+fn preview_and_select_turn_preview_rules_on() {
+    let dir = tempfile::tempdir().unwrap();
+    // A parameter with no description: TGN004, a preview rule.
+    let list = r#"{"tools": [{"name": "read_note", "description": "Read one note of the notebook and return its text.", "inputSchema": {"type": "object", "properties": {"path": {"type": "string", "maxLength": 200}}, "required": ["path"], "additionalProperties": false}}]}"#;
+    write(dir.path(), "tools.json", list);
+    let codes = |extra: &[&str]| -> Vec<String> {
+        let mut args = vec!["lint", "--from", "mcp", "--format", "json"];
+        args.extend_from_slice(extra);
+        args.push("tools.json");
+        let (_, out, err) = toolgate(dir.path(), &args);
+        let doc: Value = serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {err}"));
+        doc["diagnostics"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|d| d["code"].as_str().unwrap_or("-").to_owned())
+            .collect()
+    };
+    assert!(!codes(&[]).contains(&"TGN004".to_owned()));
+    assert!(codes(&["--preview"]).contains(&"TGN004".to_owned()));
+    assert!(
+        codes(&["--select", "TGS009,parameter-description-missing"]).contains(&"TGN004".to_owned())
+    );
+    let (code, _, err) = toolgate(dir.path(), &["lint", "--select", "TGN999", "tools.json"]);
+    assert_ne!(code, 0);
+    assert!(err.contains("unknown rule `TGN999` in --select"), "{err}");
+}
+
+#[test]
 fn explain_prints_a_rule_by_code_or_name() {
     let dir = tempfile::tempdir().unwrap();
     let (code, by_code, _) = toolgate(dir.path(), &["explain", "TGS004"]);
@@ -183,7 +251,7 @@ fn explain_prints_a_rule_by_code_or_name() {
         [
             "# TGS004 mutually-exclusive-parameters",
             "",
-            "Group: schema-design · default severity: warning"
+            "Group: schema-design · default severity: warning · tier: stable"
         ]
     );
     for heading in [

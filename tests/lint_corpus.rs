@@ -29,6 +29,34 @@ fn format_of(stem: &str) -> &'static str {
     }
 }
 
+/// The rules whose findings are judged as design smells: each finding must carry its evidence.
+const SMELL_RULES: &[&str] = &[
+    "TGS001", "TGS002", "TGS003", "TGS004", "TGS006", "TGS007", "TGS008", "TGS011", "TGS012",
+    "TGS015", "TGN003", "TGN004", "TGN005", "TGN010", "TGN011", "TGP002", "TGP008", "TGE001",
+    "TGE011",
+];
+
+/// Whether a message names something in backticks or quotes an excerpt in double quotes.
+fn shows_evidence(message: &str) -> bool {
+    let between = |mark: char| {
+        let mut parts = message.split(mark);
+        parts.next();
+        parts.next().is_some_and(|inner| !inner.trim().is_empty())
+            && message.matches(mark).count() >= 2
+    };
+    between('`') || between('"')
+}
+
+#[test]
+fn evidence_is_a_name_or_a_quote() {
+    assert!(shows_evidence("array `paths` has no `maxItems`"));
+    assert!(shows_evidence(
+        "the description says \"at most 10\" but nothing bounds it"
+    ));
+    assert!(!shows_evidence("this tool does too much"));
+    assert!(!shows_evidence("an `` empty name"));
+}
+
 #[test]
 fn every_corpus_file_lints_without_a_crash_and_the_counts_are_pinned() {
     let dir = corpus_dir();
@@ -50,10 +78,18 @@ fn every_corpus_file_lints_without_a_crash_and_the_counts_are_pinned() {
     // (code, name, severity) -> (findings, files)
     let mut counts: BTreeMap<(String, String, String), (usize, usize)> = BTreeMap::new();
     let mut tools = 0;
+    let mut unexplained = Vec::new();
     for f in &files {
         let stem = f.file_stem().unwrap().to_string_lossy().into_owned();
         let out = Command::new(env!("CARGO_BIN_EXE_toolgate"))
-            .args(["lint", "--from", format_of(&stem), "--format", "json"])
+            .args([
+                "lint",
+                "--from",
+                format_of(&stem),
+                "--format",
+                "json",
+                "--preview",
+            ])
             .arg(f)
             .output()
             .unwrap();
@@ -68,6 +104,11 @@ fn every_corpus_file_lints_without_a_crash_and_the_counts_are_pinned() {
         tools += doc["summary"]["tools"].as_u64().unwrap() as usize;
         let mut seen = std::collections::BTreeSet::new();
         for d in doc["diagnostics"].as_array().unwrap() {
+            let code = d["code"].as_str().unwrap_or("-");
+            let message = d["message"].as_str().unwrap_or("");
+            if SMELL_RULES.contains(&code) && !shows_evidence(message) {
+                unexplained.push(format!("{stem}: {code}: {message}"));
+            }
             let key = (
                 d["code"].as_str().unwrap_or("-").to_owned(),
                 d["rule"].as_str().unwrap_or("load-error").to_owned(),
@@ -80,6 +121,11 @@ fn every_corpus_file_lints_without_a_crash_and_the_counts_are_pinned() {
             }
         }
     }
+    assert!(
+        unexplained.is_empty(),
+        "findings that name no parameter and quote nothing:\n{}",
+        unexplained.join("\n")
+    );
     let mut table = format!("{tools} tools in {} files\n", files.len());
     for ((code, name, severity), (n, in_files)) in &counts {
         table.push_str(&format!(

@@ -11,8 +11,8 @@ use std::path::{Path, PathBuf};
 
 use toolgate::check::{self, CheckedProject};
 use toolgate::diagnostic::Diagnostic;
-use toolgate::lint::Rule;
 use toolgate::lint::report::{Summary, human, sarif};
+use toolgate::lint::{Rule, RuleSelection};
 use toolgate::spec::import::ImportFormat;
 use toolgate::spec::load::LoadOptions;
 
@@ -20,8 +20,13 @@ fn fixtures_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/lint")
 }
 
-/// Lints one fixture (file or folder) the way the CLI would.
+/// Lints one fixture (file or folder) the way `toolgate lint --preview` would: every rule's
+/// fixtures are checked, preview rules included.
 fn lint_fixture(path: &Path) -> CheckedProject {
+    let all = RuleSelection {
+        preview: true,
+        select: Vec::new(),
+    };
     let name = path.file_name().unwrap().to_string_lossy().into_owned();
     for (suffix, format) in [
         (".openai.json", ImportFormat::Openai),
@@ -30,22 +35,33 @@ fn lint_fixture(path: &Path) -> CheckedProject {
         (".mcp.json", ImportFormat::Mcp),
     ] {
         if name.ends_with(suffix) {
-            return check::check_imported(&[PathBuf::from(&name)], path.parent().unwrap(), format);
+            return check::check_imported_selecting(
+                &[PathBuf::from(&name)],
+                path.parent().unwrap(),
+                format,
+                &all,
+            );
         }
     }
     if path.is_dir() {
-        return check::check_specs(&LoadOptions {
-            paths: vec![],
-            config: None,
-            cwd: path.to_path_buf(),
-        })
+        return check::check_specs_selecting(
+            &LoadOptions {
+                paths: vec![],
+                config: None,
+                cwd: path.to_path_buf(),
+            },
+            &all,
+        )
         .unwrap();
     }
-    check::check_specs(&LoadOptions {
-        paths: vec![PathBuf::from(&name)],
-        config: None,
-        cwd: path.parent().unwrap().to_path_buf(),
-    })
+    check::check_specs_selecting(
+        &LoadOptions {
+            paths: vec![PathBuf::from(&name)],
+            config: None,
+            cwd: path.parent().unwrap().to_path_buf(),
+        },
+        &all,
+    )
     .unwrap()
 }
 

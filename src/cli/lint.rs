@@ -7,6 +7,7 @@ use clap::{Args, ValueEnum};
 use crate::check::{self, CheckedProject};
 use crate::diagnostic::Severity;
 use crate::fix;
+use crate::lint::RuleSelection;
 use crate::lint::report::{self, Summary, human};
 use crate::spec::import::ImportFormat;
 use crate::spec::load::LoadOptions;
@@ -91,6 +92,33 @@ pub struct LintArgs {
     /// as `maxItems: 100` where the description states no count).
     #[arg(long)]
     pub unsafe_fixes: bool,
+    /// Run the preview rules too (`toolgate rules` shows each rule's tier); as
+    /// `lint.preview: true`.
+    #[arg(long)]
+    pub preview: bool,
+    /// Turn on these rules (codes or names, comma-separated) besides the default ones, preview
+    /// rules included; as `lint.select`.
+    #[arg(long, value_delimiter = ',', value_name = "RULE")]
+    pub select: Vec<String>,
+}
+
+/// The `--preview` and `--select` opt-ins; an unknown rule is a usage error.
+fn selection(a: &LintArgs) -> miette::Result<RuleSelection> {
+    let mut select = Vec::new();
+    for key in &a.select {
+        let Some(rule) = crate::lint::Rule::find(key.trim()) else {
+            return Err(miette::miette!(
+                help = crate::lint::config::unknown_rule_help(key.trim()),
+                "unknown rule `{}` in --select",
+                key.trim()
+            ));
+        };
+        select.push(rule);
+    }
+    Ok(RuleSelection {
+        preview: a.preview,
+        select,
+    })
 }
 
 /// Runs `toolgate lint`.
@@ -108,6 +136,7 @@ pub fn run(a: LintArgs) -> miette::Result<u8> {
     }
     let cwd = std::env::current_dir()
         .map_err(|e| miette::miette!("cannot read the current folder: {e}"))?;
+    let selection = selection(&a)?;
     let checked: CheckedProject = match a.from {
         Some(f) => {
             if a.paths.is_empty() {
@@ -122,7 +151,7 @@ pub fn run(a: LintArgs) -> miette::Result<u8> {
                 FromArg::Gemini => ImportFormat::Gemini,
                 FromArg::Mcp => ImportFormat::Mcp,
             };
-            check::check_imported(&a.paths, &cwd, format)
+            check::check_imported_selecting(&a.paths, &cwd, format, &selection)
         }
         None => {
             let options = LoadOptions {
@@ -130,14 +159,16 @@ pub fn run(a: LintArgs) -> miette::Result<u8> {
                 config: a.config.clone(),
                 cwd: cwd.clone(),
             };
-            let checked = check::check_specs(&options).map_err(|e| miette::miette!("{e}"))?;
+            let checked = check::check_specs_selecting(&options, &selection)
+                .map_err(|e| miette::miette!("{e}"))?;
             if a.diff {
                 return diff(&checked, a.unsafe_fixes);
             }
             if a.fix {
                 apply_fixes(&checked, &cwd, a.unsafe_fixes)?;
                 // What is left, as the files now are.
-                check::check_specs(&options).map_err(|e| miette::miette!("{e}"))?
+                check::check_specs_selecting(&options, &selection)
+                    .map_err(|e| miette::miette!("{e}"))?
             } else {
                 checked
             }

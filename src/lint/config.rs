@@ -1,12 +1,13 @@
 //! [`LintSettings`]: which rules run at what severity, from toolgate.yaml and the command line.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use globset::{Glob, GlobMatcher};
 
 use crate::diagnostic::{Diagnostic, Severity};
 use crate::ir::Target;
 use crate::lint::codes::Rule;
+use crate::lint::rule::Tier;
 use crate::spec::project_file::ProjectFile;
 use crate::spec::source::SourceId;
 
@@ -34,10 +35,23 @@ impl Default for LintOptions {
     }
 }
 
+/// Rules opted into from the command line (`--preview`, `--select`), on top of toolgate.yaml.
+#[derive(Clone, Debug, Default)]
+pub struct RuleSelection {
+    /// Every preview rule runs.
+    pub preview: bool,
+    /// These rules run, preview or not.
+    pub select: Vec<Rule>,
+}
+
 /// The resolved linter configuration.
 #[derive(Clone, Debug)]
 pub struct LintSettings {
     severity: HashMap<Rule, Option<Severity>>,
+    /// Whether preview rules run (`--preview`, `lint.preview`).
+    preview: bool,
+    /// Rules selected by name (`--select`, `lint.select`): they run even in preview.
+    selected: HashSet<Rule>,
     per_file: Vec<(GlobMatcher, Vec<Rule>)>,
     /// Whether `# toolgate: ignore[...]` comments are honoured.
     pub inline_ignores: bool,
@@ -51,6 +65,8 @@ impl Default for LintSettings {
     fn default() -> Self {
         LintSettings {
             severity: HashMap::new(),
+            preview: false,
+            selected: HashSet::new(),
             per_file: Vec::new(),
             inline_ignores: true,
             targets: vec![
@@ -71,9 +87,32 @@ impl LintSettings {
             return Some(Severity::Error);
         }
         match self.severity.get(&rule) {
+            // An explicit severity turns a preview rule on, as naming it in `select` does.
             Some(s) => *s,
+            None if rule.meta().tier() == Tier::Preview
+                && !self.preview
+                && !self.selected.contains(&rule) =>
+            {
+                None
+            }
             None => Some(rule.meta().severity),
         }
+    }
+
+    /// The opt-ins in force, to check again with the same rules.
+    pub fn selection(&self) -> RuleSelection {
+        let mut select: Vec<Rule> = self.selected.iter().copied().collect();
+        select.sort_by_key(|r| r.code());
+        RuleSelection {
+            preview: self.preview,
+            select,
+        }
+    }
+
+    /// Adds the command line's opt-ins; `lint.ignore` and `off` still win over `select`.
+    pub fn apply_selection(&mut self, selection: &RuleSelection) {
+        self.preview |= selection.preview;
+        self.selected.extend(selection.select.iter().copied());
     }
 
     /// Whether a rule runs at all.
@@ -172,6 +211,21 @@ impl LintSettings {
                 )),
             }
         }
+        if let Some(b) = &lint.preview {
+            s.preview = b.value;
+        }
+        for r in &lint.select {
+            match Rule::find(&r.value) {
+                Some(rule) => {
+                    s.selected.insert(rule);
+                }
+                None => diags.push(bad(
+                    r.range,
+                    format!("unknown rule `{}` in `lint.select`", r.value),
+                    unknown_rule_help(&r.value),
+                )),
+            }
+        }
         for (pattern, rules) in &lint.per_file_ignores {
             let matcher = match Glob::new(pattern) {
                 Ok(g) => g.compile_matcher(),
@@ -228,5 +282,58 @@ pub fn unknown_rule_help(key: &str) -> String {
     match crate::suggest::did_you_mean(key, names.iter().copied()) {
         Some(s) => format!("{s} (`toolgate rules` lists them)"),
         None => "`toolgate rules` lists every rule".into(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::PathBuf;
+
+    use crate::check::check_texts;
+    use crate::lint::Rule;
+
+    /// A tool whose `path` parameter has no description: TGN004 (a preview rule) finds it.
+    const SPEC: &str = "name: read_notes\ndescription: Read one note of the notebook and return its text with numbered lines.\neffect: read_only\nparameters:\n  type: object\n  properties:\n    path: {type: string, maxLength: 200}\n  required: [path]\n  additionalProperties: false\nexec: {builtin: read_file}\n";
+
+    fn fires(project: Option<&str>) -> bool {
+        let files = [(PathBuf::from("tool-specs/read_notes.yaml"), SPEC.to_owned())];
+        let checked = check_texts(&files, project);
+        let stray: Vec<_> = checked
+            .diagnostics
+            .iter()
+            .filter(|d| d.code == Some(Rule::InvalidContract.code()))
+            .collect();
+        assert!(stray.is_empty(), "the project file is valid: {stray:?}");
+        checked
+            .diagnostics
+            .iter()
+            .any(|d| d.code == Some(Rule::ParameterDescriptionMissing.code()))
+    }
+
+    #[test]
+    fn preview_rules_run_only_when_opted_in() {
+        assert!(!fires(None), "preview rules are off by default");
+        assert!(fires(Some("lint:\n  preview: true\n")));
+        assert!(fires(Some("lint:\n  select: [TGN004]\n")));
+        assert!(fires(Some(
+            "lint:\n  select: [parameter-description-missing]\n"
+        )));
+        assert!(fires(Some("lint:\n  severity: {TGN004: info}\n")));
+        assert!(!fires(Some("lint:\n  preview: true\n  ignore: [TGN004]\n")));
+        assert!(!fires(Some(
+            "lint:\n  select: [TGN004]\n  ignore: [TGN004]\n"
+        )));
+    }
+
+    #[test]
+    fn an_unknown_selected_rule_is_reported() {
+        let files = [(PathBuf::from("tool-specs/read_notes.yaml"), SPEC.to_owned())];
+        let checked = check_texts(&files, Some("lint:\n  select: [TGN999]\n"));
+        assert!(
+            checked
+                .diagnostics
+                .iter()
+                .any(|d| d.message.contains("unknown rule `TGN999` in `lint.select`"))
+        );
     }
 }

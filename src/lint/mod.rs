@@ -15,8 +15,8 @@ pub mod suppress;
 pub mod visit;
 
 pub use codes::Rule;
-pub use config::{LintOptions, LintSettings};
-pub use rule::{Applies, Group, RuleMeta};
+pub use config::{LintOptions, LintSettings, RuleSelection};
+pub use rule::{Applies, Group, RuleMeta, Tier};
 
 use crate::diagnostic::Diagnostic;
 use crate::lint::context::{LintContext, Origin, ToolView};

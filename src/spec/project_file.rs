@@ -324,6 +324,12 @@ pub struct LintConfigAst {
     /// Rules turned off everywhere.
     #[serde(default)]
     pub ignore: Vec<Spanned<String>>,
+    /// Whether the preview rules run too (default false; `toolgate rules` shows each rule's tier).
+    #[serde(default)]
+    pub preview: Option<Spanned<bool>>,
+    /// Rule ids or names turned on besides the default ones (preview rules included).
+    #[serde(default)]
+    pub select: Vec<Spanned<String>>,
     /// File glob → rules turned off for matching files.
     #[serde(default)]
     pub per_file_ignores: IndexMap<String, Spanned<Vec<Spanned<String>>>>,

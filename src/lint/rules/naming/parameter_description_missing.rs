@@ -21,7 +21,10 @@ Reports every property in `parameters` — nested object properties included —
 `description` (a `title` does not count; a `$ref` counts when the referenced schema has one), or
 whose description only repeats the parameter's name (`branch_id: "Branch identifier"`).
 Result properties, and properties re-stated as constraints in `if`/`then`, `allOf` or untyped
-`oneOf`/`anyOf` branches, are not checked.
+`oneOf`/`anyOf` branches, are not checked. A missing description is not reported where the schema
+itself says what the value is: a closed set (`enum`, `const`), a `format` (`uri`, `date-time` …) or
+a boolean, whose name is the condition it switches on. A description that only repeats the name is
+still reported on them.
 
 ## Why is this bad?
 The model fills a parameter from its name and description. `path` alone does not say whether the
@@ -67,7 +70,7 @@ pub(crate) fn check(ctx: &mut LintContext, tool: &ToolView, node: &SchemaNode) {
         .help("say what the value means: its format, unit, allowed range, or an example");
         return;
     }
-    if described(node.node) {
+    if described(node.node) || self_describing(node.node) {
         return;
     }
     if let Some(target) = node
@@ -88,6 +91,15 @@ pub(crate) fn check(ctx: &mut LintContext, tool: &ToolView, node: &SchemaNode) {
         format!("parameter `{path}` has no description"),
     )
     .help("describe what the value means, its format and unit, with an example where it helps");
+}
+
+/// Whether the schema states what values mean without prose: the values are listed, their
+/// format is named, or the value is a flag.
+fn self_describing(n: &Node) -> bool {
+    let inner = shape::non_null(n);
+    !shape::closed_values(n).is_empty()
+        || shape::has_any(n, &["format"])
+        || shape::single_type(inner) == Some("boolean")
 }
 
 fn described(n: &Node) -> bool {
@@ -123,5 +135,27 @@ mod tests {
             "Workspace-relative path, e.g. src/main.rs"
         ));
         assert!(!repeats_name("path", ""));
+    }
+
+    fn schema(text: &str) -> Node {
+        let f = crate::spec::source::SourceFile::new("t.yaml", text);
+        crate::spec::yaml::parse(text, |l, c| f.offset_of(l, c)).expect("test schema parses")
+    }
+
+    #[test]
+    fn schemas_that_say_what_the_value_is() {
+        assert!(self_describing(&schema(
+            "{type: string, enum: [asc, desc]}"
+        )));
+        assert!(self_describing(&schema(
+            "{type: string, format: date-time}"
+        )));
+        assert!(self_describing(&schema("{type: boolean}")));
+        assert!(self_describing(&schema("{type: [boolean, \"null\"]}")));
+        assert!(!self_describing(&schema("{type: string}")));
+        assert!(!self_describing(&schema("{type: integer, minimum: 0}")));
+        assert!(!self_describing(&schema(
+            "{type: array, items: {type: string}}"
+        )));
     }
 }

@@ -4,6 +4,7 @@ use crate::diagnostic::{Applicability, Severity};
 use crate::lint::context::{LintContext, SchemaNode, SchemaRole, ToolView};
 use crate::lint::fix::add_keys;
 use crate::lint::rule::{Applies, RuleMeta};
+use crate::lint::rules::schema::definitions;
 use crate::lint::rules::schema::shape::{self, Position};
 use crate::rule::Rule;
 
@@ -18,8 +19,10 @@ pub const META: RuleMeta = RuleMeta {
 ## What it does
 Reports every array in `parameters` (top-level, nested, or the items of another array) that has no
 `maxItems`. Arrays of distinct enum values (`uniqueItems: true` with an `enum` on the items) and
-closed tuples (`prefixItems` with `items: false`) are bounded already and not reported. Results are
-not checked: a tool's output is bounded by its output policy instead.
+closed tuples (`prefixItems` with `items: false`) are bounded already and not reported. Nor are
+arrays in a `$defs` / `definitions` entry that no `$ref` reaches (directly or through other
+definitions): an unused definition is not a parameter. Results are not checked: a tool's output is
+bounded by its output policy instead.
 
 ## Why is this bad?
 A model can send ten thousand paths as easily as ten. Without a bound, schema validation, every CEL
@@ -55,6 +58,13 @@ pub(crate) fn check(ctx: &mut LintContext, tool: &ToolView, node: &SchemaNode) {
         || shape::position_of(tool, node) == Position::Condition
         || !node.is_type("array")
         || n.get("maxItems").is_some()
+    {
+        return;
+    }
+    // A definition nothing references is not a parameter the model fills.
+    if tool
+        .parameters()
+        .is_some_and(|p| definitions::in_unreferenced_definition(p, &node.pointer))
     {
         return;
     }
