@@ -23,4 +23,5 @@ pub mod unstable_result_shape;
 pub(crate) mod forbidden_pairs;
 pub(crate) mod hidden_operations;
 pub(crate) mod prose;
+pub(crate) mod result_kinds;
 pub(crate) mod shape;

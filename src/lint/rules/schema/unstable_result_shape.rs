@@ -3,10 +3,12 @@
 use crate::diagnostic::Severity;
 use crate::lint::context::{LintContext, ToolView};
 use crate::lint::rule::{Applies, RuleMeta};
-use crate::lint::rules::schema::{prose, shape};
+use crate::lint::rules::naming::words::split_identifier;
+use crate::lint::rules::schema::{prose, result_kinds, shape};
 use crate::rule::Rule;
 use crate::spec::source::TextRange;
 use crate::spec::yaml::Node;
+use crate::words::verbs;
 
 /// Metadata.
 pub const META: RuleMeta = RuleMeta {
@@ -88,8 +90,29 @@ pub(crate) fn check(ctx: &mut LintContext, tool: &ToolView) {
         .help(help);
         return;
     }
+    if let Some(sw) = result_kinds::kind_switch(tool) {
+        let [(a, a_kind), (b, b_kind)] = &sw.examples;
+        ctx.report(
+            tool.span(sw.key.range),
+            format!(
+                "`{}` chooses what kind of result `{}` returns: `{a}` returns {a_kind}, `{b}` {b_kind}",
+                sw.key.name, tool.name
+            ),
+        )
+        .help("split the tool per kind of result, or declare one result object tagged by `kind` whose fields cover every value");
+        return;
+    }
+    // A declared result schema that tags its variants already says which kind came back.
+    if tool.spec.value.result.as_ref().is_some_and(tags_variants) {
+        return;
+    }
+    // A tool named for listing returns a list whether or not a filter is left out.
+    let lists_anyway = split_identifier(tool.name)
+        .first()
+        .is_some_and(|w| verbs::lists(w));
     if let Some(d) = &tool.spec.value.description
         && let Some((sentence, how)) = prose::result_varies_in_description(&d.value)
+        && !(lists_anyway && how == prose::Variation::OneOrMany)
     {
         ctx.report(
             tool.span(d.range),
@@ -103,12 +126,18 @@ pub(crate) fn check(ctx: &mut LintContext, tool: &ToolView) {
         .help(how.fix());
         return;
     }
-    for (key, node, _) in tool.properties() {
+    for (key, node, required) in tool.properties() {
         let Some(desc) = node.get("description").and_then(Node::as_str) else {
             continue;
         };
         let boolean = shape::single_type(node) == Some("boolean");
-        if let Some((sentence, how)) = prose::result_varies_by_parameter(desc, boolean) {
+        let optional = !required && !lists_anyway;
+        let found = prose::result_varies_by_parameter(desc, boolean).or_else(|| {
+            optional
+                .then(|| prose::result_varies_when_omitted(desc))
+                .flatten()
+        });
+        if let Some((sentence, how)) = found {
             ctx.report(
                 tool.span(key.range),
                 format!(
@@ -208,6 +237,37 @@ fn problem(result: &Node) -> Option<(TextRange, String, &'static str)> {
         ));
     }
     None
+}
+
+/// Whether a result schema tells its variants apart with a tag: a union (at the top, or in a
+/// property or array items, a few levels down) whose object branches each fix a property with
+/// `const` or `enum`, as MCP's content blocks do with `type`.
+fn tags_variants(result: &Node) -> bool {
+    fn walk(n: &Node, depth: usize) -> bool {
+        if depth > 4 {
+            return false;
+        }
+        for key in ["anyOf", "oneOf"] {
+            if let Some(union) = n.get(key) {
+                let branches = union.items();
+                let tagged = branches.len() >= 2
+                    && branches.iter().all(|b| {
+                        b.get("properties").is_some_and(|p| {
+                            p.entries()
+                                .iter()
+                                .any(|(_, v)| v.get("const").is_some() || v.get("enum").is_some())
+                        })
+                    });
+                if tagged {
+                    return true;
+                }
+            }
+        }
+        let props: &[(_, Node)] = n.get("properties").map(Node::entries).unwrap_or_default();
+        props.iter().any(|(_, v)| walk(v, depth + 1))
+            || n.get("items").is_some_and(|i| walk(i, depth + 1))
+    }
+    walk(result, 0)
 }
 
 fn is_object(n: &Node) -> bool {

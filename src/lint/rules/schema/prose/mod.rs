@@ -27,7 +27,9 @@ pub(crate) use conditions::{
 };
 pub(crate) use defaults::{DescribedDefault, described_default};
 pub(crate) use results::{
-    in_parameter as result_varies_by_parameter, in_tool_description as result_varies_in_description,
+    Variation, in_parameter as result_varies_by_parameter,
+    in_tool_description as result_varies_in_description,
+    when_omitted as result_varies_when_omitted,
 };
 pub(crate) use switches::{
     boolean_switch, listed_functions, patch_operations, presence_switch, special_value,
