@@ -24,4 +24,5 @@ pub(crate) mod definitions;
 pub(crate) mod forbidden_pairs;
 pub(crate) mod hidden_operations;
 pub(crate) mod prose;
+pub(crate) mod result_kinds;
 pub(crate) mod shape;

@@ -3,10 +3,12 @@
 use crate::diagnostic::Severity;
 use crate::lint::context::{LintContext, ToolView};
 use crate::lint::rule::{Applies, RuleMeta};
-use crate::lint::rules::schema::{prose, shape};
+use crate::lint::rules::naming::words::split_identifier;
+use crate::lint::rules::schema::{prose, result_kinds, shape};
 use crate::rule::Rule;
 use crate::spec::source::TextRange;
 use crate::spec::yaml::Node;
+use crate::words::verbs;
 
 /// Metadata.
 pub const META: RuleMeta = RuleMeta {
@@ -17,27 +19,39 @@ pub const META: RuleMeta = RuleMeta {
     explanation: r#"Smell: unstable result.
 
 ## What it does
-Reports a tool whose result is not one stable shape, from three kinds of evidence:
+Reports a tool whose result is not one stable shape, from four kinds of evidence:
 
 - **The result schema** (a spec's `result`, an MCP `outputSchema`) allows several shapes:
   several types (`type: [object, string]`), an `anyOf`/`oneOf` that mixes objects with strings
   or numbers, a union of objects with no `const` property telling them apart, or an object or
-  empty schema that declares no properties at all.
+  empty schema that declares no properties at all. A declared result schema whose union tags
+  each branch (a `const` or `enum` property, as MCP content blocks do with `type`) already says
+  which kind came back, so the prose below is not read for it.
+- **A selector's values** (a `method`/`action`/`mode` parameter, or a string enum of verb
+  phrases) return different kinds: one item (`get`) beside a list (`list`, `get_comments`), or
+  lists of different things (`list_runs` beside `list_jobs`), read from each value's verb and
+  object with the verb table.
 - **The tool's description** says what comes back changes kind: a file's content or a directory
-  listing ("Read the contents of a file or list a directory", "If `path` is a file … if `path`
-  is a directory …"); two kinds of value offered as alternatives around a return verb
-  ("returning output or a session ID", "for incremental logs or completion"); a result that
-  "depending on the output type" is one thing or another; different media ("text or image
-  files"; "image files are returned as image content; any other file is returned as an embedded
-  resource").
+  listing; two kinds of value offered as alternatives after a return verb ("returning output or
+  a session ID"); a result "depending on the output type"; results per case ("returns X for …
+  or Y for …", "… otherwise Y", two conditional sentences returning different kinds); a job's
+  state ("result data when completed", "not yet finished"); a fallback ("falls back to … if no
+  results …"); several modes ("in 3 modes"); leaving an identifier out lists everything ("if no
+  path is provided, returns a list"); different media each "returned as" its own kind.
 - **A parameter's description** changes what comes back: a file name that saves the result
   "instead of returning it" (or "if not provided, … returned as text"), a switch that "returns
-  actual log content instead of URLs", runs the work "in the background", or includes an image.
+  actual log content instead of URLs" or runs the work "in the background", an empty value that
+  polls a running process, or an optional identifier that, left out, lists all ("if not
+  provided, lists all …") — unless the tool's name already lists.
+
+Descriptions are read sentence by sentence, hard-wrapped lines joined first.
 
 What does not count: a result whose length varies, an error instead of a result (every tool can
 fail), "or" between two things of one kind ("the content or the text"), a tool that declares no
 result schema at all (that is TGS014, a different and milder finding), and the different results
-of a multi-action tool's different actions (TGS001), unless one action itself varies.
+of a multi-action tool's different actions (TGS001: a read beside changes such as `view` beside
+`create`), unless one action itself varies; what a tool reads rather than returns ("reads text
+or image files"); and an extra part of the same result (an "include an image" switch).
 
 ## Why is this bad?
 A tool that sometimes returns a string, sometimes a mapping, sometimes a path to a file and
@@ -88,8 +102,29 @@ pub(crate) fn check(ctx: &mut LintContext, tool: &ToolView) {
         .help(help);
         return;
     }
+    if let Some(sw) = result_kinds::kind_switch(tool) {
+        let [(a, a_kind), (b, b_kind)] = &sw.examples;
+        ctx.report(
+            tool.span(sw.key.range),
+            format!(
+                "`{}` chooses what kind of result `{}` returns: `{a}` returns {a_kind}, `{b}` {b_kind}",
+                sw.key.name, tool.name
+            ),
+        )
+        .help("split the tool per kind of result, or declare one result object tagged by `kind` whose fields cover every value");
+        return;
+    }
+    // A declared result schema that tags its variants already says which kind came back.
+    if tool.spec.value.result.as_ref().is_some_and(tags_variants) {
+        return;
+    }
+    // A tool named for listing returns a list whether or not a filter is left out.
+    let lists_anyway = split_identifier(tool.name)
+        .first()
+        .is_some_and(|w| verbs::lists(w));
     if let Some(d) = &tool.spec.value.description
         && let Some((sentence, how)) = prose::result_varies_in_description(&d.value)
+        && !(lists_anyway && how == prose::Variation::OneOrMany)
     {
         ctx.report(
             tool.span(d.range),
@@ -103,12 +138,18 @@ pub(crate) fn check(ctx: &mut LintContext, tool: &ToolView) {
         .help(how.fix());
         return;
     }
-    for (key, node, _) in tool.properties() {
+    for (key, node, required) in tool.properties() {
         let Some(desc) = node.get("description").and_then(Node::as_str) else {
             continue;
         };
         let boolean = shape::single_type(node) == Some("boolean");
-        if let Some((sentence, how)) = prose::result_varies_by_parameter(desc, boolean) {
+        let optional = !required && !lists_anyway;
+        let found = prose::result_varies_by_parameter(desc, boolean).or_else(|| {
+            optional
+                .then(|| prose::result_varies_when_omitted(desc))
+                .flatten()
+        });
+        if let Some((sentence, how)) = found {
             ctx.report(
                 tool.span(key.range),
                 format!(
@@ -208,6 +249,37 @@ fn problem(result: &Node) -> Option<(TextRange, String, &'static str)> {
         ));
     }
     None
+}
+
+/// Whether a result schema tells its variants apart with a tag: a union (at the top, or in a
+/// property or array items, a few levels down) whose object branches each fix a property with
+/// `const` or `enum`, as MCP's content blocks do with `type`.
+fn tags_variants(result: &Node) -> bool {
+    fn walk(n: &Node, depth: usize) -> bool {
+        if depth > 4 {
+            return false;
+        }
+        for key in ["anyOf", "oneOf"] {
+            if let Some(union) = n.get(key) {
+                let branches = union.items();
+                let tagged = branches.len() >= 2
+                    && branches.iter().all(|b| {
+                        b.get("properties").is_some_and(|p| {
+                            p.entries()
+                                .iter()
+                                .any(|(_, v)| v.get("const").is_some() || v.get("enum").is_some())
+                        })
+                    });
+                if tagged {
+                    return true;
+                }
+            }
+        }
+        let props: &[(_, Node)] = n.get("properties").map(Node::entries).unwrap_or_default();
+        props.iter().any(|(_, v)| walk(v, depth + 1))
+            || n.get("items").is_some_and(|i| walk(i, depth + 1))
+    }
+    walk(result, 0)
 }
 
 fn is_object(n: &Node) -> bool {

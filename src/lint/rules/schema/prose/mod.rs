@@ -27,17 +27,19 @@ pub(crate) use conditions::{
 };
 pub(crate) use defaults::{DescribedDefault, described_default};
 pub(crate) use results::{
-    in_parameter as result_varies_by_parameter, in_tool_description as result_varies_in_description,
+    Variation, in_parameter as result_varies_by_parameter,
+    in_tool_description as result_varies_in_description,
+    when_omitted as result_varies_when_omitted,
 };
 pub(crate) use switches::{
     boolean_switch, listed_functions, patch_operations, presence_switch, special_value,
 };
 pub(crate) use values::{delimited, delimited_input, listed_values};
 
-/// The sentences of a description, trimmed: split at line breaks, semicolons and ". ", with
-/// `e.g.` and `i.e.` kept whole.
+/// The sentences of a description, trimmed: hard-wrapped lines joined, then split at
+/// semicolons and ". ", with `e.g.` and `i.e.` kept whole.
 pub(crate) fn sentences(desc: &str) -> Vec<String> {
-    let protected = desc
+    let protected = unwrap_lines(desc)
         .replace("e.g.", "e_g_")
         .replace("E.g.", "E_g_")
         .replace("i.e.", "i_e_");
@@ -52,6 +54,36 @@ pub(crate) fn sentences(desc: &str) -> Vec<String> {
         })
         .filter(|s| !s.is_empty())
         .collect()
+}
+
+/// A description with hard-wrapped lines joined: a line break inside a sentence is a space. A
+/// break stays where a paragraph ends (a blank line), before a list item or a heading, and after
+/// a line that ends a sentence or introduces a list (`.`, `:`, `!`, `?`).
+fn unwrap_lines(desc: &str) -> String {
+    let mut out = String::with_capacity(desc.len());
+    let mut prev: Option<&str> = None;
+    for line in desc.lines() {
+        let trimmed = line.trim();
+        if let Some(p) = prev {
+            let keeps_break = p.is_empty()
+                || trimmed.is_empty()
+                || p.ends_with(['.', ':', '!', '?'])
+                || starts_item(trimmed);
+            out.push(if keeps_break { '\n' } else { ' ' });
+        }
+        out.push_str(trimmed);
+        prev = Some(trimmed);
+    }
+    out
+}
+
+/// Whether a line opens a list item or a heading: `- `, `* `, `• `, `1. `, `2) `, `#`.
+fn starts_item(line: &str) -> bool {
+    if line.starts_with(['-', '*', '•', '+', '#', '|', '>']) {
+        return true;
+    }
+    let digits = line.chars().take_while(char::is_ascii_digit).count();
+    digits > 0 && line[digits..].starts_with(['.', ')'])
 }
 
 /// The inside of `'x'`, `"x"` or `` `x` ``.
@@ -71,4 +103,29 @@ fn is_identifier(s: &str) -> bool {
         && s.chars()
             .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.' | '+'))
         && s.chars().any(|c| c.is_ascii_alphanumeric())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn wrapped_lines_are_one_sentence() {
+        assert_eq!(
+            sentences("Returns the report for a city,\nor a notice when the city is unknown."),
+            vec!["Returns the report for a city, or a notice when the city is unknown."]
+        );
+        assert_eq!(
+            sentences("Modes:\n- fast: skims\n- full: reads all\n\nDone"),
+            vec!["Modes:", "- fast: skims", "- full: reads all", "Done"]
+        );
+        assert_eq!(
+            sentences("First line ends here.\nSecond starts here"),
+            vec!["First line ends here.", "Second starts here"]
+        );
+        assert_eq!(
+            sentences("Steps\n1) open\n2) close; e.g. a file"),
+            vec!["Steps", "1) open", "2) close", "e.g. a file"]
+        );
+    }
 }

@@ -25,6 +25,12 @@ pub(crate) enum Variation {
     ByArgument,
     /// The call may return before the work is done (in the background, partial logs).
     Unfinished,
+    /// One item when an identifier is given, a list of all when it is left out.
+    OneOrMany,
+    /// Another tool's or source's results when the first finds nothing ("falls back to").
+    Fallback,
+    /// A result per case: "returns X when …, otherwise Y", or per mode.
+    ByCase,
 }
 
 impl Variation {
@@ -37,6 +43,9 @@ impl Variation {
             Variation::Media => "different media",
             Variation::ByArgument => "a result chosen by an argument",
             Variation::Unfinished => "a finished result or an unfinished one",
+            Variation::OneOrMany => "one item or a list of all",
+            Variation::Fallback => "its own result or a fallback's",
+            Variation::ByCase => "a different result per case",
         }
     }
 
@@ -49,7 +58,14 @@ impl Variation {
             Variation::InlineOrFile => {
                 "always return the same thing: move saving to a file into its own tool or parameterless variant, or return an object with the content and the saved path as fields"
             }
-            Variation::Alternatives | Variation::ByArgument | Variation::Media => {
+            Variation::OneOrMany => {
+                "split getting one item from listing all (two tools), or always return a list"
+            }
+            Variation::Alternatives
+            | Variation::ByArgument
+            | Variation::Media
+            | Variation::Fallback
+            | Variation::ByCase => {
                 "declare one result object tagged by `kind` (`result`/`outputSchema` with a `oneOf` keyed by a `const`), or split the tool per kind"
             }
             Variation::Unfinished => {
@@ -156,7 +172,153 @@ pub(crate) fn in_tool_description(desc: &str) -> Option<(String, Variation)> {
     {
         return Some((s.clone(), Variation::Media));
     }
+    for s in &all {
+        let l = s.to_ascii_lowercase();
+        if let Some(v) = description_sentence(&l) {
+            return Some((s.clone(), v));
+        }
+    }
+    // Two sentences each returning a different kind under its own condition: "If a name is
+    // given, returns its record. If not, returns the index."
+    let conditional: Vec<(&String, &'static str)> = all
+        .iter()
+        .filter_map(|s| {
+            let l = s.to_ascii_lowercase();
+            let conditioned = CONDITIONS.iter().any(|c| l.starts_with(c))
+                || l.contains(" if ")
+                || l.contains(" when ");
+            let returns = RETURN_CUES.iter().any(|c| contains_words(&l, c));
+            (conditioned && returns && !mentions_error(&l))
+                .then(|| first_kind(&l, 40))
+                .flatten()
+                .map(|k| (s, k))
+        })
+        .collect();
+    if let Some((s, _)) = conditional.iter().find(|(_, k)| {
+        conditional
+            .first()
+            .is_some_and(|(_, k0)| k0 != k && !same_kind(k0, k))
+    }) {
+        return Some(((*s).clone(), Variation::ByCase));
+    }
     None
+}
+
+/// Words that open a condition.
+const CONDITIONS: &[&str] = &["if ", "when ", "unless ", "once "];
+
+/// What comes back left out: "if omitted", "if not provided", "when not set".
+const OMISSIONS: &[&str] = &[
+    "if omitted",
+    "when omitted",
+    "if not provided",
+    "if not specified",
+    "if not given",
+    "if not set",
+    "when not provided",
+    "when not specified",
+    "when not set",
+    "if empty",
+    "if left empty",
+    "if none",
+    "if no ",
+    "without it",
+];
+
+/// States of a job or process that has not finished, and that has.
+const STATES: &[&str] = &[
+    "complete",
+    "completed",
+    "done",
+    "finished",
+    "finishes",
+    "running",
+    "processing",
+    "pending",
+];
+
+/// A sentence (lowercased) of a tool description that ties the result to a case, a state, a
+/// fallback, a mode or the presence of an argument.
+fn description_sentence(l: &str) -> Option<Variation> {
+    // "If no path is provided, returns a list of all available paths."
+    if omits_and_lists(l) {
+        return Some(Variation::OneOrMany);
+    }
+    // "falls back to the web search if no local results are found".
+    let fallback = ["falls back to", "fall back to", "falling back to"]
+        .iter()
+        .any(|c| l.contains(c));
+    if fallback
+        && (contains_words(l, "results") || contains_words(l, "result"))
+        && (contains_words(l, "if") || contains_words(l, "when"))
+    {
+        return Some(Variation::Fallback);
+    }
+    let returns = RETURN_CUES.iter().any(|c| contains_words(l, c));
+    // "Returns the status, and the result data when completed"; "…, and is not yet finished".
+    if returns
+        && (["when ", "once ", "until ", "while "].iter().any(|c| {
+            l.match_indices(c).any(|(i, m)| {
+                l[i + m.len()..]
+                    .split(|c: char| !c.is_ascii_alphanumeric())
+                    .filter(|w| !w.is_empty())
+                    .take(4)
+                    .any(|w| STATES.contains(&w))
+            })
+        }) || l.contains("not yet finished")
+            || l.contains("still running"))
+        && !mentions_error(l)
+    {
+        return Some(Variation::Unfinished);
+    }
+    // "Returns the PID when started in the background, otherwise the output."
+    if returns
+        && let Some(at) = l.find("otherwise")
+        && first_kind(&l[at..], 5).is_some()
+        && !mentions_error(&l[at..])
+    {
+        return Some(Variation::ByCase);
+    }
+    // "Works in three modes: …".
+    let words: Vec<&str> = l
+        .split(|c: char| !c.is_ascii_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .collect();
+    if words.windows(2).any(|w| {
+        w[1] == "modes"
+            && (w[0].parse::<u32>().is_ok_and(|n| n >= 2)
+                || ["two", "three", "four", "five", "several", "multiple"].contains(&w[0]))
+    }) {
+        return Some(Variation::ByCase);
+    }
+    None
+}
+
+/// A sentence that says leaving an argument out lists everything: "if omitted, lists all …".
+fn omits_and_lists(l: &str) -> bool {
+    let Some(at) = OMISSIONS.iter().filter_map(|o| l.find(o)).min() else {
+        return false;
+    };
+    let rest = &l[at..];
+    ["list", "lists", "listing"]
+        .iter()
+        .any(|w| contains_words(rest, w))
+}
+
+/// Whether a clause speaks of failure (an error is never a second kind of result).
+fn mentions_error(l: &str) -> bool {
+    ["error", "errors", "fails", "failure", "exception"]
+        .iter()
+        .any(|w| contains_words(l, w))
+}
+
+/// A sentence of an optional parameter's description that says leaving it out returns a list of
+/// all instead of one item: "Name of the record (if not provided, lists all records)".
+pub(crate) fn when_omitted(desc: &str) -> Option<(String, Variation)> {
+    sentences(desc)
+        .into_iter()
+        .find(|s| omits_and_lists(&s.to_ascii_lowercase()))
+        .map(|s| (s, Variation::OneOrMany))
 }
 
 /// A sentence of a parameter's description that makes the result change kind.
@@ -211,19 +373,21 @@ pub(crate) fn in_parameter(desc: &str, boolean: bool) -> Option<(String, Variati
         {
             return Some((s, Variation::Alternatives));
         }
+        // An empty value that reads what a running process wrote instead of acting: "may be
+        // empty to poll", "empty to view more logs".
+        if contains_words(&l, "empty")
+            && (contains_words(&l, "poll")
+                || (["view", "retrieve", "read", "get", "see"]
+                    .iter()
+                    .any(|w| contains_words(&l, w))
+                    && ["logs", "output"].iter().any(|w| contains_words(&l, w))))
+        {
+            return Some((s, Variation::Unfinished));
+        }
         // A switch that leaves the work running: "Set to false to run the command in the
         // background".
         if boolean && l.contains("in the background") {
             return Some((s, Variation::Unfinished));
-        }
-        // A switch that adds another medium: `includeImage`.
-        if boolean
-            && contains_words(&l, "include")
-            && ["image", "screenshot", "audio", "attachment"]
-                .iter()
-                .any(|w| contains_words(&l, w))
-        {
-            return Some((s, Variation::Media));
         }
     }
     None
@@ -291,12 +455,14 @@ fn sentence_variation(l: &str) -> Option<Variation> {
     {
         return Some(Variation::ByArgument);
     }
-    if (contains_words(l, "text") && contains_words(l, "image"))
-        && (l.contains("text or image") || l.contains("image or text"))
+    // "returns X for one case or Y for another": a result per case.
+    if let Some(cue) = RETURN_CUES.iter().filter_map(|c| find_word(l, c)).min()
+        && per_case(&l[cue..])
     {
-        return Some(Variation::Media);
+        return Some(Variation::ByCase);
     }
-    // "X or Y" with two different kinds right around the "or".
+    // "X or Y" with two different kinds right around the "or", after a return verb: what comes
+    // back, not what is read ("the text or image files").
     let mut from = 0;
     while let Some(found) = l.get(from..).and_then(|s| s.find(" or ")) {
         let at = from + found;
@@ -304,6 +470,7 @@ fn sentence_variation(l: &str) -> Option<Variation> {
         let left = last_kind(&l[..at], 3);
         let right = first_kind(&l[at + 4..], 4);
         if let (Some(a), Some(b)) = (left, right)
+            && RETURN_CUES.iter().any(|c| contains_words(&l[..at], c))
             && a != b
             && !same_kind(a, b)
             && !l[at + 4..].trim_start().starts_with("error")
@@ -315,6 +482,31 @@ fn sentence_variation(l: &str) -> Option<Variation> {
         }
     }
     None
+}
+
+/// Where a whole word starts in a lowercased text.
+fn find_word(l: &str, word: &str) -> Option<usize> {
+    l.match_indices(word).map(|(i, _)| i).find(|&i| {
+        let before = l[..i].chars().next_back();
+        let after = l[i + word.len()..].chars().next();
+        !before.is_some_and(|c| c.is_ascii_alphanumeric())
+            && !after.is_some_and(|c| c.is_ascii_alphanumeric())
+    })
+}
+
+/// "X for A or Y for B" (or `when`): two results, each with its own case; an error is no case.
+fn per_case(clause: &str) -> bool {
+    let Some(or) = clause.find(" or ") else {
+        return false;
+    };
+    let (left, right) = (&clause[..or], clause[or + 4..].trim_start());
+    let has_case = |t: &str| [" for ", " when ", " if "].iter().any(|c| t.contains(c));
+    let first_word = right.split_whitespace().next().unwrap_or("");
+    has_case(left)
+        && has_case(right)
+        && !["for", "when", "if"].contains(&first_word)
+        && !mentions_error(right)
+        && !right.starts_with("the same")
 }
 
 /// Kinds that are one kind for this purpose (`content` and `text`, `url` and `link`).
@@ -397,10 +589,6 @@ mod tests {
             Some(Variation::ByArgument)
         );
         assert_eq!(
-            tool("Opens text or image attachments and returns them."),
-            Some(Variation::Media)
-        );
-        assert_eq!(
             tool(
                 "Loads a document. Spreadsheets are returned as JSON rows; any other document is returned as plain text."
             ),
@@ -436,6 +624,49 @@ mod tests {
     }
 
     #[test]
+    fn results_per_case_state_fallback_and_presence() {
+        assert_eq!(
+            tool("Returns a signed link for public buckets or the object bytes for private ones."),
+            Some(Variation::ByCase)
+        );
+        assert_eq!(
+            tool("Returns the PID when started detached, otherwise the full output."),
+            Some(Variation::ByCase)
+        );
+        assert_eq!(
+            tool(
+                "If a key is given, returns its JSON record. If no key is given, returns a summary."
+            ),
+            Some(Variation::ByCase)
+        );
+        assert_eq!(
+            tool("Looks up a build. Returns its progress, and the artifacts once finished."),
+            Some(Variation::Unfinished)
+        );
+        assert_eq!(
+            tool("Searches the catalogue; falls back to a fuzzy search if no exact results match."),
+            Some(Variation::Fallback)
+        );
+        assert_eq!(
+            tool("Shows a recipe. If no slug is given, lists every recipe instead."),
+            Some(Variation::OneOrMany)
+        );
+        assert_eq!(
+            tool(
+                "Inspects a repository in two modes: a summary of the tree, or a single file's outline."
+            ),
+            Some(Variation::ByCase)
+        );
+        assert_eq!(
+            param("Recipe slug (if omitted, lists all recipes).", false),
+            None,
+            "the presence reader for parameters is `when_omitted`"
+        );
+        assert!(when_omitted("Recipe slug (if omitted, lists all recipes).").is_some());
+        assert!(when_omitted("Recipe slug. If omitted, the default book is used.").is_none());
+    }
+
+    #[test]
     fn stable_results_in_tool_descriptions() {
         assert_eq!(
             tool("Retrieve metadata about a file or directory: size, times and permissions."),
@@ -455,6 +686,24 @@ mod tests {
         );
         assert_eq!(
             tool("Returns the diff, or an empty string when nothing changed."),
+            None
+        );
+        assert_eq!(
+            tool("Reads text or image files and returns their contents."),
+            None,
+            "what is read, not what comes back"
+        );
+        assert_eq!(
+            tool("Returns the rows for the query, or an error for a bad one."),
+            None
+        );
+        assert_eq!(
+            tool("Waits until the deploy is finished; returns its final report."),
+            None,
+            "waits for the end: one kind"
+        );
+        assert_eq!(
+            tool("Reads the setting; falls back to the default value."),
             None
         );
     }
@@ -496,10 +745,6 @@ mod tests {
             ),
             Some(Variation::Unfinished)
         );
-        assert_eq!(
-            param("Whether to include a preview image of the chart.", true),
-            Some(Variation::Media)
-        );
     }
 
     #[test]
@@ -519,6 +764,11 @@ mod tests {
             None
         );
         assert_eq!(param("Include hidden files in the listing.", true), None);
+        assert_eq!(
+            param("Whether to add a thumbnail image to the reply.", true),
+            None,
+            "one more part of the same result"
+        );
         assert_eq!(param("If true, follow symbolic links.", true), None);
         assert_eq!(param("Maximum number of lines to return.", false), None);
     }
