@@ -4,6 +4,9 @@ use crate::diagnostic::Severity;
 use crate::lint::context::{LintContext, ToolView};
 use crate::lint::rule::{Applies, RuleMeta};
 use crate::lint::rules::naming::words::split_identifier;
+use crate::lint::rules::schema::exec_shapes::{
+    MAX_NESTING, code_payload, language_selector, nested_executable,
+};
 use crate::lint::rules::schema::shape;
 use crate::rule::Rule;
 use crate::spec::resolve::CelRole;
@@ -168,15 +171,27 @@ pub(crate) fn check(ctx: &mut LintContext, tool: &ToolView) {
         [only] => tool_runs_code(tool.description()).map(|kind| (*only, kind)),
         _ => None,
     };
+    let language = language_selector(props);
     for (key, node) in props.entries() {
-        let found = executable(&key.name, node).or_else(|| {
-            by_tool
-                .filter(|(name, _)| *name == key.name)
-                .map(|(_, kind)| (kind, node))
+        let found = executable(&key.name, node)
+            .or_else(|| {
+                by_tool
+                    .filter(|(name, _)| *name == key.name)
+                    .map(|(_, kind)| (kind, node))
+            })
+            .or_else(|| {
+                language
+                    .filter(|_| code_payload(&key.name, node))
+                    .map(|_| ("code", node))
+            });
+        let found = found.map(|(what, strings)| (what.to_owned(), strings)).or_else(|| {
+            nested_executable(node, MAX_NESTING)
+                .map(|(path, what, strings)| (format!("{what} (in `{}{path}`)", key.name), strings))
         });
         let Some((what, strings)) = found else {
             continue;
         };
+        let what = what.as_str();
         let bounded = shape::has_any(strings, &["maxLength"]);
         let length = if bounded { "" } else { " (nor a `maxLength`)" };
         if !tool.is_spec() {
