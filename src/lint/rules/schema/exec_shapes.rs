@@ -71,7 +71,10 @@ pub(crate) fn code_payload(name: &str, node: &Node) -> bool {
 
 /// An executable string inside an object parameter or its array items (`actions[].script`): its
 /// path below the parameter, what it takes, and its string schema.
-pub(crate) fn nested_executable(node: &Node, depth: usize) -> Option<(String, &'static str, &Node)> {
+pub(crate) fn nested_executable(
+    node: &Node,
+    depth: usize,
+) -> Option<(String, &'static str, &Node)> {
     if depth == 0 {
         return None;
     }
@@ -90,8 +93,9 @@ pub(crate) fn nested_executable(node: &Node, depth: usize) -> Option<(String, &'
         });
         match found {
             Some((what, strings)) => Some((format!("{prefix}.{}", key.name), what, strings)),
-            None => nested_executable(child, depth - 1)
-                .map(|(path, what, strings)| (format!("{prefix}.{}{path}", key.name), what, strings)),
+            None => nested_executable(child, depth - 1).map(|(path, what, strings)| {
+                (format!("{prefix}.{}{path}", key.name), what, strings)
+            }),
         }
     })
 }
@@ -131,11 +135,17 @@ mod tests {
             "type: object\nproperties:\n  hooks:\n    type: array\n    items: {type: object, properties: {command: {type: string}}}",
         );
         let found = nested_executable(&options, MAX_NESTING).map(|(p, w, _)| (p, w));
-        assert_eq!(found, Some((".hooks[].command".to_owned(), "a shell command")));
+        assert_eq!(
+            found,
+            Some((".hooks[].command".to_owned(), "a shell command"))
+        );
         // A fixed program's argv is structured: strings with an enum are not free text.
         let argv = node(
             "type: object\nproperties:\n  program: {type: string, enum: [ls, cat]}\n  args: {type: array, items: {type: string}}",
         );
-        assert_eq!(nested_executable(&argv, MAX_NESTING).map(|(p, _, _)| p), None);
+        assert_eq!(
+            nested_executable(&argv, MAX_NESTING).map(|(p, _, _)| p),
+            None
+        );
     }
 }

@@ -241,7 +241,13 @@ mod tests {
             [(v(&["width"]), v(&["aspect"]), "cannot be combined")]
         );
         // One parameter and a plain word: no pair.
-        assert!(groups("Tags and labels are mutually exclusive concepts.", &["tags"]).is_empty());
+        assert!(
+            groups(
+                "Tags and labels are mutually exclusive concepts.",
+                &["tags"]
+            )
+            .is_empty()
+        );
         // "and" without a joint cue: independent filters.
         assert!(groups("Filter by owner and label.", &["owner", "label"]).is_empty());
     }

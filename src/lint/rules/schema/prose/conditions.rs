@@ -543,7 +543,11 @@ mod tests {
         assert!(doc("Only set when action=create.", "create", "action"));
         // A weak "for" counts when the selector is named right after the value.
         assert!(doc("Depth to scan (for the scan phase).", "scan", "phase"));
-        assert!(doc("Archive to read, for the `new` operation.", "new", "stage"));
+        assert!(doc(
+            "Archive to read, for the `new` operation.",
+            "new",
+            "stage"
+        ));
         assert!(!doc("Timeout for new connections.", "new", "stage"));
         assert!(!doc("The new content of the file.", "new", "action"));
         assert!(!doc("Text to insert into the file.", "insert", "command"));
