@@ -4,6 +4,9 @@ use crate::diagnostic::Severity;
 use crate::lint::context::{LintContext, ToolView};
 use crate::lint::rule::{Applies, RuleMeta};
 use crate::lint::rules::naming::words::split_identifier;
+use crate::lint::rules::schema::exec_shapes::{
+    MAX_NESTING, code_payload, language_selector, nested_executable,
+};
 use crate::lint::rules::schema::shape;
 use crate::rule::Rule;
 use crate::spec::resolve::CelRole;
@@ -23,7 +26,12 @@ Finds string parameters (or lists of strings) that carry something to execute: n
 `function` and described as shell, Python, JavaScript or SQL; named for a language and a payload
 (`sql_query`, `python_code`, `bash_script`); described as code to run ("shell command", "valid
 python", "code to evaluate"); or the one free string parameter of a tool whose description says it
-runs code ("A Python shell", "Execute a SQL query"). Search patterns, URLs, keys to press and
+runs code ("A Python shell", "Execute a SQL query"); a free string named `code`, `source`,
+`script`, `snippet`, `program` or `body` beside an enum whose values name languages (`language:
+[bash, python, node]`); and any of these nested in an object parameter or in the items of an
+array of objects (a list of browser steps one of which carries a `script`), reported on the
+top-level parameter with the path. A plain argv array or a program chosen from an enum is
+structured, not free-form. Search patterns, URLs, keys to press and
 natural-language queries are not code. In a toolgate spec it then checks the
 compensations such a parameter needs: a `sandbox` profile, an explicit `timeout`, and a permission
 rule whose expression reads the parameter. It reports what is missing (and, as detail, a missing
@@ -168,15 +176,30 @@ pub(crate) fn check(ctx: &mut LintContext, tool: &ToolView) {
         [only] => tool_runs_code(tool.description()).map(|kind| (*only, kind)),
         _ => None,
     };
+    let language = language_selector(props);
     for (key, node) in props.entries() {
-        let found = executable(&key.name, node).or_else(|| {
-            by_tool
-                .filter(|(name, _)| *name == key.name)
-                .map(|(_, kind)| (kind, node))
-        });
+        let found = executable(&key.name, node)
+            .or_else(|| {
+                by_tool
+                    .filter(|(name, _)| *name == key.name)
+                    .map(|(_, kind)| (kind, node))
+            })
+            .or_else(|| {
+                language
+                    .filter(|_| code_payload(&key.name, node))
+                    .map(|_| ("code", node))
+            });
+        let found = found
+            .map(|(what, strings)| (what.to_owned(), strings))
+            .or_else(|| {
+                nested_executable(node, MAX_NESTING).map(|(path, what, strings)| {
+                    (format!("{what} (in `{}{path}`)", key.name), strings)
+                })
+            });
         let Some((what, strings)) = found else {
             continue;
         };
+        let what = what.as_str();
         let bounded = shape::has_any(strings, &["maxLength"]);
         let length = if bounded { "" } else { " (nor a `maxLength`)" };
         if !tool.is_spec() {

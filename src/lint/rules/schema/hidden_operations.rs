@@ -54,6 +54,18 @@ pub(crate) fn check(ctx: &mut LintContext, tool: &ToolView) {
             return;
         }
     }
+    // A dispatcher: a free string naming the operation and an open object of its arguments.
+    if let Some((op, args)) = dispatcher(&props) {
+        ctx.report(
+            tool.span(op.range),
+            format!(
+                "`{}` names the operation to run as free text and `{}` takes its arguments as an open object: `{}` dispatches to any operation",
+                op.name, args.name, tool.name
+            ),
+        )
+        .help("offer each operation as a tool of its own with its own parameters, or make the operation an enum with a `oneOf` of argument objects keyed by it");
+        return;
+    }
     // A boolean (or a "true"/"false" string) that turns the call into another operation.
     for (key, node, _) in &props {
         let values = shape::closed_values(node);
@@ -136,6 +148,46 @@ pub(crate) fn check(ctx: &mut LintContext, tool: &ToolView) {
             return;
         }
     }
+}
+
+/// Last words of a free string that names the operation a dispatcher runs (`tool_name`,
+/// `operation`, `method`); `command` is a program (TGS002), not an operation name.
+const OPERATION_NAMES: &[&str] = &[
+    "action",
+    "endpoint",
+    "function",
+    "method",
+    "op",
+    "operation",
+    "procedure",
+    "tool",
+];
+
+/// The operation-name string and the open arguments object of a dispatcher, if the tool is one.
+fn dispatcher<'k>(
+    props: &[(&'k crate::spec::yaml::Key, &Node, bool)],
+) -> Option<(&'k crate::spec::yaml::Key, &'k crate::spec::yaml::Key)> {
+    let op = props.iter().find_map(|(key, node, _)| {
+        let free = shape::single_type(node) == Some("string")
+            && !shape::has_any(node, &["enum", "const", "pattern", "format"]);
+        let words = split_identifier(&key.name);
+        let noun = match words.as_slice() {
+            [.., noun, last] if last == "name" || last == "id" => noun.as_str(),
+            [.., last] => last.as_str(),
+            [] => return None,
+        };
+        (free && OPERATION_NAMES.contains(&noun)).then_some(*key)
+    })?;
+    let args = props.iter().find_map(|(key, node, _)| {
+        let node = shape::non_null(node);
+        let open = shape::single_type(node) == Some("object")
+            && node
+                .get("properties")
+                .is_none_or(|p| p.entries().is_empty())
+            && !shape::is_false(node.get("additionalProperties"));
+        (open && key.name != op.name).then_some(*key)
+    })?;
+    Some((op, args))
 }
 
 fn join_or(items: &[&str]) -> String {

@@ -21,6 +21,7 @@ pub mod unpredictable_default;
 pub mod unstable_result_shape;
 
 pub(crate) mod definitions;
+pub(crate) mod exec_shapes;
 pub(crate) mod forbidden_pairs;
 pub(crate) mod hidden_operations;
 pub(crate) mod prose;

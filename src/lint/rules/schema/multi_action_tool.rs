@@ -39,6 +39,8 @@ of result — and lets each call choose among them:
 - **Which parameters are set**: the description says "Provide `insert_line` to insert …
   Otherwise, …", "When provided, … inserts instead of replacing", "To append, set `start` and
   `end` to -1", or an edit tool "creates the file if it does not exist".
+- **A dispatcher**: a free string naming the operation (`operation`, `method`, `tool_name`,
+  `function`) beside an open object of its arguments (an `object` without `properties`).
 - **A small language**: a patch format whose sections add, update, delete or move files, or a
   code parameter whose description spells out five or more functions, one per line
   (`goto(url)`, `click(id)`, …).

@@ -23,7 +23,8 @@ pub const META: RuleMeta = RuleMeta {
 Finds parameter combinations the schema's shape does not express: `not: {required: [a, b]}`, a
 root `oneOf`/`anyOf` of bare `required` lists, `dependentRequired` and `dependentSchemas`;
 descriptions that say "either … or", "mutually exclusive", "cannot be used with", "only one of",
-"instead of", "omit this when …" about a sibling parameter; descriptions that make a parameter
+"instead of", "alternative to", "omit this when …" about a sibling parameter; a tool description
+that says "`a` and `b` are mutually exclusive" (or "cannot be combined"); descriptions that make a parameter
 depend on a sibling ("if provided, 'orderBy' also needs to be provided", "required when
 state_reason is …", "Only set if visibility is …", "If provided with repo, …"),
 including what the tool's description says about a parameter in a list such as
@@ -34,7 +35,8 @@ parameter …, or the 'tail' parameter …"); two optional parameters described 
 opposites, each keeping "only the first …" and "only the last …"; a tool whose parameters are
 all optional while its first sentence offers some of them as alternatives ("Wait for text to
 appear or a specified time to pass"); the per-operation parameters of a multi-action tool
-(parameters that belong to some values of its switch only, as TGS001 finds them); and `validate`
+(parameters that belong to some values of its switch only, as TGS001 finds them, including
+"for the undo subcommand", where the switch is named after its value); and `validate`
 rules such as `!(has(args.a) && has(args.b))`.
 
 What does not count: independent optional filters; plain "a or b" in prose without a cue ("the

@@ -18,6 +18,19 @@ const CUES: &[&str] = &[
     "mutually exclusive",
 ];
 
+/// Cues that make "a and b" before them a pair that excludes each other: "`a` and `b` are
+/// mutually exclusive", "a and b cannot be combined".
+const JOINT_CUES: &[&str] = &[
+    "mutually exclusive",
+    "cannot be used together",
+    "can't be used together",
+    "must not be used together",
+    "cannot be combined",
+    "can't be combined",
+    "must not be combined",
+    "cannot both be",
+];
+
 /// Two groups of parameters a tool description offers as alternatives.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct Alternatives {
@@ -38,6 +51,7 @@ pub(crate) fn alternatives(desc: &str, params: &[&str]) -> Vec<Alternatives> {
     for sentence in protected.split(['\n', ';']).flat_map(|l| l.split(". ")) {
         let lower = sentence.to_ascii_lowercase();
         let cue = CUES.iter().copied().find(|c| contains_words(&lower, c));
+        let mut found_or = false;
         let mut from = 0;
         while let Some(found) = lower.get(from..).and_then(|s| s.find(" or ")) {
             let at = from + found;
@@ -66,10 +80,42 @@ pub(crate) fn alternatives(desc: &str, params: &[&str]) -> Vec<Alternatives> {
                 cue,
                 at_least_one: cue == "at least one of",
             });
+            found_or = true;
             break;
+        }
+        if !found_or && let Some(pair) = joint_exclusion(&lower, params) {
+            out.push(pair);
         }
     }
     out
+}
+
+/// "`a` and `b` are mutually exclusive": the two parameters joined by "and" right before a joint
+/// cue, each named on its own side.
+fn joint_exclusion(lower: &str, params: &[&str]) -> Option<Alternatives> {
+    let (cue, at) = JOINT_CUES
+        .iter()
+        .find_map(|c| lower.find(c).map(|i| (*c, i)))?;
+    let clause = clause_before(&lower[..at], None);
+    let (left, right) = clause.rsplit_once(" and ")?;
+    let named = |seg: &str| -> Vec<String> {
+        params
+            .iter()
+            .filter(|p| contains_words(seg, p))
+            .map(|p| (*p).to_owned())
+            .collect()
+    };
+    // The clause splits at its last "and"; a parameter on both sides is no pair.
+    let (l, r) = (named(left), named(right));
+    if l.is_empty() || r.is_empty() || l.iter().any(|p| r.contains(p)) {
+        return None;
+    }
+    Some(Alternatives {
+        left: l,
+        right: r,
+        cue,
+        at_least_one: false,
+    })
 }
 
 /// The clause an "or" continues: from the cue, or from the last comma, colon or semicolon (a
@@ -176,6 +222,34 @@ mod tests {
 
     fn v(s: &[&str]) -> Vec<String> {
         s.iter().map(|x| x.to_string()).collect()
+    }
+
+    #[test]
+    fn pairs_joined_by_and_before_a_joint_cue() {
+        assert_eq!(
+            groups(
+                "List rows. `onlyTags` and `skipTags` are mutually exclusive tag filters.",
+                &["onlyTags", "skipTags", "limit"]
+            ),
+            [(v(&["onlyTags"]), v(&["skipTags"]), "mutually exclusive")]
+        );
+        assert_eq!(
+            groups(
+                "Render a chart; width and aspect cannot be combined.",
+                &["width", "aspect"]
+            ),
+            [(v(&["width"]), v(&["aspect"]), "cannot be combined")]
+        );
+        // One parameter and a plain word: no pair.
+        assert!(
+            groups(
+                "Tags and labels are mutually exclusive concepts.",
+                &["tags"]
+            )
+            .is_empty()
+        );
+        // "and" without a joint cue: independent filters.
+        assert!(groups("Filter by owner and label.", &["owner", "label"]).is_empty());
     }
 
     #[test]

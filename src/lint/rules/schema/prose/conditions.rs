@@ -53,6 +53,7 @@ const SELECTOR_NOUNS: &[&str] = &[
     "operation",
     "op",
     "kind",
+    "subcommand",
 ];
 
 /// Whether a description documents that its parameter belongs to one value of a selector:
@@ -73,16 +74,24 @@ pub(crate) fn documents_value(desc: &str, value: &str, selector: &str, values: &
         if is_word(lower[..start].chars().next_back()) || is_word(lower[end..].chars().next()) {
             continue;
         }
-        if condition_before(&lower[..start], &sel, values) {
+        // `for the undo subcommand`, `in list mode`: the selector named right after the value.
+        let rest = lower[end..].trim_start_matches(['\'', '"', '`', ' ', '*']);
+        let named_after = std::iter::once(sel.as_str())
+            .chain(SELECTOR_NOUNS.iter().copied())
+            .any(|noun| {
+                rest.strip_prefix(noun)
+                    .is_some_and(|r| !is_word(r.chars().next()))
+            });
+        if condition_before(&lower[..start], &sel, values, named_after) {
             return true;
         }
     }
     false
 }
 
-fn condition_before(before: &str, selector: &str, values: &[String]) -> bool {
+fn condition_before(before: &str, selector: &str, values: &[String], named_after: bool) -> bool {
     let mut b = before.trim_end_matches(['\'', '"', '`', ' ', '*']);
-    let mut named = false;
+    let mut named = named_after;
     // `when action = x`, `if mode is x`, `action: x`.
     for op in ["==", "=", " is", ":"] {
         if let Some(x) = b.strip_suffix(op) {
@@ -138,6 +147,7 @@ fn ends_with_words(text: &str, phrase: &str) -> bool {
 /// Phrases that say two parameters exclude each other or that one overrides the other.
 const EXCLUSION_CUES: &[&str] = &[
     "mutually exclusive",
+    "alternative to",
     "cannot be used with",
     "can't be used with",
     "can not be used with",
@@ -531,6 +541,14 @@ mod tests {
             "action"
         ));
         assert!(doc("Only set when action=create.", "create", "action"));
+        // A weak "for" counts when the selector is named right after the value.
+        assert!(doc("Depth to scan (for the scan phase).", "scan", "phase"));
+        assert!(doc(
+            "Archive to read, for the `new` operation.",
+            "new",
+            "stage"
+        ));
+        assert!(!doc("Timeout for new connections.", "new", "stage"));
         assert!(!doc("The new content of the file.", "new", "action"));
         assert!(!doc("Text to insert into the file.", "insert", "command"));
         assert!(!doc(
