@@ -215,8 +215,11 @@ fn docs_and_templates_show_the_new_spellings() {
     let mut problems = Vec::new();
     for md in markdown_files() {
         let text = std::fs::read_to_string(&md).unwrap();
+        // docs/rules.md is generated from the rules' explanations, and the renamed-key rule's
+        // bad example shows the old spelling on purpose.
+        let generated_rules = md.ends_with("docs/rules.md");
         for block in yaml_blocks(&text) {
-            if block.contains("inherit_env:") {
+            if block.contains("inherit_env:") && !generated_rules {
                 problems.push(format!(
                     "{}: a YAML example uses `inherit_env:`",
                     md.display()
