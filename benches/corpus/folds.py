@@ -18,7 +18,7 @@ once that project is left out (`single-project`).
 
 Usage:
   folds.py --set CORPUS_DIR LABELS.json [--set CORPUS_DIR LABELS.json ...]
-           [--rule-map MAP.json] [--toolgate BIN] [--smells a,b,...] [--json OUT]
+           [--rule-map MAP.json] [--toolgate BIN] [--smells a,b,...] [--json OUT] [--preview]
   --toolgate  default: $TOOLGATE, else target/release/toolgate (built if missing)
   --json      also write the figures as JSON (per project, per smell, worst, per rule)
 """
@@ -71,13 +71,15 @@ def smell_of(descriptor: dict) -> str | None:
     return None if name in ("none", "-", "") else name
 
 
-def lint_file(toolgate: Path, records: list[dict], tmp: Path) -> tuple[dict, dict]:
-    """(line index -> rule ids fired there, rule id -> SARIF descriptor) for one source file."""
+def lint_file(toolgate: Path, records: list[dict], tmp: Path,
+              extra: tuple[str, ...] = ()) -> tuple[dict, dict]:
+    """(line index -> rule ids fired there, rule id -> SARIF descriptor) for one source file;
+    `extra`: more `toolgate lint` arguments (`--preview`)."""
     path = tmp / "tools.json"
     lines = [json.dumps(mcp_tool(r)) for r in records]
     path.write_text('{"tools": [\n' + ",\n".join(lines) + "\n]}\n")
     out = subprocess.run(
-        [str(toolgate), "lint", "--from", "mcp", "--format", "sarif", "--fail-on", "error", str(path)],
+        [str(toolgate), "lint", "--from", "mcp", "--format", "sarif", "--fail-on", "error", *extra, str(path)],
         capture_output=True, text=True, timeout=120,
     )
     if out.returncode not in (0, 1):
@@ -110,7 +112,9 @@ def main() -> int:
     ap.add_argument("--toolgate", default=os.environ.get("TOOLGATE"))
     ap.add_argument("--smells")
     ap.add_argument("--json")
+    ap.add_argument("--preview", action="store_true", help="run the preview rules too")
     a = ap.parse_args()
+    extra = ("--preview",) if a.preview else ()
 
     toolgate = Path(a.toolgate) if a.toolgate else REPO / "target/release/toolgate"
     if not toolgate.exists():
@@ -132,7 +136,7 @@ def main() -> int:
                 if not isinstance(records, list):
                     continue
                 try:
-                    fired, ds = lint_file(toolgate, records, Path(tmp))
+                    fired, ds = lint_file(toolgate, records, Path(tmp), extra)
                 except RuntimeError as e:
                     print(f"{path}: {e}", file=sys.stderr)
                     return 2
