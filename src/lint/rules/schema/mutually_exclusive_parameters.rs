@@ -25,8 +25,8 @@ root `oneOf`/`anyOf` of bare `required` lists, `dependentRequired` and `dependen
 descriptions that say "either … or", "mutually exclusive", "cannot be used with", "only one of",
 "instead of", "alternative to", "omit this when …" about a sibling parameter; a tool description
 that says "`a` and `b` are mutually exclusive" (or "cannot be combined"); descriptions that make a parameter
-depend on a sibling ("if provided, 'orderBy' also needs to be provided", "required when
-state_reason is …", "Only set if visibility is …", "If provided with repo, …"),
+depend on a condition on a sibling ("required when state_reason is …", "Only set if
+visibility is …"),
 including what the tool's description says about a parameter in a list such as
 "- closeReason: If isFinal is true, …" (names match across `snake_case` and `camelCase`);
 tool descriptions that offer groups of optional parameters as alternatives ("only one of display
@@ -39,7 +39,9 @@ appear or a specified time to pass"); the per-operation parameters of a multi-ac
 "for the undo subcommand", where the switch is named after its value); and `validate`
 rules such as `!(has(args.a) && has(args.b))`.
 
-What does not count: independent optional filters; plain "a or b" in prose without a cue ("the
+What does not count: parameters that only go together ("if provided, `b` also needs to be
+provided", "if provided with `repo`, …"), a dependency rather than an exclusion; independent
+optional filters; plain "a or b" in prose without a cue ("the
 `start` or `end` value"); a parameter whose meaning depends on state rather than on another
 parameter.
 
@@ -263,15 +265,12 @@ pub(crate) fn check(ctx: &mut LintContext, tool: &ToolView) {
         }
     }
 
-    // Descriptions that make a parameter depend on a sibling ("also needs to be provided").
+    // Descriptions that make a parameter depend on a condition on a sibling ("required when
+    // state_reason is duplicate").
     for (key, text, at) in &described {
         for (sentence, cue) in prose::dependency_sentences(text) {
-            let after = if prose::DEPENDENCY_ANYWHERE.contains(&cue) {
-                sentence.as_str()
-            } else {
-                let at = sentence.to_ascii_lowercase().find(cue).unwrap_or(0);
-                &sentence[at..]
-            };
+            let cue_at = sentence.to_ascii_lowercase().find(cue).unwrap_or(0);
+            let after = sentence.get(cue_at..).unwrap_or(&sentence);
             let fresh: Vec<&crate::spec::yaml::Key> = props
                 .iter()
                 .map(|(k, _)| *k)
