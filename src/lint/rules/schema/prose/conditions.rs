@@ -543,8 +543,13 @@ mod tests {
         assert_eq!(s.len(), 1);
         assert_eq!(s[0].1, "required when");
         // Co-presence is a dependency, not an exclusion: neither sentence is read.
-        assert!(dependency_sentences("Sort order. If provided, sort_key must also be set.").is_empty());
-        assert!(dependency_sentences("Owner. If provided with repo, only that repo is listed.").is_empty());
+        assert!(
+            dependency_sentences("Sort order. If provided, sort_key must also be set.").is_empty()
+        );
+        assert!(
+            dependency_sentences("Owner. If provided with repo, only that repo is listed.")
+                .is_empty()
+        );
         assert!(dependency_sentences("The run ID. Required.").is_empty());
         assert!(dependency_sentences("Page number; requires nothing else.").is_empty());
         assert!(!contains_words("use refs", "ref"));
