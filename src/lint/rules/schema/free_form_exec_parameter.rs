@@ -429,12 +429,7 @@ fn join(items: &[String]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::spec::source::SourceFile;
-
-    fn node(text: &str) -> Node {
-        let f = SourceFile::new("t.yaml", text);
-        crate::spec::yaml::parse(text, |l, c| f.offset_of(l, c)).unwrap()
-    }
+    use crate::lint::rules::schema::test_node as node;
 
     fn kind(name: &str, schema: &str) -> Option<&'static str> {
         let n = node(schema);

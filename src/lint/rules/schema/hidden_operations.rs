@@ -148,6 +148,40 @@ pub(crate) fn check(ctx: &mut LintContext, tool: &ToolView) {
             return;
         }
     }
+    // The description offering two ways of doing the task, each with its own optional
+    // parameters ("by replacing text (old_str/new_str) or applying a diff"): the group given
+    // chooses the operation, its effect and what it needs.
+    let optional: Vec<&str> = props
+        .iter()
+        .filter(|(_, _, required)| !required)
+        .map(|(k, _, _)| k.name.as_str())
+        .collect();
+    if let Some(d) = &tool.spec.value.description
+        && let Some(alt) = prose::alternatives(&d.value, &optional)
+            .into_iter()
+            .find(|a| a.ways)
+    {
+        ctx.report(
+            tool.span(d.range),
+            format!(
+                "`{}` does a different operation depending on which optional parameters are given: {} or {}, as its description offers them (\"{}\")",
+                tool.name,
+                join_group(&alt.left),
+                join_group(&alt.right),
+                quote(&d.value)
+            ),
+        )
+        .help(split_help);
+    }
+}
+
+/// A group of parameters as `a`/`b`.
+fn join_group(names: &[String]) -> String {
+    names
+        .iter()
+        .map(|n| format!("`{n}`"))
+        .collect::<Vec<_>>()
+        .join("/")
 }
 
 /// Last words of a free string that names the operation a dispatcher runs (`tool_name`,

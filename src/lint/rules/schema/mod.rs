@@ -27,3 +27,10 @@ pub(crate) mod hidden_operations;
 pub(crate) mod prose;
 pub(crate) mod result_kinds;
 pub(crate) mod shape;
+
+/// Parses a YAML snippet into a node for the schema readers' unit tests.
+#[cfg(test)]
+pub(crate) fn test_node(text: &str) -> crate::spec::yaml::Node {
+    let f = crate::spec::source::SourceFile::new("t.yaml", text);
+    crate::spec::yaml::parse(text, |l, c| f.offset_of(l, c)).expect("test YAML parses")
+}

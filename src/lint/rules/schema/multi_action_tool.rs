@@ -38,7 +38,9 @@ of result — and lets each call choose among them:
   "empty string to view more logs", "If omitted, the file chooser is cancelled").
 - **Which parameters are set**: the description says "Provide `insert_line` to insert …
   Otherwise, …", "When provided, … inserts instead of replacing", "To append, set `start` and
-  `end` to -1", or an edit tool "creates the file if it does not exist".
+  `end` to -1", or an edit tool "creates the file if it does not exist"; or the tool's
+  description offers two ways of doing the task, each with its own optional parameters ("Change
+  a record by merging fields (`fields`) or replacing it (`document`)").
 - **A dispatcher**: a free string naming the operation (`operation`, `method`, `tool_name`,
   `function`) beside an open object of its arguments (an `object` without `properties`).
 - **A small language**: a patch format whose sections add, update, delete or move files, or a

@@ -25,8 +25,9 @@ root `oneOf`/`anyOf` of bare `required` lists, `dependentRequired` and `dependen
 descriptions that say "either … or", "mutually exclusive", "cannot be used with", "only one of",
 "instead of", "alternative to", "omit this when …" about a sibling parameter; a tool description
 that says "`a` and `b` are mutually exclusive" (or "cannot be combined"); descriptions that make a parameter
-depend on a sibling ("if provided, 'orderBy' also needs to be provided", "required when
-state_reason is …", "Only set if visibility is …", "If provided with repo, …"),
+depend on a condition on a sibling ("required when state_reason is …", "Only set if
+visibility is …"), also between the fields of an array's items ("Only used when kind is
+number"),
 including what the tool's description says about a parameter in a list such as
 "- closeReason: If isFinal is true, …" (names match across `snake_case` and `camelCase`);
 tool descriptions that offer groups of optional parameters as alternatives ("only one of display
@@ -39,7 +40,9 @@ appear or a specified time to pass"); the per-operation parameters of a multi-ac
 "for the undo subcommand", where the switch is named after its value); and `validate`
 rules such as `!(has(args.a) && has(args.b))`.
 
-What does not count: independent optional filters; plain "a or b" in prose without a cue ("the
+What does not count: parameters that only go together ("if provided, `b` also needs to be
+provided", "if provided with `repo`, …"), a dependency rather than an exclusion; independent
+optional filters; plain "a or b" in prose without a cue ("the
 `start` or `end` value"); a parameter whose meaning depends on state rather than on another
 parameter.
 
@@ -263,15 +266,12 @@ pub(crate) fn check(ctx: &mut LintContext, tool: &ToolView) {
         }
     }
 
-    // Descriptions that make a parameter depend on a sibling ("also needs to be provided").
+    // Descriptions that make a parameter depend on a condition on a sibling ("required when
+    // state_reason is duplicate").
     for (key, text, at) in &described {
         for (sentence, cue) in prose::dependency_sentences(text) {
-            let after = if prose::DEPENDENCY_ANYWHERE.contains(&cue) {
-                sentence.as_str()
-            } else {
-                let at = sentence.to_ascii_lowercase().find(cue).unwrap_or(0);
-                &sentence[at..]
-            };
+            let cue_at = sentence.to_ascii_lowercase().find(cue).unwrap_or(0);
+            let after = sentence.get(cue_at..).unwrap_or(&sentence);
             let fresh: Vec<&crate::spec::yaml::Key> = props
                 .iter()
                 .map(|(k, _)| *k)
@@ -297,6 +297,58 @@ pub(crate) fn check(ctx: &mut LintContext, tool: &ToolView) {
             d.help(dependent_help);
             for k in fresh.iter().take(3) {
                 d.label(tool.span(k.range), format!("`{}` is declared here", k.name));
+            }
+        }
+    }
+
+    // The same one level down: a field of an array's items that depends on a condition on
+    // another field of the same item ("Only applies when type is choice"). Selector-named fields
+    // count here, since TGS001 reads only the root's switch.
+    for (array, node) in &props {
+        let fields: Vec<(&crate::spec::yaml::Key, &Node)> = node
+            .get("items")
+            .and_then(|i| i.get("properties"))
+            .map(|p| p.entries().iter().map(|(k, v)| (k, v)).collect())
+            .unwrap_or_default();
+        for (key, field) in &fields {
+            let Some(desc) = field.get("description") else {
+                continue;
+            };
+            let Some(text) = desc.as_str() else {
+                continue;
+            };
+            for (sentence, cue) in prose::dependency_sentences(text) {
+                let cue_at = sentence.to_ascii_lowercase().find(cue).unwrap_or(0);
+                let after = sentence.get(cue_at..).unwrap_or(&sentence);
+                let Some(other) = fields
+                    .iter()
+                    .map(|(k, _)| *k)
+                    .find(|k| k.name != key.name && prose::mentions(after, &k.name))
+                else {
+                    continue;
+                };
+                let (a, b) = (
+                    format!("{}[].{}", array.name, key.name),
+                    format!("{}[].{}", array.name, other.name),
+                );
+                if !first(&a, &b) {
+                    continue;
+                }
+                let d = ctx.report(
+                    tool.span(desc.range),
+                    format!(
+                        "in each item of `{}`, `{}` depends on `{}`, as its description says (\"{}\")",
+                        array.name,
+                        key.name,
+                        other.name,
+                        quote(&sentence)
+                    ),
+                );
+                d.help(dependent_help);
+                d.label(
+                    tool.span(other.range),
+                    format!("`{}` is declared here", other.name),
+                );
             }
         }
     }

@@ -287,12 +287,7 @@ pub(crate) fn is_false(n: Option<&Node>) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::spec::source::SourceFile;
-
-    fn node(text: &str) -> Node {
-        let f = SourceFile::new("t.yaml", text);
-        crate::spec::yaml::parse(text, |l, c| f.offset_of(l, c)).unwrap()
-    }
+    use crate::lint::rules::schema::test_node as node;
 
     #[test]
     fn positions() {

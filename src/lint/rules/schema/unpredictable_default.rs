@@ -157,12 +157,7 @@ fn same(a: &serde_json::Value, b: &serde_json::Value) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::spec::source::SourceFile;
-
-    fn node(text: &str) -> Node {
-        let f = SourceFile::new("t.yaml", text);
-        crate::spec::yaml::parse(text, |l, c| f.offset_of(l, c)).unwrap()
-    }
+    use crate::lint::rules::schema::test_node as node;
 
     fn invalid_default(text: &str) -> Option<String> {
         let n = node(text);

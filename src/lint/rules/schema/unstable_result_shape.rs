@@ -310,12 +310,7 @@ fn discriminator(branches: &[Node]) -> Option<&str> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::spec::source::SourceFile;
-
-    fn node(text: &str) -> Node {
-        let f = SourceFile::new("t.yaml", text);
-        crate::spec::yaml::parse(text, |l, c| f.offset_of(l, c)).unwrap()
-    }
+    use crate::lint::rules::schema::test_node as node;
 
     fn msg(text: &str) -> Option<String> {
         problem(&node(text)).map(|(_, m, _)| m)

@@ -42,6 +42,9 @@ pub(crate) struct Alternatives {
     pub cue: &'static str,
     /// Whether the description asks for at least one group (rather than at most one).
     pub at_least_one: bool,
+    /// Whether the groups are two ways of doing the task ("by replacing … or applying …"), each
+    /// an operation of its own rather than two ways to name one input.
+    pub ways: bool,
 }
 
 /// The alternative groups among `params` (the tool's optional parameters) that `desc` states.
@@ -58,9 +61,10 @@ pub(crate) fn alternatives(desc: &str, params: &[&str]) -> Vec<Alternatives> {
             from = at + 4;
             let left = clause_before(&lower[..at], cue);
             let right = clause_after(&lower[at + 4..]);
+            let ways = two_ways(left, right);
             let cue = match cue {
                 Some(c) => c,
-                None if two_ways(left, right) || parallel(right, params) => "or",
+                None if ways || parallel(right, params) => "or",
                 None => continue,
             };
             let named = |seg: &str| -> Vec<String> {
@@ -79,6 +83,7 @@ pub(crate) fn alternatives(desc: &str, params: &[&str]) -> Vec<Alternatives> {
                 right: r,
                 cue,
                 at_least_one: cue == "at least one of",
+                ways,
             });
             found_or = true;
             break;
@@ -115,6 +120,7 @@ fn joint_exclusion(lower: &str, params: &[&str]) -> Option<Alternatives> {
         right: r,
         cue,
         at_least_one: false,
+        ways: false,
     })
 }
 
@@ -222,6 +228,20 @@ mod tests {
 
     fn v(s: &[&str]) -> Vec<String> {
         s.iter().map(|x| x.to_string()).collect()
+    }
+
+    #[test]
+    fn two_ways_of_doing_the_task_are_told_from_two_names_of_one_input() {
+        let ways = alternatives(
+            "Change a note by appending lines (lines) or rewriting it from a template (template).",
+            &["lines", "template"],
+        );
+        assert!(ways.first().is_some_and(|a| a.ways), "{ways:?}");
+        let names = alternatives(
+            "Look up a user. Provide either the user_id or the email.",
+            &["user_id", "email"],
+        );
+        assert!(names.first().is_some_and(|a| !a.ways), "{names:?}");
     }
 
     #[test]

@@ -191,28 +191,16 @@ pub(crate) fn exclusion_sentences(desc: &str) -> Vec<(String, &'static str)> {
         .collect()
 }
 
-/// Phrases that say a parameter needs another one given too (or given in some way).
+/// Phrases that make a parameter depend on a condition on another: on one of its values or on
+/// the operation it selects ("required when state_reason is duplicate", "only valid when mode is
+/// slice"). Each names the other parameter after the cue. Plain co-presence ("if provided, `b`
+/// also needs to be provided", "if provided with `repo`, …") is left out on purpose: two
+/// parameters that go together do not exclude each other, and the model is not misled into a
+/// rejected call by filling both.
 const DEPENDENCY_CUES: &[&str] = &[
-    "also needs to be provided",
-    "also need to be provided",
-    "also needs to be set",
-    "also needs to be specified",
-    "must also be provided",
-    "must also be given",
-    "must also be set",
-    "must also be specified",
-    "is also required",
-    "are also required",
-    "must be provided together",
-    "must be given together",
-    "must be used together",
     "required when",
     "required if",
-    "required with",
-    "only valid with",
     "only valid when",
-    "must be used with",
-    "must be combined with",
     "only set if",
     "only set when",
     "only used if",
@@ -220,28 +208,8 @@ const DEPENDENCY_CUES: &[&str] = &[
     "only applies if",
     "only applies when",
     "only valid if",
-    "if provided with",
-    "when provided with",
     "only if",
     "only when",
-];
-
-/// Dependency cues whose sentence may name the other parameter before the cue ("If provided, the
-/// 'orderBy' also needs to be provided").
-pub(crate) const DEPENDENCY_ANYWHERE: &[&str] = &[
-    "also needs to be provided",
-    "also need to be provided",
-    "also needs to be set",
-    "also needs to be specified",
-    "must also be provided",
-    "must also be given",
-    "must also be set",
-    "must also be specified",
-    "is also required",
-    "are also required",
-    "must be provided together",
-    "must be given together",
-    "must be used together",
 ];
 
 /// The sentences of a description that make its parameter depend on another, each with its cue.
@@ -571,13 +539,17 @@ mod tests {
 
     #[test]
     fn dependencies() {
-        let s = dependency_sentences(
-            "Order direction. If provided, the 'orderBy' also needs to be provided.",
-        );
+        let s = dependency_sentences("Target branch (required when mode is merge)");
         assert_eq!(s.len(), 1);
-        assert_eq!(s[0].1, "also needs to be provided");
-        let s = dependency_sentences("Workflow run ID (required when using failed_only)");
         assert_eq!(s[0].1, "required when");
+        // Co-presence is a dependency, not an exclusion: neither sentence is read.
+        assert!(
+            dependency_sentences("Sort order. If provided, sort_key must also be set.").is_empty()
+        );
+        assert!(
+            dependency_sentences("Owner. If provided with repo, only that repo is listed.")
+                .is_empty()
+        );
         assert!(dependency_sentences("The run ID. Required.").is_empty());
         assert!(dependency_sentences("Page number; requires nothing else.").is_empty());
         assert!(!contains_words("use refs", "ref"));

@@ -21,9 +21,9 @@ pub(crate) use bounds::{
     numeric as stated_bound,
 };
 pub(crate) use conditions::{
-    DEPENDENCY_ANYWHERE, conditioned_on, contains_words, dependency_sentences, documents_value,
-    exclusion_sentences, mentions, opens_with_condition, opposite_restrictions, parameter_lines,
-    restriction_pairs, same_name,
+    conditioned_on, contains_words, dependency_sentences, documents_value, exclusion_sentences,
+    mentions, opens_with_condition, opposite_restrictions, parameter_lines, restriction_pairs,
+    same_name,
 };
 pub(crate) use defaults::{DescribedDefault, described_default};
 pub(crate) use results::{
