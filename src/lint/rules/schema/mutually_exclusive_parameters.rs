@@ -334,21 +334,10 @@ pub(crate) fn check(ctx: &mut LintContext, tool: &ToolView) {
                 if !first(&a, &b) {
                     continue;
                 }
-                let d = ctx.report(
-                    tool.span(desc.range),
-                    format!(
-                        "in each item of `{}`, `{}` depends on `{}`, as its description says (\"{}\")",
-                        array.name,
-                        key.name,
-                        other.name,
-                        quote(&sentence)
-                    ),
-                );
+                let subject = format!("in each item of `{}`, `{}`", array.name, key.name);
+                let declared = (tool.span(other.range), other.name.as_str());
+                let d = report_dependent(ctx, tool.span(desc.range), &subject, declared, &sentence);
                 d.help(dependent_help);
-                d.label(
-                    tool.span(other.range),
-                    format!("`{}` is declared here", other.name),
-                );
             }
         }
     }
@@ -372,20 +361,10 @@ pub(crate) fn check(ctx: &mut LintContext, tool: &ToolView) {
             if !first(&key.name, &other.name) {
                 continue;
             }
-            let d = ctx.report(
-                *at,
-                format!(
-                    "`{}` depends on `{}`, as its description says (\"{}\")",
-                    key.name,
-                    other.name,
-                    quote(&sentence)
-                ),
-            );
+            let subject = format!("`{}`", key.name);
+            let declared = (tool.span(other.range), other.name.as_str());
+            let d = report_dependent(ctx, *at, &subject, declared, &sentence);
             d.help(dependent_help);
-            d.label(
-                tool.span(other.range),
-                format!("`{}` is declared here", other.name),
-            );
         }
     }
 
@@ -549,6 +528,26 @@ pub(crate) fn check(ctx: &mut LintContext, tool: &ToolView) {
 }
 
 /// Parameters given together: `a`, or `a` with `b`.
+/// Reports that `subject` depends on the parameter declared at `declared`, quoting the
+/// description's `sentence` that says so.
+fn report_dependent<'c>(
+    ctx: &'c mut LintContext,
+    at: Span,
+    subject: &str,
+    (declared_at, other): (Span, &str),
+    sentence: &str,
+) -> &'c mut crate::diagnostic::Diagnostic {
+    let d = ctx.report(
+        at,
+        format!(
+            "{subject} depends on `{other}`, as its description says (\"{}\")",
+            quote(sentence)
+        ),
+    );
+    d.label(declared_at, format!("`{other}` is declared here"));
+    d
+}
+
 fn group(names: &[&str]) -> String {
     let quoted: Vec<String> = names.iter().map(|n| format!("`{n}`")).collect();
     quoted.join(" with ")
